@@ -1,0 +1,75 @@
+"""The platform's own commands and events: creating a game, taking seats, starting and ending.
+
+They wrap every game the same way, so the engine, the projectors and the lobby read them without knowing
+the game being played.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from contracts.base import Command, Event
+
+
+# --- commands -------------------------------------------------------------------------------------------
+
+class CreateGame(Command, tag="table.CreateGame"):
+    game: str
+    title: str
+    seats: int
+    options: dict[str, Any] = {}
+    seed: str | None = None  # hex; given only by tests and benchmarks that want a reproducible game
+
+
+class JoinSeat(Command, tag="table.JoinSeat"):
+    name: str
+    token_hash: str  # sha256 hex of the secret seat token the gateway handed out
+    seat: int | None = None  # None: the lowest free seat
+
+
+# --- events ---------------------------------------------------------------------------------------------
+
+class GameCreated(Event, tag="table.GameCreated"):
+    game: str
+    title: str
+    seats: int
+    options: dict[str, Any]
+    seed_hash: str  # sha256 hex of the secret seed; the seed itself is revealed by GameEnded
+
+
+class SeatJoined(Event, tag="table.SeatJoined"):
+    seat: int
+    name: str
+    token_hash: str
+
+
+class GameStarted(Event, tag="table.GameStarted"):
+    first_seat: int = 0
+
+
+class GameEnded(Event, tag="table.GameEnded"):
+    scores: tuple[int, ...]
+    winners: tuple[int, ...]
+    seed: str  # hex; check: sha256(bytes.fromhex(seed)) == GameCreated.seed_hash
+    details: dict[str, Any] = {}
+
+
+TABLE_COMMANDS = (CreateGame, JoinSeat)
+TABLE_EVENTS = (GameCreated, SeatJoined, GameStarted, GameEnded)
+
+
+class Flow(msgspec.Struct, frozen=True):
+    """Whose decision is awaited, readable without knowing the game (boardgame.io's ``ctx``)."""
+
+    phase: str
+    awaiting: tuple[int, ...] = ()  # seats that may (and must) act now; several at once for simultaneous choices
+    round: int = 0
+    turn_seat: int | None = None  # the seat whose turn it is, when the game has turns
+
+
+class Result(msgspec.Struct, frozen=True):
+    scores: tuple[int, ...]
+    winners: tuple[int, ...]
+    details: dict[str, Any] = {}

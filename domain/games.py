@@ -1,0 +1,10 @@
+"""The games Souk ships. Importing this module registers them with ``domain.kernel``."""
+
+from __future__ import annotations
+
+from domain.kernel import register
+from domain.samarkand import GAME as SAMARKAND
+from domain.yspahan import GAME as YSPAHAN
+
+for _game in (SAMARKAND, YSPAHAN):
+    register(_game)

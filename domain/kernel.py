@@ -1,0 +1,84 @@
+"""The protocol every game implements, the rule-violation error, and the registry of games by name.
+
+A game is a *decider* (Chassaing): ``setup`` gives the first events, ``decide`` turns a seat's command into
+events or raises ``RuleViolation``, ``evolve`` folds one event into the state. ``flow`` says whose decision is
+awaited, ``legal_commands`` lists exactly what ``decide`` accepts from a seat now, ``view`` shows a seat (or a
+spectator, ``None``) what it may see, ``redact`` does the same for one event of the history, ``result`` is
+``None`` until the game is over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import msgspec
+
+from contracts.table import Flow, Result
+from domain.chance import Chance
+
+
+class RuleViolation(Exception):
+    """A command the rules refuse. ``code`` is stable (clients switch on it); ``message`` is for people."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class Game(Protocol):
+    name: str  # registry key, also the tag prefix of the game's contracts ("samarkand")
+    title: str
+    min_seats: int
+    max_seats: int
+    options_type: type[msgspec.Struct]  # the game's options; every field has a default
+    command_types: tuple[type, ...]  # tagged Structs a seat may send
+    event_types: tuple[type, ...]  # tagged Structs the game stores
+
+    def setup(self, seats: int, options: Any, chance: Chance) -> Sequence[Any]:
+        """The game's first events (the deal, shuffles, first player), all chance written in."""
+
+    def initial_state(self, seats: int, options: Any) -> Any:
+        """The state before the first event of ``setup``."""
+
+    def evolve(self, state: Any, event: Any) -> Any: ...
+
+    def decide(self, state: Any, seat: int, command: Any, chance: Chance) -> Sequence[Any]:
+        """Events for this seat's command, including the automatic consequences (next round, scoring)."""
+
+    def flow(self, state: Any) -> Flow: ...
+
+    def legal_commands(self, state: Any, seat: int) -> Sequence[Any]: ...
+
+    def view(self, state: Any, seat: int | None) -> Any: ...
+
+    def redact(self, event: Any, seat: int | None) -> Any:
+        """The event as ``seat`` may see it in the history (secrets replaced), or the event itself."""
+
+    def result(self, state: Any) -> Result | None: ...
+
+
+_GAMES: dict[str, Game] = {}
+
+
+def register(game: Game) -> Game:
+    if game.name in _GAMES:
+        raise ValueError(f"game {game.name!r} registered twice")
+    _GAMES[game.name] = game
+    return game
+
+
+def games() -> dict[str, Game]:
+    _load_builtin_games()
+    return dict(_GAMES)
+
+
+def get_game(name: str) -> Game | None:
+    _load_builtin_games()
+    return _GAMES.get(name)
+
+
+def _load_builtin_games() -> None:
+    # Imported lazily so that domain.kernel has no import cycle with the games that register themselves.
+    import domain.games  # noqa: F401

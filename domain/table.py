@@ -1,0 +1,203 @@
+"""The table: the platform's decider around any game (create, seats, start, play, end).
+
+The generic checks happen here, once, before a game's ``decide`` runs: the game exists, it is not over, the
+seat's token is valid, the seat may act now, the command is one the seat may send now. Everything is pure:
+the engine passes the chance source and the seat token's hash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from contracts.table import (
+    CreateGame,
+    Flow,
+    GameCreated,
+    GameEnded,
+    GameStarted,
+    JoinSeat,
+    Result,
+    SeatJoined,
+)
+from domain.chance import Chance, seed_hash
+from domain.kernel import Game, RuleViolation, get_game
+
+OPEN, PLAYING, OVER = "open", "playing", "over"
+
+
+class Player(msgspec.Struct, frozen=True):
+    name: str
+    token_hash: str
+
+
+class Table(msgspec.Struct, frozen=True):
+    """Everything the platform knows of one game: its header, its seats, and the game's own state."""
+
+    game: str = ""
+    title: str = ""
+    seats: int = 0
+    options: Any = None
+    seed_hash: str = ""
+    players: tuple[Player | None, ...] = ()
+    status: str = ""  # "" before GameCreated, then open / playing / over
+    state: Any = None
+    version: int = 0  # number of events folded
+    result: Result | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.status != ""
+
+
+EMPTY = Table()
+
+
+def game_of(table: Table) -> Game:
+    game = get_game(table.game)
+    if game is None:  # only a store holding a game this build does not know
+        raise RuleViolation("unknown_game", f"this server does not know the game {table.game!r}")
+    return game
+
+
+def evolve(table: Table, event: Any) -> Table:
+    version = table.version + 1
+    if isinstance(event, GameCreated):
+        game = get_game(event.game)
+        assert game is not None
+        options = msgspec.convert(event.options, game.options_type)
+        return msgspec.structs.replace(
+            table,
+            game=event.game,
+            title=event.title,
+            seats=event.seats,
+            options=options,
+            seed_hash=event.seed_hash,
+            players=(None,) * event.seats,
+            status=OPEN,
+            state=game.initial_state(event.seats, options),
+            version=version,
+        )
+    if isinstance(event, SeatJoined):
+        players = list(table.players)
+        players[event.seat] = Player(event.name, event.token_hash)
+        return msgspec.structs.replace(table, players=tuple(players), version=version)
+    if isinstance(event, GameStarted):
+        return msgspec.structs.replace(table, status=PLAYING, version=version)
+    if isinstance(event, GameEnded):
+        result = Result(event.scores, event.winners, event.details)
+        return msgspec.structs.replace(table, status=OVER, result=result, version=version)
+    state = game_of(table).evolve(table.state, event)
+    return msgspec.structs.replace(table, state=state, version=version)
+
+
+def fold(events: Sequence[Any], table: Table = EMPTY) -> Table:
+    for event in events:
+        table = evolve(table, event)
+    return table
+
+
+def flow(table: Table) -> Flow:
+    if table.status == OPEN:
+        return Flow(phase="waiting_for_players")
+    if table.status == OVER:
+        return Flow(phase="over")
+    if table.status == PLAYING:
+        return game_of(table).flow(table.state)
+    return Flow(phase="absent")
+
+
+def decide(
+    table: Table,
+    seat: int | None,
+    token_hash: str | None,
+    command: Any,
+    chance: Chance,
+) -> list[Any]:
+    """Events for one command, or ``RuleViolation``. ``chance`` carries the game's seed."""
+    if isinstance(command, CreateGame):
+        return _create(table, command, chance)
+    if not table.exists:
+        raise RuleViolation("game_not_found", "there is no such game")
+    if isinstance(command, JoinSeat):
+        return _join(table, command, chance)
+    return _play(table, seat, token_hash, command, chance)
+
+
+def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
+    if table.exists:
+        raise RuleViolation("game_exists", "a game with this id already exists")
+    game = get_game(command.game)
+    if game is None:
+        raise RuleViolation("unknown_game", f"unknown game {command.game!r}")
+    if not game.min_seats <= command.seats <= game.max_seats:
+        raise RuleViolation(
+            "bad_seat_count",
+            f"{game.title} is played by {game.min_seats} to {game.max_seats} players, not {command.seats}",
+        )
+    if not command.title.strip() or len(command.title) > 200:
+        raise RuleViolation("bad_title", "the title must have 1 to 200 characters")
+    try:
+        options = msgspec.convert(command.options, game.options_type, strict=True)
+    except msgspec.ValidationError as exc:
+        raise RuleViolation("bad_options", f"invalid options for {game.title}: {exc}") from None
+    check = getattr(game, "check_options", None)
+    if check is not None:
+        check(command.seats, options)
+    return [
+        GameCreated(
+            game=game.name,
+            title=command.title.strip(),
+            seats=command.seats,
+            options=msgspec.to_builtins(options),
+            seed_hash=seed_hash(chance.seed),
+        )
+    ]
+
+
+def _join(table: Table, command: JoinSeat, chance: Chance) -> list[Any]:
+    if table.status != OPEN:
+        raise RuleViolation("game_started", "every seat of this game is taken")
+    if not command.name.strip() or len(command.name) > 60:
+        raise RuleViolation("bad_name", "a player's name must have 1 to 60 characters")
+    free = [i for i, p in enumerate(table.players) if p is None]
+    if command.seat is None:
+        seat = free[0]
+    elif not 0 <= command.seat < table.seats:
+        raise RuleViolation("no_such_seat", f"seats are numbered 0 to {table.seats - 1}")
+    elif command.seat not in free:
+        raise RuleViolation("seat_taken", f"seat {command.seat} is taken")
+    else:
+        seat = command.seat
+    events: list[Any] = [SeatJoined(seat=seat, name=command.name.strip(), token_hash=command.token_hash)]
+    if len(free) == 1:
+        events.append(GameStarted())
+        events.extend(game_of(table).setup(table.seats, table.options, chance))
+    return events
+
+
+def _play(table: Table, seat: int | None, token_hash: str | None, command: Any, chance: Chance) -> list[Any]:
+    if table.status == OPEN:
+        raise RuleViolation("game_not_started", "the game starts when every seat is taken")
+    if table.status == OVER:
+        raise RuleViolation("game_over", "the game is over")
+    if seat is None or not 0 <= seat < table.seats:
+        raise RuleViolation("no_such_seat", "the command names no seat of this game")
+    player = table.players[seat]
+    if player is None or token_hash is None or player.token_hash != token_hash:
+        raise RuleViolation("bad_token", "the seat token is not valid for this seat")
+    game = game_of(table)
+    if seat not in game.flow(table.state).awaiting:
+        raise RuleViolation("not_your_turn", "this seat has no decision to take now")
+    events = list(game.decide(table.state, seat, command, chance))
+    after = table.state
+    for event in events:
+        after = game.evolve(after, event)
+    result = game.result(after)
+    if result is not None:
+        events.append(
+            GameEnded(scores=result.scores, winners=result.winners, seed=chance.seed.hex(), details=result.details)
+        )
+    return events

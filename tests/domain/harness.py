@@ -1,0 +1,141 @@
+"""Shared test helpers for games: given/when/then specs and seeded random playouts through the table.
+
+- ``Spec``: given these game events (folded from ``initial_state``), when this seat sends this command,
+  then these events, or this error code (fmodel's DeciderEventSourcedSpec).
+- ``playout``: a whole game through ``domain.table`` with seeded random choices among ``legal_commands``;
+  every legal command must be accepted, replay must rebuild the same table, and a game-specific ``check``
+  runs after every event (conservation, views leaking nothing, ...).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+import pytest
+
+from contracts.table import CreateGame, JoinSeat
+from domain import table as tbl
+from domain.chance import Chance
+from domain.kernel import Game, RuleViolation
+
+
+class Spec:
+    def __init__(self, game: Game, seats: int, options: Any = None) -> None:
+        self.game = game
+        self.options = options if options is not None else game.options_type()
+        self.seats = seats
+        self.state = game.initial_state(seats, self.options)
+        self.seed = b"spec-seed"
+
+    def given(self, events: Sequence[Any]) -> "Spec":
+        for event in events:
+            self.state = self.game.evolve(self.state, event)
+        return self
+
+    def given_setup(self, seed: bytes = b"spec-seed") -> "Spec":
+        self.seed = seed
+        return self.given(self.game.setup(self.seats, self.options, Chance(seed, 0)))
+
+    def decide(self, seat: int, command: Any, position: int = 1) -> list[Any]:
+        return list(self.game.decide(self.state, seat, command, Chance(self.seed, position)))
+
+    def when(self, seat: int, command: Any, position: int = 1) -> "Then":
+        try:
+            return Then(self, self.decide(seat, command, position), None)
+        except RuleViolation as exc:
+            return Then(self, None, exc)
+
+
+class Then:
+    def __init__(self, spec: Spec, events: list[Any] | None, error: RuleViolation | None) -> None:
+        self.spec, self.events, self.error = spec, events, error
+
+    def then(self, expected: Sequence[Any]) -> Any:
+        assert self.error is None, f"refused with {self.error.code}: {self.error.message}"
+        assert self.events == list(expected)
+        return self.state_after()
+
+    def then_starts_with(self, expected: Sequence[Any]) -> Any:
+        assert self.error is None, f"refused with {self.error.code}: {self.error.message}"
+        assert self.events[: len(expected)] == list(expected)
+        return self.state_after()
+
+    def then_error(self, code: str) -> None:
+        assert self.error is not None, f"accepted: {self.events}"
+        assert self.error.code == code, f"{self.error.code} != {code}: {self.error.message}"
+
+    def state_after(self) -> Any:
+        state = self.spec.state
+        for event in self.events or ():
+            state = self.spec.game.evolve(state, event)
+        return state
+
+
+def token_hash(seat: int) -> str:
+    return hashlib.sha256(f"token-{seat}".encode()).hexdigest()
+
+
+def start_table(game: Game, seats: int, options: dict | None = None, seed: bytes = b"seed") -> tuple[tbl.Table, list]:
+    """A table with every seat taken, through the platform decider, and the events that made it."""
+    events: list[Any] = []
+    table = tbl.EMPTY
+
+    def apply(seat, token, command):
+        nonlocal table
+        new = tbl.decide(table, seat, token, command, Chance(seed, table.version))
+        for event in new:
+            table = tbl.evolve(table, event)
+        events.extend(new)
+
+    apply(None, None, CreateGame(game=game.name, title="test", seats=seats, options=options or {}))
+    for seat in range(seats):
+        apply(None, None, JoinSeat(name=f"p{seat}", token_hash=token_hash(seat)))
+    return table, events
+
+
+def playout(
+    game: Game,
+    seats: int,
+    seed: int,
+    options: dict | None = None,
+    check: Callable[[tbl.Table], None] | None = None,
+    max_commands: int = 20_000,
+) -> tuple[tbl.Table, list[Any]]:
+    """Play one game to its end with random legal commands; returns the final table and all events."""
+    rng = random.Random(seed)
+    table, events = start_table(game, seats, options, seed=seed.to_bytes(8, "big"))
+    secret = seed.to_bytes(8, "big")
+    for _ in range(max_commands):
+        if table.status == tbl.OVER:
+            break
+        flow = tbl.flow(table)
+        assert flow.awaiting, f"game stuck in phase {flow.phase}: nobody is awaited"
+        seat = rng.choice(flow.awaiting)
+        legal = list(game.legal_commands(table.state, seat))
+        assert legal, f"seat {seat} is awaited in {flow.phase} but has no legal command"
+        for other in range(seats):
+            if other not in flow.awaiting:
+                assert not game.legal_commands(table.state, other), f"seat {other} not awaited has commands"
+        command = rng.choice(legal)
+        try:
+            new = tbl.decide(table, seat, token_hash(seat), command, Chance(secret, table.version))
+        except RuleViolation as exc:  # pragma: no cover - the assertion message is the point
+            pytest.fail(f"legal command {command!r} refused: {exc.code} {exc.message}")
+        for event in new:
+            table = tbl.evolve(table, event)
+            if check is not None:
+                check(table)
+        events.extend(new)
+    else:
+        pytest.fail(f"game not over after {max_commands} commands")
+    replayed = tbl.fold(events)
+    assert msgspec.json.encode(replayed) == msgspec.json.encode(table), "replay gave another state"
+    return table, events
+
+
+def encoded(value: Any) -> bytes:
+    return msgspec.json.encode(value)
