@@ -1,0 +1,188 @@
+"""The engine: commands in, events out. Thin: decode, load, decide, append, answer.
+
+``Engine.handle`` takes a batch of command envelopes (FastStream delivers them from the ``souk:commands``
+consumer group). Commands of one game are decided in order against the cached state; every game's appends go
+to Redis in one pipeline, each one atomic and guarded by the expected version and the previous event's hash.
+A conflict or a duplicate invalidates the cached game; what follows is reloaded and decided again. Rejections
+are recorded under the command key too, so a redelivered or retried command gets its first answer again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+import structlog
+
+from contracts.envelope import GENESIS_HASH, CommandEnvelope, EventEnvelope, Reply, seal
+from contracts.table import CreateGame, JoinSeat, SeatJoined
+from domain import table as tbl
+from domain.chance import Chance
+from domain.kernel import RuleViolation
+from services import keys
+from services.codec import command_decoder, encoder, event_decoder, game_name_of, reply_decoder, tag_of
+from services.store import CONFLICT, DUPLICATE, OK, Append, EventStore
+
+log = structlog.get_logger("souk.engine")
+MAX_RETRIES = 5
+
+
+@dataclass(slots=True)
+class Slot:
+    """A game as the engine holds it: the folded table, its chain head, and its secret seed."""
+
+    table: tbl.Table
+    head: str  # hash of the last event
+    seed: bytes
+
+
+def command_key(env: CommandEnvelope) -> str:
+    return f"{'-' if env.seat is None else env.seat}:{env.command_id}"
+
+
+class Engine:
+    def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000) -> None:
+        self.redis = redis
+        self.store = store
+        self.cache: OrderedDict[str, Slot] = OrderedDict()
+        self.cache_size = cache_size
+
+    # --- loading ------------------------------------------------------------------------------------------
+
+    async def load(self, game_id: str) -> Slot:
+        slot = self.cache.get(game_id)
+        if slot is not None:
+            self.cache.move_to_end(game_id)
+            return slot
+        envelopes = await self.store.read(game_id)
+        name = game_name_of(envelopes)
+        if name is None:
+            return Slot(tbl.EMPTY, GENESIS_HASH, b"")
+        decode = event_decoder(name).decode
+        table = tbl.fold([decode(e.payload) for e in envelopes])
+        seed = await self.redis.get(keys.seed(game_id)) or b""
+        slot = Slot(table, envelopes[-1].hash, seed)
+        self._remember(game_id, slot)
+        return slot
+
+    def _remember(self, game_id: str, slot: Slot) -> None:
+        self.cache[game_id] = slot
+        self.cache.move_to_end(game_id)
+        while len(self.cache) > self.cache_size:
+            self.cache.popitem(last=False)
+
+    async def _seed_for(self, env: CommandEnvelope, command: CreateGame) -> bytes:
+        """The game's secret seed, set once (a retried CreateGame finds the first one)."""
+        wanted = bytes.fromhex(command.seed) if command.seed else secrets.token_bytes(32)
+        await self.redis.set(keys.seed(env.game_id), wanted, nx=True)
+        return await self.redis.get(keys.seed(env.game_id))
+
+    # --- deciding -----------------------------------------------------------------------------------------
+
+    async def handle(self, batch: Sequence[CommandEnvelope]) -> list[Reply]:
+        """Decide and append a batch; returns one reply per command, in the batch's order."""
+        replies: dict[int, Reply] = {}
+        pending = list(enumerate(batch))
+        for _ in range(MAX_RETRIES):
+            if not pending:
+                break
+            pending = await self._round(pending, replies)
+        for index, env in pending:  # still conflicting after every retry: tell the sender to retry
+            replies[index] = Reply(env.command_id, env.game_id, "rejected", code="conflict",
+                                   message="the game changed under this command too often; send it again")
+        return [replies[i] for i in range(len(batch))]
+
+    async def _round(self, pending, replies) -> list[tuple[int, CommandEnvelope]]:
+        """One pass: decide every pending command, append in one pipeline, return those to redo."""
+        appends: list[tuple[int, CommandEnvelope, Append, Reply, Slot]] = []
+        rejections: list[tuple[int, CommandEnvelope, Reply]] = []
+        by_game: dict[str, list[tuple[int, CommandEnvelope]]] = {}
+        for index, env in pending:
+            by_game.setdefault(env.game_id, []).append((index, env))
+        for game_id, items in by_game.items():
+            slot = await self.load(game_id)
+            for index, env in items:
+                structlog.contextvars.bind_contextvars(game_id=game_id, seat=env.seat, command_id=env.command_id)
+                outcome = await self._decide(slot, env)
+                if isinstance(outcome, Reply):
+                    rejections.append((index, env, outcome))
+                    continue
+                append, reply, slot = outcome
+                appends.append((index, env, append, reply, slot))
+                self._remember(game_id, slot)
+        structlog.contextvars.clear_contextvars()
+
+        redo: list[tuple[int, CommandEnvelope]] = []
+        results = await self.store.append([a for _, _, a, _, _ in appends])
+        broken: set[str] = set()
+        for (index, env, _, reply, _), result in zip(appends, results):
+            if env.game_id in broken:  # decided on a state that was never stored
+                redo.append((index, env))
+            elif result.status == OK:
+                replies[index] = reply
+            elif result.status == DUPLICATE:
+                replies[index] = reply_decoder.decode(result.outcome)
+                broken.add(env.game_id)
+            else:
+                assert result.status == CONFLICT
+                redo.append((index, env))
+                broken.add(env.game_id)
+        for game_id in broken:
+            self.cache.pop(game_id, None)
+        for index, env, reply in rejections:
+            if env.game_id in broken:
+                redo.append((index, env))
+            else:
+                first = await self.store.record_outcome(env.game_id, command_key(env), encoder.encode(reply))
+                replies[index] = reply_decoder.decode(first)
+        redo.sort()
+        return redo
+
+    async def _decide(self, slot: Slot, env: CommandEnvelope) -> Reply | tuple[Append, Reply, Slot]:
+        table = slot.table
+        def reject(code: str, message: str) -> Reply:
+            log.info("command_rejected", code=code)
+            return Reply(env.command_id, env.game_id, "rejected", version=table.version, code=code,
+                         message=message, seat=env.seat)
+        try:
+            command = command_decoder(table.game or None).decode(env.body)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            return reject("bad_command", f"not a command of this game: {exc}")
+        seed = slot.seed
+        if isinstance(command, CreateGame) and not table.exists:
+            seed = await self._seed_for(env, command)
+        try:
+            events = tbl.decide(table, env.seat, env.token_hash, command, Chance(seed, table.version))
+        except RuleViolation as exc:
+            return reject(exc.code, exc.message)
+
+        now = time.time()
+        head = slot.head
+        envelopes: list[bytes] = []
+        seat = env.seat
+        for event in events:
+            table = tbl.evolve(table, event)
+            if isinstance(event, SeatJoined):
+                seat = event.seat
+            sealed = seal(EventEnvelope(
+                game_id=env.game_id, seq=table.version, type=tag_of(event), payload=msgspec.Raw(encoder.encode(event)),
+                command_id=env.command_id, seat=seat, recorded_at=now, prev_hash=head, sent_at=env.sent_at,
+            ))
+            head = sealed.hash
+            envelopes.append(encoder.encode(sealed))
+        reply = Reply(env.command_id, env.game_id, "accepted", version=table.version, events=len(events), seat=seat)
+        append = Append(env.game_id, table.game, slot.table.version, envelopes, command_key(env),
+                        encoder.encode(reply), prev_hash=slot.head, head=head)
+        log.debug("command_accepted", version=table.version, events=len(events))
+        return append, reply, Slot(table, head, seed)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()

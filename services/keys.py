@@ -1,0 +1,53 @@
+"""Every Redis key Souk uses, in one place."""
+
+from __future__ import annotations
+
+COMMANDS = "souk:commands"  # stream of CommandEnvelope
+EVENTS = "souk:events"  # stream of every game's events, in commit order
+GAMES = "souk:games"  # sorted set: game id -> creation time (every game ever created)
+ENGINE_GROUP = "engine"
+PROJECTOR_GROUP = "projector"
+
+
+def game_stream(game_id: str) -> str:
+    return f"souk:game:{game_id}"
+
+
+def outcomes(game_id: str) -> str:
+    """Hash: '{seat}:{command_id}' -> Reply JSON (idempotency: a command id seen before gets the same answer)."""
+    return f"souk:outcomes:{game_id}"
+
+
+def head(game_id: str) -> str:
+    """The hash of the game's last event: appends are guarded by it as well as by the version."""
+    return f"souk:head:{game_id}"
+
+
+def seed(game_id: str) -> str:
+    return f"souk:seed:{game_id}"
+
+
+def view(game_id: str, seat: int | None) -> str:
+    return f"souk:view:{game_id}:{'spectator' if seat is None else seat}"
+
+
+def history(game_id: str, seat: int | None) -> str:
+    return f"souk:history:{game_id}:{'spectator' if seat is None else seat}"
+
+
+def projection_position() -> str:
+    """Hash: game id -> last event seq projected (written with the read models, in one transaction)."""
+    return "souk:projection:position"
+
+
+LOBBY = "souk:lobby"  # hash: game id -> LobbyEntry JSON
+LOBBY_ORDER = "souk:lobby:order"  # sorted set: game id -> creation time
+
+
+def view_updates(game_id: str) -> str:
+    """Pub/sub channel: the projector announces each new version of a game's views."""
+    return f"souk:updates:{game_id}"
+
+
+def replies(gateway_id: str) -> str:
+    return f"souk:replies:{gateway_id}"

@@ -1,0 +1,181 @@
+"""The event store: one Redis stream per game, appended atomically with an expected version.
+
+``append`` is one Lua script, so it is all-or-nothing: it answers ``duplicate`` (with the first outcome) for a
+command key seen before, ``conflict`` (with the current version) for a stale writer, or ``ok``. On ``ok`` the
+events are in the game's stream *and* in the global ``souk:events`` stream that projectors consume, and the
+command's outcome is recorded for idempotency, in one step.
+
+``InMemoryEventStore`` has the same contract (tests/services/test_store_contract.py runs against both).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import msgspec
+import redis.asyncio as aioredis
+
+from contracts.envelope import GENESIS_HASH, EventEnvelope
+from services import keys
+
+OK, CONFLICT, DUPLICATE = "ok", "conflict", "duplicate"
+
+_envelope_decoder = msgspec.json.Decoder(EventEnvelope)
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """One command's append: its events (encoded envelopes) and the outcome recorded for its command key."""
+
+    game_id: str
+    game: str
+    expected_version: int
+    envelopes: Sequence[bytes]
+    command_key: str = ""
+    outcome: bytes = b""
+    prev_hash: str = GENESIS_HASH  # the chain head the events were decided on
+    head: str = GENESIS_HASH  # the chain head after them
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    status: str  # ok / conflict / duplicate
+    version: int = 0  # ok: the new version; conflict: the current version
+    outcome: bytes = b""  # duplicate: the outcome recorded the first time
+
+
+class EventStore(Protocol):
+    async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
+        """Apply each append atomically and in order (a batch is pipelined; each append stands alone)."""
+
+    async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
+        """The game's events with seq > after, in order."""
+
+    async def version(self, game_id: str) -> int: ...
+
+    async def outcome(self, game_id: str, command_key: str) -> bytes | None: ...
+
+    async def record_outcome(self, game_id: str, command_key: str, outcome: bytes) -> bytes:
+        """Record an outcome that appended nothing (a rejection); returns the one recorded first."""
+
+
+_APPEND = """
+local stream, all, outcomes, games, headkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local expected = tonumber(ARGV[1])
+local ckey, outcome, game_id, game, maxlen, now = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local prev, head = ARGV[8], ARGV[9]
+if ckey ~= '' then
+  local seen = redis.call('HGET', outcomes, ckey)
+  if seen then return {'duplicate', seen} end
+end
+local len = redis.call('XLEN', stream)
+if len ~= expected then return {'conflict', tostring(len)} end
+local current = redis.call('GET', headkey) or '%s'
+if current ~= prev then return {'conflict', tostring(len)} end
+local first = 10
+if expected == 0 and #ARGV >= first then redis.call('ZADD', games, 'NX', now, game_id) end
+for i = first, #ARGV do
+  redis.call('XADD', stream, tostring(expected + i - first + 1) .. '-0', 'e', ARGV[i])
+  redis.call('XADD', all, 'MAXLEN', '~', maxlen, '*', 'g', game_id, 'k', game, 'e', ARGV[i])
+end
+if #ARGV >= first then redis.call('SET', headkey, head) end
+if ckey ~= '' then redis.call('HSET', outcomes, ckey, outcome) end
+return {'ok', tostring(expected + #ARGV - first + 1)}
+""" % GENESIS_HASH
+
+
+class RedisEventStore:
+    def __init__(self, redis: aioredis.Redis, events_maxlen: int = 1_000_000) -> None:
+        self.redis = redis
+        self.events_maxlen = events_maxlen
+        self._script = redis.register_script(_APPEND)
+
+    async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
+        if not appends:
+            return []
+        now = str(time.time())
+        if len(appends) == 1:
+            raw = [await self._call(self._script, appends[0], now)]
+        else:
+            pipe = self.redis.pipeline(transaction=False)
+            for a in appends:
+                await self._call(self._script, a, now, client=pipe)
+            raw = await pipe.execute()
+        return [_result(r) for r in raw]
+
+    def _call(self, script, a: Append, now: str, client=None):
+        return script(
+            keys=[keys.game_stream(a.game_id), keys.EVENTS, keys.outcomes(a.game_id), keys.GAMES,
+                  keys.head(a.game_id)],
+            args=[a.expected_version, a.command_key, a.outcome, a.game_id, a.game, self.events_maxlen, now,
+                  a.prev_hash, a.head, *a.envelopes],
+            client=client,
+        )
+
+    async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
+        entries = await self.redis.xrange(keys.game_stream(game_id), min=f"{after + 1}-0", max="+")
+        return [_envelope_decoder.decode(fields[b"e"]) for _, fields in entries]
+
+    async def version(self, game_id: str) -> int:
+        return await self.redis.xlen(keys.game_stream(game_id))
+
+    async def outcome(self, game_id: str, command_key: str) -> bytes | None:
+        return await self.redis.hget(keys.outcomes(game_id), command_key)
+
+    async def record_outcome(self, game_id: str, command_key: str, outcome: bytes) -> bytes:
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hsetnx(keys.outcomes(game_id), command_key, outcome)
+        pipe.hget(keys.outcomes(game_id), command_key)
+        _, first = await pipe.execute()
+        return first
+
+
+def _result(raw) -> AppendResult:
+    status = raw[0].decode() if isinstance(raw[0], bytes) else raw[0]
+    if status == DUPLICATE:
+        return AppendResult(DUPLICATE, outcome=raw[1])
+    return AppendResult(status, version=int(raw[1]))
+
+
+@dataclass
+class InMemoryEventStore:
+    """The same contract in a dict, for fast unit tests of code above the store."""
+
+    streams: dict[str, list[bytes]] = field(default_factory=dict)
+    outcomes: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    heads: dict[str, str] = field(default_factory=dict)
+    all_events: list[tuple[str, str, bytes]] = field(default_factory=list)
+
+    async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
+        results = []
+        for a in appends:
+            stream = self.streams.setdefault(a.game_id, [])
+            seen = self.outcomes.get((a.game_id, a.command_key)) if a.command_key else None
+            if seen is not None:
+                results.append(AppendResult(DUPLICATE, outcome=seen))
+            elif len(stream) != a.expected_version or self.heads.get(a.game_id, GENESIS_HASH) != a.prev_hash:
+                results.append(AppendResult(CONFLICT, version=len(stream)))
+            else:
+                if a.envelopes:
+                    self.heads[a.game_id] = a.head
+                stream.extend(a.envelopes)
+                self.all_events.extend((a.game_id, a.game, e) for e in a.envelopes)
+                if a.command_key:
+                    self.outcomes[(a.game_id, a.command_key)] = a.outcome
+                results.append(AppendResult(OK, version=len(stream)))
+        return results
+
+    async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
+        return [_envelope_decoder.decode(e) for e in self.streams.get(game_id, [])[after:]]
+
+    async def version(self, game_id: str) -> int:
+        return len(self.streams.get(game_id, []))
+
+    async def outcome(self, game_id: str, command_key: str) -> bytes | None:
+        return self.outcomes.get((game_id, command_key))
+
+    async def record_outcome(self, game_id: str, command_key: str, outcome: bytes) -> bytes:
+        return self.outcomes.setdefault((game_id, command_key), outcome)

@@ -1,0 +1,122 @@
+"""One contract for the event store, run against every implementation (eventsourcing's AggregateRecorderTestCase)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+import pytest
+import redis.asyncio as aioredis
+
+from contracts.envelope import GENESIS_HASH, EventEnvelope, seal
+from services import keys
+from services.store import CONFLICT, DUPLICATE, OK, Append, InMemoryEventStore, RedisEventStore
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def store(request):
+    if request.param == "memory":
+        yield InMemoryEventStore()
+        return
+    client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    yield RedisEventStore(client)
+    await client.aclose()
+
+
+def envelopes(game_id: str, first_seq: int, count: int, prev: str, command_id: str = "c") -> tuple[list[bytes], str]:
+    out = []
+    for seq in range(first_seq, first_seq + count):
+        env = seal(EventEnvelope(game_id, seq, "test.Happened", msgspec.Raw(b'{"type":"test.Happened"}'),
+                                 command_id, 0, 1.0, prev))
+        prev = env.hash
+        out.append(msgspec.json.encode(env))
+    return out, prev
+
+
+def append(game_id: str, version: int, count: int, prev: str, key: str, outcome: bytes = b"out") -> Append:
+    encoded, head = envelopes(game_id, version + 1, count, prev, key)
+    return Append(game_id, "test", version, encoded, key, outcome, prev_hash=prev, head=head)
+
+
+async def test_an_append_at_the_expected_version_is_stored_and_read_back_in_order(store):
+    first = append("g1", 0, 3, GENESIS_HASH, "k1")
+    [result] = await store.append([first])
+    assert result.status == OK and result.version == 3
+    events = await store.read("g1")
+    assert [e.seq for e in events] == [1, 2, 3]
+    assert events[0].prev_hash == GENESIS_HASH and events[1].prev_hash == events[0].hash
+    assert await store.version("g1") == 3
+
+
+async def test_a_stale_writer_gets_a_conflict_and_nothing_is_written(store):
+    first = append("g1", 0, 2, GENESIS_HASH, "k1")
+    await store.append([first])
+    [stale] = await store.append([append("g1", 0, 1, GENESIS_HASH, "k2")])
+    assert stale.status == CONFLICT and stale.version == 2
+    assert await store.version("g1") == 2
+    assert await store.outcome("g1", "k2") is None
+
+
+async def test_a_writer_with_the_right_version_but_another_chain_head_gets_a_conflict(store):
+    await store.append([append("g1", 0, 2, GENESIS_HASH, "k1")])
+    [result] = await store.append([append("g1", 2, 1, "f" * 64, "k2")])
+    assert result.status == CONFLICT
+    assert await store.version("g1") == 2
+
+
+async def test_a_command_key_seen_before_returns_the_first_outcome_and_appends_nothing(store):
+    await store.append([append("g1", 0, 1, GENESIS_HASH, "k1", b"first")])
+    head = (await store.read("g1"))[-1].hash
+    [again] = await store.append([append("g1", 1, 1, head, "k1", b"second")])
+    assert again.status == DUPLICATE and again.outcome == b"first"
+    assert await store.version("g1") == 1
+
+
+async def test_reading_from_a_version_returns_only_later_events(store):
+    a = append("g1", 0, 2, GENESIS_HASH, "k1")
+    await store.append([a])
+    b = append("g1", 2, 3, a.head, "k2")
+    await store.append([b])
+    assert [e.seq for e in await store.read("g1", after=2)] == [3, 4, 5]
+    assert await store.read("g1", after=5) == []
+    assert await store.read("nope") == []
+
+
+async def test_a_batch_of_appends_is_applied_in_order_and_each_stands_alone(store):
+    a = append("g1", 0, 1, GENESIS_HASH, "k1")
+    b = append("g1", 1, 1, a.head, "k2")
+    stale = append("g2", 5, 1, GENESIS_HASH, "k3")
+    c = append("g2", 0, 2, GENESIS_HASH, "k4")
+    results = await store.append([a, b, stale, c])
+    assert [r.status for r in results] == [OK, OK, CONFLICT, OK]
+    assert await store.version("g1") == 2 and await store.version("g2") == 2
+
+
+async def test_concurrent_writers_at_the_same_version_never_lose_an_update(store):
+    candidates = [append("g1", 0, 1, GENESIS_HASH, f"k{i}") for i in range(10)]
+    results = await asyncio.gather(*(store.append([c]) for c in candidates))
+    statuses = [r[0].status for r in results]
+    assert statuses.count(OK) == 1 and statuses.count(CONFLICT) == 9
+    assert await store.version("g1") == 1
+
+
+async def test_a_recorded_rejection_keeps_its_first_outcome(store):
+    assert await store.record_outcome("g1", "k1", b"no") == b"no"
+    assert await store.record_outcome("g1", "k1", b"other") == b"no"
+    assert await store.outcome("g1", "k1") == b"no"
+
+
+async def test_the_redis_store_copies_every_event_to_the_global_stream_in_commit_order(redis_url):
+    client = aioredis.Redis.from_url(redis_url)
+    store = RedisEventStore(client)
+    a = append("g1", 0, 2, GENESIS_HASH, "k1")
+    b = append("g2", 0, 1, GENESIS_HASH, "k2")
+    c = append("g1", 2, 1, a.head, "k3")
+    await store.append([a, b, c])
+    entries = await client.xrange(keys.EVENTS)
+    assert [(f[b"g"], msgspec.json.decode(f[b"e"])["seq"]) for _, f in entries] == [
+        (b"g1", 1), (b"g1", 2), (b"g2", 1), (b"g1", 3)]
+    assert await client.zcard(keys.GAMES) == 2
+    await client.aclose()
