@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from contracts.readmodels import SeatInfo, TableView
 from contracts.table import (
     CreateGame,
     Flow,
@@ -201,3 +202,38 @@ def _play(table: Table, seat: int | None, token_hash: str | None, command: Any, 
             GameEnded(scores=result.scores, winners=result.winners, seed=chance.seed.hex(), details=result.details)
         )
     return events
+
+
+def redact(table: Table, event: Any, seat: int | None) -> Any:
+    """The event as ``seat`` may see it in the history: token hashes never, other secrets as the game says."""
+    if isinstance(event, SeatJoined):
+        return msgspec.structs.replace(event, token_hash="")
+    if isinstance(event, (GameCreated, GameStarted, GameEnded)):
+        return event
+    return game_of(table).redact(event, seat)
+
+
+def seats_of(table: Table) -> tuple[SeatInfo, ...]:
+    return tuple(SeatInfo(i, None if p is None else p.name) for i, p in enumerate(table.players))
+
+
+def view(table: Table, game_id: str, seat: int | None) -> TableView:
+    """What ``seat`` (None: a spectator) sees of the whole table: header, flow, its legal commands, game view."""
+    started = table.status in (PLAYING, OVER)
+    game = game_of(table)
+    legal: tuple[Any, ...] = ()
+    if table.status == PLAYING and seat is not None:
+        legal = tuple(game.legal_commands(table.state, seat))
+    return TableView(
+        game_id=game_id,
+        game=table.game,
+        title=table.title,
+        version=table.version,
+        status=table.status,
+        seat=seat,
+        seats=seats_of(table),
+        flow=flow(table),
+        legal=legal,
+        view=game.view(table.state, seat) if started else None,
+        result=table.result,
+    )

@@ -94,15 +94,17 @@ class Engine:
             if not pending:
                 break
             pending = await self._round(pending, replies)
-        for index, env in pending:  # still conflicting after every retry: tell the sender to retry
-            replies[index] = Reply(env.command_id, env.game_id, "rejected", code="conflict",
+        for index, env in pending:  # still conflicting after every retry: not recorded, the sender may resend
+            replies[index] = Reply(env.command_id, env.game_id, "rejected", code="conflict", seat=env.seat,
                                    message="the game changed under this command too often; send it again")
         return [replies[i] for i in range(len(batch))]
 
     async def _round(self, pending, replies) -> list[tuple[int, CommandEnvelope]]:
-        """One pass: decide every pending command, append in one pipeline, return those to redo."""
-        appends: list[tuple[int, CommandEnvelope, Append, Reply, Slot]] = []
-        rejections: list[tuple[int, CommandEnvelope, Reply]] = []
+        """One pass: decide every pending command, append in one pipeline, return those to redo.
+
+        A refusal is appended too, with no events: the store records its outcome only if the game is still at
+        the version it was decided on, so a refusal decided on a stale cache is decided again."""
+        decided: list[tuple[int, CommandEnvelope, Append, Reply]] = []
         by_game: dict[str, list[tuple[int, CommandEnvelope]]] = {}
         for index, env in pending:
             by_game.setdefault(env.game_id, []).append((index, env))
@@ -110,19 +112,16 @@ class Engine:
             slot = await self.load(game_id)
             for index, env in items:
                 structlog.contextvars.bind_contextvars(game_id=game_id, seat=env.seat, command_id=env.command_id)
-                outcome = await self._decide(slot, env)
-                if isinstance(outcome, Reply):
-                    rejections.append((index, env, outcome))
-                    continue
-                append, reply, slot = outcome
-                appends.append((index, env, append, reply, slot))
-                self._remember(game_id, slot)
+                append, reply, slot = await self._decide(slot, env)
+                decided.append((index, env, append, reply))
+                if slot.table.exists:
+                    self._remember(game_id, slot)
         structlog.contextvars.clear_contextvars()
 
         redo: list[tuple[int, CommandEnvelope]] = []
-        results = await self.store.append([a for _, _, a, _, _ in appends])
+        results = await self.store.append([a for _, _, a, _ in decided])
         broken: set[str] = set()
-        for (index, env, _, reply, _), result in zip(appends, results):
+        for (index, env, _, reply), result in zip(decided, results):
             if env.game_id in broken:  # decided on a state that was never stored
                 redo.append((index, env))
             elif result.status == OK:
@@ -136,24 +135,25 @@ class Engine:
                 broken.add(env.game_id)
         for game_id in broken:
             self.cache.pop(game_id, None)
-        for index, env, reply in rejections:
-            if env.game_id in broken:
-                redo.append((index, env))
-            else:
-                first = await self.store.record_outcome(env.game_id, command_key(env), encoder.encode(reply))
-                replies[index] = reply_decoder.decode(first)
         redo.sort()
         return redo
 
-    async def _decide(self, slot: Slot, env: CommandEnvelope) -> Reply | tuple[Append, Reply, Slot]:
+    async def _decide(self, slot: Slot, env: CommandEnvelope) -> tuple[Append, Reply, Slot]:
         table = slot.table
-        def reject(code: str, message: str) -> Reply:
+
+        def reject(code: str, message: str) -> tuple[Append, Reply, Slot]:
             log.info("command_rejected", code=code)
-            return Reply(env.command_id, env.game_id, "rejected", version=table.version, code=code,
-                         message=message, seat=env.seat)
+            reply = Reply(env.command_id, env.game_id, "rejected", version=table.version, code=code,
+                          message=message, seat=env.seat)
+            append = Append(env.game_id, table.game, table.version, (), command_key(env), encoder.encode(reply),
+                            prev_hash=slot.head, head=slot.head)
+            return append, reply, slot
+
         try:
             command = command_decoder(table.game or None).decode(env.body)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            if not table.exists:
+                return reject("game_not_found", "there is no such game")
             return reject("bad_command", f"not a command of this game: {exc}")
         seed = slot.seed
         if isinstance(command, CreateGame) and not table.exists:
@@ -166,18 +166,17 @@ class Engine:
         now = time.time()
         head = slot.head
         envelopes: list[bytes] = []
-        seat = env.seat
         for event in events:
             table = tbl.evolve(table, event)
-            if isinstance(event, SeatJoined):
-                seat = event.seat
+            seat = event.seat if isinstance(event, SeatJoined) else env.seat
             sealed = seal(EventEnvelope(
                 game_id=env.game_id, seq=table.version, type=tag_of(event), payload=msgspec.Raw(encoder.encode(event)),
                 command_id=env.command_id, seat=seat, recorded_at=now, prev_hash=head, sent_at=env.sent_at,
             ))
             head = sealed.hash
             envelopes.append(encoder.encode(sealed))
-        reply = Reply(env.command_id, env.game_id, "accepted", version=table.version, events=len(events), seat=seat)
+        reply = Reply(env.command_id, env.game_id, "accepted", version=table.version, events=len(events),
+                      seat=env.seat)
         append = Append(env.game_id, table.game, slot.table.version, envelopes, command_key(env),
                         encoder.encode(reply), prev_hash=slot.head, head=head)
         log.debug("command_accepted", version=table.version, events=len(events))

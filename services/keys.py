@@ -40,6 +40,11 @@ def projection_position() -> str:
     return "souk:projection:position"
 
 
+def seat_tokens(game_id: str) -> str:
+    """Hash: seat -> sha256 of its token (private read model: the gateway checks tokens against it)."""
+    return f"souk:seats:{game_id}"
+
+
 LOBBY = "souk:lobby"  # hash: game id -> LobbyEntry JSON
 LOBBY_ORDER = "souk:lobby:order"  # sorted set: game id -> creation time
 

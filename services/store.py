@@ -5,6 +5,9 @@ command key seen before, ``conflict`` (with the current version) for a stale wri
 events are in the game's stream *and* in the global ``souk:events`` stream that projectors consume, and the
 command's outcome is recorded for idempotency, in one step.
 
+An append with no events records only its outcome (a refused command), under the same guards, so a refusal
+decided on a stale state conflicts instead of being recorded.
+
 ``InMemoryEventStore`` has the same contract (tests/services/test_store_contract.py runs against both).
 """
 
@@ -57,9 +60,6 @@ class EventStore(Protocol):
     async def version(self, game_id: str) -> int: ...
 
     async def outcome(self, game_id: str, command_key: str) -> bytes | None: ...
-
-    async def record_outcome(self, game_id: str, command_key: str, outcome: bytes) -> bytes:
-        """Record an outcome that appended nothing (a rejection); returns the one recorded first."""
 
 
 _APPEND = """
@@ -125,13 +125,6 @@ class RedisEventStore:
     async def outcome(self, game_id: str, command_key: str) -> bytes | None:
         return await self.redis.hget(keys.outcomes(game_id), command_key)
 
-    async def record_outcome(self, game_id: str, command_key: str, outcome: bytes) -> bytes:
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.hsetnx(keys.outcomes(game_id), command_key, outcome)
-        pipe.hget(keys.outcomes(game_id), command_key)
-        _, first = await pipe.execute()
-        return first
-
 
 def _result(raw) -> AppendResult:
     status = raw[0].decode() if isinstance(raw[0], bytes) else raw[0]
@@ -176,6 +169,3 @@ class InMemoryEventStore:
 
     async def outcome(self, game_id: str, command_key: str) -> bytes | None:
         return self.outcomes.get((game_id, command_key))
-
-    async def record_outcome(self, game_id: str, command_key: str, outcome: bytes) -> bytes:
-        return self.outcomes.setdefault((game_id, command_key), outcome)

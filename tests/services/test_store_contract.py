@@ -102,10 +102,16 @@ async def test_concurrent_writers_at_the_same_version_never_lose_an_update(store
     assert await store.version("g1") == 1
 
 
-async def test_a_recorded_rejection_keeps_its_first_outcome(store):
-    assert await store.record_outcome("g1", "k1", b"no") == b"no"
-    assert await store.record_outcome("g1", "k1", b"other") == b"no"
-    assert await store.outcome("g1", "k1") == b"no"
+async def test_an_append_without_events_records_its_outcome_only_at_the_expected_version(store):
+    a = append("g1", 0, 1, GENESIS_HASH, "k1")
+    await store.append([a])
+    [stale] = await store.append([Append("g1", "test", 0, (), "no1", b"refused", GENESIS_HASH, GENESIS_HASH)])
+    [fresh] = await store.append([Append("g1", "test", 1, (), "no2", b"refused", a.head, a.head)])
+    assert stale.status == CONFLICT and await store.outcome("g1", "no1") is None
+    assert fresh.status == OK and fresh.version == 1 and await store.outcome("g1", "no2") == b"refused"
+    [again] = await store.append([Append("g1", "test", 1, (), "no2", b"other", a.head, a.head)])
+    assert again.status == DUPLICATE and again.outcome == b"refused"
+    assert await store.version("g1") == 1
 
 
 async def test_the_redis_store_copies_every_event_to_the_global_stream_in_commit_order(redis_url):

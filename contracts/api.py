@@ -1,0 +1,70 @@
+"""HTTP request and response bodies of the gateway (inbound ones strict)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Strict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    pass
+
+
+class CreateGameRequest(Strict):
+    game: str
+    title: str
+    seats: int
+    options: dict[str, Any] = {}
+    seed: str | None = None  # hex, for reproducible games in tests and benchmarks
+
+
+class JoinRequest(Strict):
+    name: str
+    seat: int | None = None
+
+
+class CommandRequest(Strict):
+    command_id: str  # chosen by the client, unique per game and seat; resending it is safe
+    command: dict[str, Any]  # a tagged command, e.g. {"type": "samarkand.ChooseCard", ...}: see /legal
+
+
+class Created(msgspec.Struct, frozen=True):
+    game_id: str
+    version: int
+
+
+class Joined(msgspec.Struct, frozen=True):
+    game_id: str
+    seat: int
+    token: str  # the seat's secret: send it as "Authorization: Bearer <token>" (or ?token= on WebSockets)
+    version: int
+
+
+class ApiErrorBody(msgspec.Struct, frozen=True):
+    code: str
+    message: str
+
+
+class GameInfo(msgspec.Struct, frozen=True):
+    name: str
+    title: str
+    min_seats: int
+    max_seats: int
+    options: dict[str, Any]  # the options with their defaults
+
+
+class LegalCommands(msgspec.Struct, frozen=True):
+    game_id: str
+    seat: int
+    version: int
+    legal: tuple[Any, ...]
+
+
+class Audit(msgspec.Struct, frozen=True):
+    """A finished game's whole history, unredacted, with its seed: anyone can check the chain and the seed."""
+
+    game_id: str
+    seed: str
+    seed_hash: str
+    events: tuple[Any, ...]  # EventEnvelope objects with their payloads decoded

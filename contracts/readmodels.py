@@ -1,0 +1,61 @@
+"""Read models the projectors keep and the gateway serves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from contracts.table import Flow, Result
+
+
+class SeatInfo(msgspec.Struct, frozen=True):
+    seat: int
+    name: str | None  # None: the seat is free
+
+
+class TableView(msgspec.Struct, frozen=True):
+    """What one seat (or a spectator, ``seat`` None) sees of a game at one version."""
+
+    game_id: str
+    game: str
+    title: str
+    version: int
+    status: str  # open / playing / over
+    seat: int | None
+    seats: tuple[SeatInfo, ...]
+    flow: Flow
+    legal: tuple[Any, ...]  # the commands this seat may send now, ready to post back as they are
+    view: Any  # the game's own view for this seat (a tagged *View struct), None before the game starts
+    result: Result | None = None
+
+
+class LobbyEntry(msgspec.Struct, frozen=True):
+    game_id: str
+    game: str
+    title: str
+    seats: tuple[SeatInfo, ...]
+    status: str
+    version: int
+    created_at: float
+
+
+class HistoryEntry(msgspec.Struct, frozen=True):
+    """One event as the reader may see it (another seat's secrets replaced)."""
+
+    seq: int
+    type: str
+    seat: int | None
+    command_id: str
+    recorded_at: float
+    event: Any
+    hash: str
+    prev_hash: str
+
+
+class HistoryPage(msgspec.Struct, frozen=True):
+    game_id: str
+    seat: int | None
+    entries: tuple[HistoryEntry, ...]
+    next_after: int  # pass as ``after`` for the next page
+    version: int

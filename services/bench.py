@@ -1,0 +1,264 @@
+"""Benchmarks. Figures come from these commands only (see the README for what was measured).
+
+``souk bench pipeline``: many concurrent games driven with random legal commands through the gateway-less
+path: the driver XADDs commands to ``souk:commands``; ``souk engine`` and ``souk projector`` run as separate
+processes; latency is command published -> the game's views updated (the projector's notification).
+Closed loop per game (one command in flight per game); ``--rate`` paces the offered load.
+
+``souk bench domain``: random playouts of the pure domain (no Redis): games and commands per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import msgspec
+
+from contracts.envelope import CommandEnvelope
+from contracts.readmodels import TableView
+from contracts.table import CreateGame, JoinSeat
+from services import keys
+from services.codec import encoder, reply_decoder
+
+DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kind", choices=["pipeline", "domain"])
+    p.add_argument("--game", default="samarkand", choices=["samarkand", "yspahan"])
+    p.add_argument("--seats", type=int, default=None)
+    p.add_argument("--seconds", type=float, default=20.0)
+    p.add_argument("--games", type=int, default=300, help="concurrent games (pipeline)")
+    p.add_argument("--rate", type=float, default=0.0, help="offered commands/s (0: as fast as it goes)")
+    p.add_argument("--senders", type=int, default=64, help="concurrent sender tasks (pipeline)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def main(args: argparse.Namespace) -> None:
+    seats = args.seats or DEFAULT_SEATS[args.game]
+    if args.kind == "domain":
+        result = bench_domain(args.game, seats, args.seconds, args.seed)
+    else:
+        result = asyncio.run(bench_pipeline(args, seats))
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for k, v in result.items():
+            print(f"{k:>22}: {v}")
+
+
+# --- pure domain ----------------------------------------------------------------------------------------
+
+def bench_domain(game_name: str, seats: int, seconds: float, seed: int) -> dict:
+    from domain import table as tbl
+    from domain.chance import Chance
+    from domain.kernel import get_game
+
+    game = get_game(game_name)
+    rng = random.Random(seed)
+    games = commands = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        secret = rng.randbytes(16)
+        table = tbl.EMPTY
+        for command, seat in [(CreateGame(game_name, "bench", seats), None)] + [
+                (JoinSeat(f"p{s}", f"h{s}"), None) for s in range(seats)]:
+            for e in tbl.decide(table, seat, None, command, Chance(secret, table.version)):
+                table = tbl.evolve(table, e)
+        while table.status != tbl.OVER:
+            seat = rng.choice(tbl.flow(table).awaiting)
+            command = rng.choice(game.legal_commands(table.state, seat))
+            for e in tbl.decide(table, seat, f"h{seat}", command, Chance(secret, table.version)):
+                table = tbl.evolve(table, e)
+            commands += 1
+        games += 1
+    elapsed = time.perf_counter() - start
+    return {"game": game_name, "seats": seats, "seconds": round(elapsed, 2), "games": games,
+            "games_per_s": round(games / elapsed, 2), "commands_per_s": round(commands / elapsed, 1),
+            "command": f"souk bench domain --game {game_name} --seats {seats} --seconds {seconds:g}"}
+
+
+# --- the pipeline ---------------------------------------------------------------------------------------
+
+@dataclass
+class Driven:
+    game_id: str
+    seats: int
+    version: int = 0
+    in_flight: bool = False
+    sent_at: float = 0.0
+    over: bool = False
+
+
+@dataclass
+class Stats:
+    latencies: list[float] = field(default_factory=list)
+    accepted: int = 0
+    rejected: int = 0
+    measuring: bool = False
+
+
+def _token_hash(game_id: str, seat: int) -> str:
+    return hashlib.sha256(f"bench-{game_id}-{seat}".encode()).hexdigest()
+
+
+async def _xadd_rate(redis, seconds: float = 2.0) -> float:
+    """A plain XADD loop from one client, for comparison with the pipeline's figures."""
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        await redis.xadd("souk:bench:xadd", {"c": b"x" * 200})
+        n += 1
+    await redis.delete("souk:bench:xadd")
+    return n / (time.perf_counter() - start)
+
+
+async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
+    import redis.asyncio as aioredis
+
+    from services.redis_server import RedisServer
+
+    url, server, tmp = os.environ.get("REDIS_URL"), None, None
+    if not url:
+        tmp = tempfile.TemporaryDirectory(prefix="souk-bench-")
+        server = RedisServer(tmp.name, appendonly=True).start()
+        url = server.url
+    redis = aioredis.Redis.from_url(url, max_connections=args.senders + 8)
+    await redis.flushdb() if server else None
+    env = {**os.environ, "REDIS_URL": url, "SOUK_LOG_LEVEL": "warning"}
+    procs = [subprocess.Popen([sys.executable, "-m", "services.cli", role], env=env) for role in ("engine", "projector")]
+    try:
+        xadd_per_s = await _xadd_rate(redis)
+        result = await _drive(redis, args, seats)
+        result["redis_xadd_per_s"] = round(xadd_per_s)
+        result["command"] = ("souk bench pipeline " + " ".join(
+            f"--{k} {v}" for k, v in (("game", args.game), ("seconds", f"{args.seconds:g}"),
+                                        ("games", args.games), ("rate", f"{args.rate:g}"))) + " --json")
+        return result
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=10)
+        await redis.aclose()
+        if server:
+            server.stop()
+            tmp.cleanup()
+
+
+async def _drive(redis, args: argparse.Namespace, seats: int) -> dict:
+    rng = random.Random(args.seed)
+    channel = keys.replies(f"bench-{uuid.uuid4().hex}")
+    games: dict[str, Driven] = {}
+    ready: asyncio.Queue[Driven] = asyncio.Queue()
+    stats = Stats()
+    view_decoder = msgspec.json.Decoder(TableView)
+
+    async def send(game_id: str, body, seat: int | None, token_hash: str | None) -> None:
+        env = CommandEnvelope(uuid.uuid4().hex, game_id, msgspec.Raw(encoder.encode(body)), seat=seat,
+                              token_hash=token_hash, reply_to=channel, sent_at=time.time())
+        await redis.xadd(keys.COMMANDS, {"c": encoder.encode(env)})
+
+    async def new_game() -> None:
+        game_id = uuid.uuid4().hex[:12]
+        games[game_id] = Driven(game_id, seats, in_flight=True)
+        await send(game_id, CreateGame(args.game, "bench", seats, {}, rng.randbytes(8).hex()), None, None)
+        for s in range(seats):
+            await send(game_id, JoinSeat(f"p{s}", _token_hash(game_id, s), s), s, None)
+
+    async def listen(pubsub) -> None:
+        prefix = len(keys.view_updates(""))
+        async for message in pubsub.listen():
+            if message["type"] == "pmessage":
+                g = games.get(message["channel"][prefix:].decode())
+                version = int(message["data"])
+                if g is None or version <= g.version:
+                    continue
+                g.version = version
+                if g.in_flight and g.sent_at:
+                    if stats.measuring:
+                        stats.latencies.append(time.perf_counter() - g.sent_at)
+                    g.in_flight = False
+                    ready.put_nowait(g)
+                elif g.in_flight and version >= 1 + seats + 1:  # created, joined, started: ready to play
+                    g.in_flight = False
+                    ready.put_nowait(g)
+            elif message["type"] == "message":
+                reply = reply_decoder.decode(message["data"])
+                g = games.get(reply.game_id)
+                if reply.status == "accepted":
+                    stats.accepted += stats.measuring
+                elif g is not None and g.sent_at:
+                    stats.rejected += stats.measuring
+                    g.in_flight = False
+                    ready.put_nowait(g)
+
+    next_slot = [time.perf_counter()]
+
+    async def sender() -> None:
+        while True:
+            g = await ready.get()
+            if args.rate:
+                next_slot[0] = max(next_slot[0] + 1 / args.rate, time.perf_counter() - 0.05)
+                delay = next_slot[0] - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            raws = await redis.mget([keys.view(g.game_id, s) for s in range(g.seats)])
+            views = [view_decoder.decode(r) for r in raws if r is not None]
+            if any(v.status == "over" for v in views):
+                g.over = True
+                await new_game()
+                continue
+            options = [(v.seat, c) for v in views if v.version >= g.version for c in v.legal]
+            if not options:  # projection behind the notification: look again shortly
+                await asyncio.sleep(0.001)
+                ready.put_nowait(g)
+                continue
+            seat = rng.choice(sorted({s for s, _ in options}))
+            command = rng.choice([c for s, c in options if s == seat])
+            g.in_flight, g.sent_at = True, time.perf_counter()
+            await send(g.game_id, command, seat, _token_hash(g.game_id, seat))
+
+    pubsub = redis.pubsub()
+    await pubsub.psubscribe(keys.view_updates("*"))
+    await pubsub.subscribe(channel)
+    listener = asyncio.create_task(listen(pubsub))
+    for _ in range(args.games):
+        await new_game()
+    senders = [asyncio.create_task(sender()) for _ in range(args.senders)]
+    await asyncio.sleep(min(5.0, 1.0 + args.games / 200))  # warm-up: games created and first commands flowing
+    stats.measuring = True
+    start = time.perf_counter()
+    await asyncio.sleep(args.seconds)
+    stats.measuring = False
+    elapsed = time.perf_counter() - start
+    for task in (*senders, listener):
+        task.cancel()
+    await asyncio.gather(*senders, listener, return_exceptions=True)
+    await pubsub.aclose()
+    lat = sorted(stats.latencies)
+
+    def pct(p: float) -> float:
+        return round(lat[min(len(lat) - 1, int(p * len(lat)))] * 1000, 2) if lat else 0.0
+
+    return {
+        "game": args.game, "seats": seats, "games": args.games, "seconds": round(elapsed, 2),
+        "offered_rate": args.rate or None, "commands": len(lat),
+        "commands_per_s": round(len(lat) / elapsed, 1), "p50_ms": pct(0.50), "p99_ms": pct(0.99),
+        "max_ms": round(lat[-1] * 1000, 2) if lat else 0.0, "rejected": stats.rejected,
+        "games_finished": sum(g.over for g in games.values()),
+    }

@@ -1,0 +1,133 @@
+"""The ``souk`` command.
+
+  souk serve                    engine + projector + gateway in one process (embedded Redis if REDIS_URL is unset)
+  souk engine | projector       one worker role (REDIS_URL required)
+  souk gateway                  HTTP + WebSocket only (REDIS_URL required)
+  souk schema [--out FILE]      JSON Schema of the wire format
+  souk projections rebuild      drop the read models and project every game again from its first event
+  souk bench pipeline|domain    benchmarks (see the README)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+import structlog
+
+from services import logs
+from services.config import Settings
+
+log = structlog.get_logger("souk")
+
+
+def _require_redis(settings: Settings) -> Settings:
+    if not settings.redis_url:
+        sys.exit("souk: set REDIS_URL (only `souk serve` starts an embedded Redis)")
+    return settings
+
+
+def _serve(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    from services.gateway import create_app
+    from services.redis_server import RedisServer
+    from services.workers import Workers
+
+    settings = Settings.from_env(host=args.host, port=args.port)
+    server = None
+    if not settings.redis_url:
+        server = RedisServer(settings.data_dir, appendonly=True).start()
+        settings = Settings.from_env(host=args.host, port=args.port, redis_url=server.url)
+        log.info("embedded_redis_started", url=server.url, data_dir=settings.data_dir)
+    try:
+        app = create_app(settings, Workers(settings))
+        log.info("serving", url=f"http://{settings.host}:{settings.port}", docs=f"http://{settings.host}:{settings.port}/schema")
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def _gateway(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    from services.gateway import create_app
+
+    settings = _require_redis(Settings.from_env(host=args.host, port=args.port))
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning")
+
+
+def _worker(role: str) -> None:
+    from services.workers import Workers
+
+    settings = _require_redis(Settings.from_env())
+    log.info("worker_starting", role=role, consumer=settings.consumer)
+    asyncio.run(Workers(settings, roles=(role,)).app().run())
+
+
+def _schema(args: argparse.Namespace) -> None:
+    from services.schema import write
+
+    text = write(args.out)
+    if not args.out:
+        print(text)
+
+
+def _rebuild(_: argparse.Namespace) -> None:
+    import redis.asyncio as aioredis
+
+    from services.projector import Projector
+    from services.store import RedisEventStore
+
+    settings = _require_redis(Settings.from_env())
+
+    async def run() -> int:
+        client = aioredis.Redis.from_url(settings.redis_url)
+        try:
+            return await Projector(client, RedisEventStore(client)).rebuild()
+        finally:
+            await client.aclose()
+
+    print(f"rebuilt the read models of {asyncio.run(run())} games")
+
+
+def _bench(args: argparse.Namespace) -> None:
+    from services import bench
+
+    bench.main(args)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="souk", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    for name, fn in (("serve", _serve), ("gateway", _gateway)):
+        sp = sub.add_parser(name)
+        sp.add_argument("--host", default=None)
+        sp.add_argument("--port", type=int, default=None)
+        sp.set_defaults(fn=fn)
+    for role in ("engine", "projector"):
+        sub.add_parser(role).set_defaults(fn=lambda _a, r=role: _worker(r))
+    sp = sub.add_parser("schema")
+    sp.add_argument("--out", default=None, help="file to write (default: print)")
+    sp.set_defaults(fn=_schema)
+    sp = sub.add_parser("projections")
+    sp.add_argument("action", choices=["rebuild"])
+    sp.set_defaults(fn=_rebuild)
+    from services.bench import add_arguments
+
+    add_arguments(sub.add_parser("bench"))
+    sub.choices["bench"].set_defaults(fn=_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    settings = Settings.from_env()
+    logs.configure(settings.log_level, settings.log_format)
+    args.fn(args)
+
+
+if __name__ == "__main__":
+    main()

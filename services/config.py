@@ -1,0 +1,46 @@
+"""Settings, from environment variables (documented in the README)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field
+
+
+def _consumer_name() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    redis_url: str | None = None  # None: `souk serve` starts an embedded redis-server
+    data_dir: str = ".souk-data"  # the embedded Redis keeps its AOF here
+    host: str = "127.0.0.1"
+    port: int = 8000
+    log_level: str = "info"
+    log_format: str = "json"  # json / console
+    batch: int = 500  # stream entries per handler call
+    reply_timeout: float = 5.0  # seconds the gateway waits for the engine's answer
+    reclaim_idle_ms: int = 30_000  # pending entries idle this long are reclaimed from a dead consumer
+    events_maxlen: int = 1_000_000  # approximate cap of the global events stream (game streams are never trimmed)
+    consumer: str = field(default_factory=_consumer_name)
+
+    @classmethod
+    def from_env(cls, **overrides) -> "Settings":
+        env = os.environ
+        values = dict(
+            redis_url=env.get("REDIS_URL") or None,
+            data_dir=env.get("SOUK_DATA_DIR", cls.data_dir),
+            host=env.get("SOUK_HOST", cls.host),
+            port=int(env.get("SOUK_PORT", cls.port)),
+            log_level=env.get("SOUK_LOG_LEVEL", cls.log_level),
+            log_format=env.get("SOUK_LOG_FORMAT", cls.log_format),
+            batch=int(env.get("SOUK_BATCH", cls.batch)),
+            reply_timeout=float(env.get("SOUK_REPLY_TIMEOUT", cls.reply_timeout)),
+            reclaim_idle_ms=int(env.get("SOUK_RECLAIM_IDLE_MS", cls.reclaim_idle_ms)),
+            events_maxlen=int(env.get("SOUK_EVENTS_MAXLEN", cls.events_maxlen)),
+        )
+        if env.get("SOUK_CONSUMER"):
+            values["consumer"] = env["SOUK_CONSUMER"]
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)

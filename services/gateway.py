@@ -1,0 +1,497 @@
+"""The gateway: HTTP and WebSocket for frontends (Litestar, msgspec bodies, OpenAPI at /schema).
+
+It writes nothing itself: commands go to ``souk:commands`` and the engine's reply comes back on this gateway's
+reply channel; reads come from the projectors' read models. Seat tokens are checked against the token hashes
+the projector keeps (``souk:seats:{game}``); the raw token never leaves the client and this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import secrets
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+import structlog
+from litestar import Litestar, MediaType, Request, Response, WebSocket, get, post, websocket
+from litestar.exceptions import HTTPException, NotFoundException, ValidationException, WebSocketDisconnect
+from litestar.openapi import OpenAPIConfig
+from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+
+from contracts.api import (
+    ApiErrorBody,
+    Audit,
+    CommandRequest,
+    Created,
+    CreateGameRequest,
+    GameInfo,
+    Joined,
+    JoinRequest,
+    LegalCommands,
+)
+from contracts.envelope import CommandEnvelope, Reply
+from contracts.readmodels import HistoryEntry, HistoryPage, LobbyEntry, TableView
+from contracts.table import CreateGame, JoinSeat
+from domain.kernel import games
+from services import keys
+from services.codec import command_decoder, encoder, event_decoder, reply_decoder
+from services.config import Settings
+from services.engine import command_key
+from services.store import RedisEventStore
+
+log = structlog.get_logger("souk.gateway")
+_lobby_decoder = msgspec.json.Decoder(LobbyEntry)
+_view_decoder = msgspec.json.Decoder(TableView)
+_history_decoder = msgspec.json.Decoder(HistoryEntry)
+
+
+class ApiError(HTTPException):
+    def __init__(self, status_code: int, code: str, message: str) -> None:
+        super().__init__(status_code=status_code, detail=message)
+        self.code = code
+        self.message = message
+
+
+def _error(status: int, code: str, message: str) -> Response:
+    return Response(ApiErrorBody(code, message), status_code=status)
+
+
+def _on_api_error(_: Request, exc: ApiError) -> Response:
+    return _error(exc.status_code, exc.code, exc.message)
+
+
+def _on_validation(_: Request, exc: ValidationException) -> Response:
+    extra = f": {exc.extra}" if exc.extra else ""
+    return _error(400, "bad_request", f"{exc.detail}{extra}")
+
+
+def _on_http(_: Request, exc: HTTPException) -> Response:
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return _error(exc.status_code, code, str(exc.detail))
+
+
+def _on_crash(_: Request, exc: Exception) -> Response:
+    log.exception("gateway_error", error=str(exc))
+    return _error(HTTP_500_INTERNAL_SERVER_ERROR, "internal_error", "the server failed; the request may be retried")
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Replies:
+    """Sends commands and waits for the engine's answers on this gateway's own pub/sub channel."""
+
+    def __init__(self, redis: aioredis.Redis, timeout: float) -> None:
+        self.redis = redis
+        self.timeout = timeout
+        self.channel = keys.replies(uuid.uuid4().hex)
+        self.waiting: dict[tuple[str, int | None, str], asyncio.Future[Reply]] = {}
+        self._task: asyncio.Task | None = None
+        self._ready = asyncio.Event()
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._listen())
+        await asyncio.wait_for(self._ready.wait(), 10)
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _listen(self) -> None:
+        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        await pubsub.subscribe(self.channel)
+        self._ready.set()
+        try:
+            while True:
+                message = await pubsub.get_message(timeout=1.0)
+                if message is None:
+                    continue
+                reply = reply_decoder.decode(message["data"])
+                future = self.waiting.pop((reply.game_id, reply.seat, reply.command_id), None)
+                if future is not None and not future.done():
+                    future.set_result(reply)
+        finally:
+            await pubsub.aclose()
+
+    async def send(self, env: CommandEnvelope) -> Reply:
+        key = (env.game_id, env.seat, env.command_id)
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self.waiting[key] = future
+        env = msgspec.structs.replace(env, reply_to=self.channel, sent_at=time.time())
+        try:
+            await self.redis.xadd(keys.COMMANDS, {"c": encoder.encode(env)})
+            return await asyncio.wait_for(future, self.timeout)
+        except asyncio.TimeoutError:
+            recorded = await self.redis.hget(keys.outcomes(env.game_id), command_key(env))
+            if recorded is not None:
+                return reply_decoder.decode(recorded)
+            raise ApiError(504, "engine_timeout",
+                           "the engine did not answer in time; the command is queued: resend it with the same "
+                           "command_id to learn its outcome") from None
+        finally:
+            self.waiting.pop(key, None)
+
+
+class Updates:
+    """One pattern subscription to every game's view updates, fanned out to local WebSocket listeners."""
+
+    def __init__(self, redis: aioredis.Redis) -> None:
+        self.redis = redis
+        self.listeners: dict[str, set[asyncio.Queue[int]]] = defaultdict(set)
+        self._task: asyncio.Task | None = None
+        self._ready = asyncio.Event()
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._listen())
+        await asyncio.wait_for(self._ready.wait(), 10)
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _listen(self) -> None:
+        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        await pubsub.psubscribe(keys.view_updates("*"))
+        self._ready.set()
+        prefix = len(keys.view_updates(""))
+        try:
+            while True:
+                message = await pubsub.get_message(timeout=1.0)
+                if message is None:
+                    continue
+                game_id = message["channel"][prefix:].decode()
+                for queue in list(self.listeners.get(game_id, ())):
+                    queue.put_nowait(int(message["data"]))
+        finally:
+            await pubsub.aclose()
+
+    @contextlib.asynccontextmanager
+    async def listen(self, game_id: str) -> AsyncIterator[asyncio.Queue[int]]:
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        self.listeners[game_id].add(queue)
+        try:
+            yield queue
+        finally:
+            self.listeners[game_id].discard(queue)
+            if not self.listeners[game_id]:
+                del self.listeners[game_id]
+
+
+class Gateway:
+    """The gateway's state and the read/write paths its routes share."""
+
+    def __init__(self, redis: aioredis.Redis, settings: Settings) -> None:
+        self.redis = redis
+        self.settings = settings
+        self.replies = Replies(redis, settings.reply_timeout)
+        self.updates = Updates(redis)
+        self.store = RedisEventStore(redis)
+
+    async def lobby_entry(self, game_id: str) -> LobbyEntry:
+        raw = await self.redis.hget(keys.LOBBY, game_id)
+        if raw is None:
+            raise ApiError(404, "game_not_found", f"there is no game {game_id!r}")
+        return _lobby_decoder.decode(raw)
+
+    async def authorize(self, game_id: str, seat: int, token: str | None) -> None:
+        if not token:
+            raise ApiError(401, "missing_token", "send the seat token as 'Authorization: Bearer <token>'")
+        expected = await self.redis.hget(keys.seat_tokens(game_id), str(seat))
+        if expected is None:
+            await self.lobby_entry(game_id)
+            raise ApiError(401, "bad_token", "the seat token is not valid for this seat")
+        if not secrets.compare_digest(expected.decode(), token_hash(token)):
+            raise ApiError(401, "bad_token", "the seat token is not valid for this seat")
+
+    async def wait_projected(self, game_id: str, version: int, timeout: float = 3.0) -> None:
+        """Until the read models of ``game_id`` reach ``version`` (bounded: a slow projector is not an error)."""
+        deadline = time.monotonic() + timeout
+        async with self.updates.listen(game_id) as queue:
+            while time.monotonic() < deadline:
+                position = await self.redis.hget(keys.projection_position(), game_id)
+                if position is not None and int(position) >= version:
+                    return
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(queue.get(), max(0.0, min(0.25, deadline - time.monotonic())))
+
+    async def view_bytes(self, game_id: str, seat: int | None) -> bytes:
+        raw = await self.redis.get(keys.view(game_id, seat))
+        if raw is None:
+            await self.lobby_entry(game_id)  # 404 when the game does not exist
+            raise ApiError(404, "view_not_ready", "the game's views are not projected yet; retry shortly")
+        return raw
+
+    async def submit(self, env: CommandEnvelope, wait_view: bool = True) -> Reply:
+        reply = await self.replies.send(env)
+        if reply.status == "accepted" and wait_view:
+            await self.wait_projected(env.game_id, reply.version)
+        return reply
+
+    async def history(self, game_id: str, seat: int | None, after: int, limit: int) -> HistoryPage:
+        if after < 0 or not 1 <= limit <= 1000:
+            raise ApiError(400, "bad_page", "after must be >= 0 and limit between 1 and 1000")
+        entry = await self.lobby_entry(game_id)
+        raw = await self.redis.lrange(keys.history(game_id, seat), after, after + limit - 1)
+        entries = tuple(_history_decoder.decode(r) for r in raw)
+        return HistoryPage(game_id, seat, entries, after + len(entries), entry.version)
+
+
+def _bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        return header[7:].strip()
+    return request.query_params.get("token")
+
+
+def _json(raw: bytes) -> Response:
+    return Response(content=raw, media_type=MediaType.JSON)
+
+
+def create_app(settings: Settings, workers: Any = None, redis: aioredis.Redis | None = None) -> Litestar:
+    """The ASGI app. ``workers`` (a ``services.workers.Workers``) are started and stopped with it when given."""
+    client = redis or aioredis.Redis.from_url(settings.redis_url)
+    gw = Gateway(client, settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Litestar) -> AsyncIterator[None]:
+        if workers is not None:
+            await workers.start()
+        await gw.replies.start()
+        await gw.updates.start()
+        try:
+            yield
+        finally:
+            await gw.updates.stop()
+            await gw.replies.stop()
+            if workers is not None:
+                await workers.stop()
+            await client.aclose()
+
+    @get("/health", tags=["platform"])
+    async def health() -> dict[str, Any]:
+        """Checks Redis."""
+        try:
+            await client.ping()
+        except Exception as exc:  # noqa: BLE001 - any failure is "unhealthy"
+            raise ApiError(503, "redis_unavailable", f"Redis does not answer: {exc}") from None
+        return {"status": "ok", "redis": "ok"}
+
+    @get("/catalog", tags=["platform"])
+    async def catalog() -> list[GameInfo]:
+        """The games this server plays, with their seat counts and default options."""
+        return [GameInfo(g.name, g.title, g.min_seats, g.max_seats, msgspec.to_builtins(g.options_type()))
+                for g in games().values()]
+
+    @get("/games", tags=["lobby"])
+    async def list_games(status: str | None = None, game: str | None = None, limit: int = 100) -> list[LobbyEntry]:
+        """The lobby, newest first; filter by ``status`` (open / playing / over) and ``game``."""
+        ids = await client.zrevrange(keys.LOBBY_ORDER, 0, -1)
+        out: list[LobbyEntry] = []
+        for start in range(0, len(ids), 500):
+            for raw in await client.hmget(keys.LOBBY, ids[start:start + 500]):
+                if raw is None:
+                    continue
+                entry = _lobby_decoder.decode(raw)
+                if (status is None or entry.status == status) and (game is None or entry.game == game):
+                    out.append(entry)
+                    if len(out) >= limit:
+                        return out
+        return out
+
+    @post("/games", tags=["lobby"])
+    async def create_game(data: CreateGameRequest) -> Created:
+        """Create a game; then each player joins a seat. ``seed`` (hex) makes the game reproducible."""
+        if data.seed is not None:
+            try:
+                bytes.fromhex(data.seed)
+            except ValueError:
+                raise ApiError(400, "bad_seed", "seed must be hexadecimal") from None
+        game_id = uuid.uuid4().hex[:12]
+        body = CreateGame(data.game, data.title, data.seats, data.options, data.seed)
+        reply = await gw.submit(CommandEnvelope(uuid.uuid4().hex, game_id, msgspec.Raw(encoder.encode(body))))
+        _raise_if_rejected(reply)
+        return Created(game_id, reply.version)
+
+    @get("/games/{game_id:str}", tags=["lobby"])
+    async def get_game(game_id: str) -> LobbyEntry:
+        return await gw.lobby_entry(game_id)
+
+    @post("/games/{game_id:str}/seats", tags=["lobby"])
+    async def join(game_id: str, data: JoinRequest) -> Joined:
+        """Take a seat (the lowest free one unless ``seat`` is given). Keep the returned token secret."""
+        entry = await gw.lobby_entry(game_id)
+        seat = data.seat
+        if seat is None:
+            free = [s.seat for s in entry.seats if s.name is None]
+            if not free:
+                raise ApiError(409, "game_started", "every seat of this game is taken")
+            seat = free[0]
+        token = secrets.token_urlsafe(24)
+        body = JoinSeat(data.name, token_hash(token), seat)
+        reply = await gw.submit(CommandEnvelope(uuid.uuid4().hex, game_id, msgspec.Raw(encoder.encode(body)), seat=seat))
+        _raise_if_rejected(reply)
+        return Joined(game_id, seat, token, reply.version)
+
+    @get("/games/{game_id:str}/view", tags=["spectator"])
+    async def spectator_view(game_id: str, min_version: int = 0) -> Response[TableView]:
+        """What a spectator sees; ``min_version`` waits (up to 3 s) for the projection to reach it."""
+        if min_version:
+            await gw.wait_projected(game_id, min_version)
+        return _json(await gw.view_bytes(game_id, None))
+
+    @get("/games/{game_id:str}/history", tags=["spectator"])
+    async def spectator_history(game_id: str, after: int = 0, limit: int = 100) -> HistoryPage:
+        """The history as a spectator may see it, paged: pass ``next_after`` as ``after``."""
+        return await gw.history(game_id, None, after, limit)
+
+    @get("/games/{game_id:str}/audit", tags=["spectator"])
+    async def audit(game_id: str) -> Audit:
+        """Once the game is over: every event unredacted with its hashes, and the seed behind ``seed_hash``."""
+        entry = await gw.lobby_entry(game_id)
+        if entry.status != "over":
+            raise ApiError(409, "game_not_over", "the full history and the seed are published when the game ends")
+        envelopes = await gw.store.read(game_id)
+        decode = event_decoder(entry.game).decode
+        events = [decode(e.payload) for e in envelopes]
+        created, ended = events[0], events[-1]
+        return Audit(game_id, ended.seed, created.seed_hash,
+                     tuple({**msgspec.to_builtins(e), "payload": ev} for e, ev in zip(envelopes, events)))
+
+    @get("/games/{game_id:str}/seats/{seat:int}/view", tags=["seat"])
+    async def seat_view(request: Request, game_id: str, seat: int, min_version: int = 0) -> Response[TableView]:
+        """What this seat sees now (its secrets included), with the commands it may send."""
+        await gw.authorize(game_id, seat, _bearer(request))
+        if min_version:
+            await gw.wait_projected(game_id, min_version)
+        return _json(await gw.view_bytes(game_id, seat))
+
+    @get("/games/{game_id:str}/seats/{seat:int}/legal", tags=["seat"])
+    async def seat_legal(request: Request, game_id: str, seat: int) -> LegalCommands:
+        """The commands this seat may send now; post any of them back as ``command``."""
+        await gw.authorize(game_id, seat, _bearer(request))
+        view = _view_decoder.decode(await gw.view_bytes(game_id, seat))
+        return LegalCommands(game_id, seat, view.version, view.legal)
+
+    @get("/games/{game_id:str}/seats/{seat:int}/history", tags=["seat"])
+    async def seat_history(request: Request, game_id: str, seat: int, after: int = 0, limit: int = 100) -> HistoryPage:
+        await gw.authorize(game_id, seat, _bearer(request))
+        return await gw.history(game_id, seat, after, limit)
+
+    @post("/games/{game_id:str}/seats/{seat:int}/commands", tags=["seat"], status_code=200)
+    async def send_command(request: Request, game_id: str, seat: int, data: CommandRequest) -> Reply:
+        """Send one command. 200: accepted, with the new version. 422: refused by the rules (``code``).
+        Resending the same ``command_id`` returns the first answer and changes nothing."""
+        await gw.authorize(game_id, seat, _bearer(request))
+        if not 1 <= len(data.command_id) <= 100:
+            raise ApiError(400, "bad_command_id", "command_id must have 1 to 100 characters")
+        entry = await gw.lobby_entry(game_id)
+        try:
+            command = _convert(entry.game, data.command)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise ApiError(400, "bad_command", f"not a command of {entry.game}: {exc}") from None
+        env = CommandEnvelope(data.command_id, game_id, msgspec.Raw(encoder.encode(command)), seat=seat,
+                              token_hash=token_hash(_bearer(request) or ""))
+        reply = await gw.submit(env)
+        _raise_if_rejected(reply)
+        return reply
+
+    @websocket("/games/{game_id:str}/ws")
+    async def spectator_socket(socket: WebSocket, game_id: str) -> None:
+        """Pushes the spectator view (a TableView JSON text frame) at once and after every change."""
+        await _push_views(gw, socket, game_id, None)
+
+    @websocket("/games/{game_id:str}/seats/{seat:int}/ws")
+    async def seat_socket(socket: WebSocket, game_id: str, seat: int) -> None:
+        """Pushes this seat's view at once and after every change. Authenticate with ``?token=``."""
+        try:
+            await gw.authorize(game_id, seat, socket.query_params.get("token"))
+        except ApiError as exc:
+            await socket.close(code=4401, reason=exc.code)
+            return
+        await _push_views(gw, socket, game_id, seat)
+
+    return Litestar(
+        route_handlers=[health, catalog, list_games, create_game, get_game, join, spectator_view,
+                        spectator_history, audit, seat_view, seat_legal, seat_history, send_command,
+                        spectator_socket, seat_socket, *_asyncapi_route(workers, settings)],
+        lifespan=[lifespan],
+        exception_handlers={ApiError: _on_api_error, ValidationException: _on_validation,
+                            NotFoundException: _on_http, HTTPException: _on_http, Exception: _on_crash},
+        openapi_config=OpenAPIConfig(title="Souk", version="0.1.0",
+                                     description="Event-sourced board games: lobby, seats, commands, views, history."),
+        debug=False,
+    )
+
+
+def _convert(game: str, command: dict[str, Any]) -> Any:
+    """Validates a command body against the game's commands (strict, like the engine) before it is queued."""
+    decoded = command_decoder(game).decode(encoder.encode(command))
+    if isinstance(decoded, (CreateGame, JoinSeat)):
+        raise msgspec.ValidationError("table commands go to /games and /games/{id}/seats")
+    return decoded
+
+
+def _raise_if_rejected(reply: Reply) -> None:
+    if reply.status != "accepted":
+        status = 404 if reply.code == "game_not_found" else 409 if reply.code in _CONFLICTS else 422
+        raise ApiError(status, reply.code, reply.message)
+
+
+_CONFLICTS = {"seat_taken", "game_started", "game_exists", "conflict"}
+
+
+async def _push_views(gw: Gateway, socket: WebSocket, game_id: str, seat: int | None) -> None:
+    await socket.accept()
+    closed = asyncio.Event()
+
+    async def drain() -> None:  # notices the client leaving
+        try:
+            while True:
+                await socket.receive_data(mode="text")
+        except (WebSocketDisconnect, Exception):  # noqa: BLE001
+            closed.set()
+
+    reader = asyncio.create_task(drain())
+    sent = -1
+    try:
+        async with gw.updates.listen(game_id) as queue:
+            while not closed.is_set():
+                raw = await gw.redis.get(keys.view(game_id, seat))
+                if raw is not None:
+                    version = _view_decoder.decode(raw).version
+                    if version > sent:
+                        await socket.send_data(raw.decode(), mode="text")
+                        sent = version
+                waiter = asyncio.create_task(queue.get())
+                closer = asyncio.create_task(closed.wait())
+                done, pending = await asyncio.wait({waiter, closer}, return_when=asyncio.FIRST_COMPLETED)
+                for task in pending:
+                    task.cancel()
+    except WebSocketDisconnect:
+        pass
+    finally:
+        reader.cancel()
+
+
+def _asyncapi_route(workers: Any, settings: Settings) -> list:
+    @get("/asyncapi.json", tags=["platform"], include_in_schema=False)
+    async def asyncapi() -> Response:
+        """FastStream's AsyncAPI document of the streams and channels."""
+        from services.workers import Workers  # the gateway alone describes the workers it talks to
+
+        described = workers if workers is not None else Workers(settings)
+        return Response(content=described.asyncapi().to_specification().to_json(), media_type=MediaType.JSON)
+
+    return [asyncapi]

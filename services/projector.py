@@ -1,0 +1,146 @@
+"""Projectors: events in, read models out (each seat's view and the spectator's, each game's history as each
+seat may see it, the lobby, the seats' token hashes for the gateway).
+
+``Projector.handle`` takes a batch of ``souk:events`` entries. For each game it folds the new events (those
+past the game's recorded position) into its cached table, then writes every read model *and* the new position
+in one MULTI/EXEC, so a redelivered event changes nothing. After the transaction it announces the new version
+on ``souk:updates:{game}`` (the gateway pushes views to WebSockets from there).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+import structlog
+
+from contracts.envelope import EventEnvelope
+from contracts.readmodels import HistoryEntry, LobbyEntry
+from contracts.table import GameCreated, SeatJoined
+from domain import table as tbl
+from services import keys
+from services.codec import encoder, event_decoder, event_envelope_decoder
+from services.store import EventStore
+
+log = structlog.get_logger("souk.projector")
+
+
+@dataclass(slots=True)
+class Projected:
+    table: tbl.Table
+    created_at: float
+
+
+class Projector:
+    def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000) -> None:
+        self.redis = redis
+        self.store = store
+        self.cache: OrderedDict[str, Projected] = OrderedDict()
+        self.cache_size = cache_size
+
+    async def handle(self, entries: Sequence[dict[bytes, bytes]]) -> None:
+        by_game: dict[str, list[EventEnvelope]] = {}
+        for fields in entries:
+            env = event_envelope_decoder.decode(fields[b"e"])
+            by_game.setdefault(env.game_id, []).append(env)
+        await self.project(by_game)
+
+    async def project(self, by_game: dict[str, list[EventEnvelope]]) -> None:
+        game_ids = list(by_game)
+        positions = await self.redis.hmget(keys.projection_position(), game_ids)
+        pipe = self.redis.pipeline(transaction=True)
+        updated: list[tuple[str, int]] = []
+        for game_id, raw_pos in zip(game_ids, positions):
+            position = int(raw_pos or 0)
+            envelopes = [e for e in by_game[game_id] if e.seq > position]
+            if not envelopes:
+                continue  # redelivered: already projected
+            if envelopes[0].seq != position + 1:  # a gap (trimmed global stream, or a batch lost): read the store
+                envelopes = [e for e in await self.store.read(game_id, after=position) if e.seq <= envelopes[-1].seq]
+            projected = await self._load(game_id, position)
+            version = self._write(pipe, game_id, projected, envelopes)
+            updated.append((game_id, version))
+        if not updated:
+            return
+        await pipe.execute()
+        notify = self.redis.pipeline(transaction=False)
+        for game_id, version in updated:
+            notify.publish(keys.view_updates(game_id), str(version))
+        await notify.execute()
+
+    async def _load(self, game_id: str, position: int) -> Projected:
+        """The table as projected up to ``position`` (from the cache, else folded from the store)."""
+        cached = self.cache.get(game_id)
+        if cached is not None and cached.table.version == position:
+            self.cache.move_to_end(game_id)
+            return cached
+        table, created_at = tbl.EMPTY, 0.0
+        if position:
+            envelopes = (await self.store.read(game_id))[:position]
+            decode = event_decoder(_game_name(envelopes[0])).decode
+            table = tbl.fold([decode(e.payload) for e in envelopes])
+            created_at = envelopes[0].recorded_at
+        return Projected(table, created_at)
+
+    def _write(self, pipe, game_id: str, projected: Projected, envelopes: list[EventEnvelope]) -> int:
+        table = projected.table
+        history: dict[int | None, list[bytes]] = {}
+        for env in envelopes:
+            if not table.exists:
+                projected.created_at = env.recorded_at
+                event = event_decoder(_game_name(env)).decode(env.payload)
+            else:
+                event = event_decoder(table.game).decode(env.payload)
+            table = tbl.evolve(table, event)
+            if isinstance(event, SeatJoined):
+                pipe.hset(keys.seat_tokens(game_id), str(event.seat), event.token_hash)
+            for seat in (*range(table.seats), None):
+                entry = HistoryEntry(env.seq, env.type, env.seat, env.command_id, env.recorded_at,
+                                     tbl.redact(table, event, seat), env.hash, env.prev_hash)
+                history.setdefault(seat, []).append(encoder.encode(entry))
+        for seat in (*range(table.seats), None):
+            pipe.set(keys.view(game_id, seat), encoder.encode(tbl.view(table, game_id, seat)))
+            pipe.rpush(keys.history(game_id, seat), *history[seat])
+        lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status, table.version,
+                           projected.created_at)
+        pipe.hset(keys.LOBBY, game_id, encoder.encode(lobby))
+        pipe.zadd(keys.LOBBY_ORDER, {game_id: projected.created_at}, nx=True)
+        pipe.hset(keys.projection_position(), game_id, table.version)
+        projected.table = table
+        self.cache[game_id] = projected
+        self.cache.move_to_end(game_id)
+        while len(self.cache) > self.cache_size:
+            self.cache.popitem(last=False)
+        return table.version
+
+    async def rebuild(self) -> int:
+        """Drop every read model and project each game again from its first event. Returns the games rebuilt.
+
+        Run it with the projector workers stopped (``souk projections rebuild``)."""
+        await self._drop_read_models()
+        self.cache.clear()
+        count = 0
+        async for game_id in self.redis.zscan_iter(keys.GAMES):
+            game_id = game_id[0].decode() if isinstance(game_id, tuple) else game_id.decode()
+            envelopes = await self.store.read(game_id)
+            for start in range(0, len(envelopes), 500):
+                await self.project({game_id: envelopes[start:start + 500]})
+            count += 1
+        return count
+
+    async def _drop_read_models(self) -> None:
+        for pattern in ("souk:view:*", "souk:history:*", "souk:seats:*"):
+            async for key in self.redis.scan_iter(match=pattern, count=1000):
+                await self.redis.delete(key)
+        await self.redis.delete(keys.LOBBY, keys.LOBBY_ORDER, keys.projection_position())
+
+
+_table_events = msgspec.json.Decoder(GameCreated)
+
+
+def _game_name(env: EventEnvelope) -> str:
+    return _table_events.decode(env.payload).game

@@ -1,0 +1,65 @@
+"""FastStream plumbing shared by the engine and the projector.
+
+- ``ensure_group`` creates a consumer group at ``0`` (FastStream would create it at ``$`` and miss every
+  entry written before it existed).
+- ``raw_parser`` / ``raw_decoder`` hand a batch handler the stream entries as Redis returned them
+  (``list[dict[bytes, bytes]]``): FastStream's own JSON passes are skipped, msgspec decodes the fields.
+- ``batch_subscription`` subscribes a batch handler twice on the same group: one reader for new entries, and
+  one that reclaims entries left pending by a consumer that died (XAUTOCLAIM after ``reclaim_idle_ms``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import redis.asyncio as aioredis
+from faststream import AckPolicy
+from faststream.redis import RedisBroker, StreamSub
+from redis.exceptions import ResponseError
+
+Entries = list[dict[bytes, bytes]]
+
+
+async def ensure_group(redis: aioredis.Redis, stream: str, group: str) -> None:
+    try:
+        await redis.xgroup_create(stream, group, id="0", mkstream=True)
+    except ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+async def raw_parser(message: Any, original: Callable[[Any], Awaitable[Any]]) -> Any:
+    lean = dict(message)
+    lean["data"] = []
+    parsed = await original(lean)
+    parsed.raw_message = message  # keeps message_ids for the XACK
+    return parsed
+
+
+async def raw_decoder(message: Any, original: Callable[[Any], Awaitable[Any]]) -> Entries:
+    return message.raw_message["data"]
+
+
+def batch_subscription(
+    broker: RedisBroker,
+    stream: str,
+    group: str,
+    consumer: str,
+    handler: Callable[[Entries], Awaitable[None]],
+    max_records: int = 500,
+    reclaim_idle_ms: int = 30_000,
+    title: str | None = None,
+    description: str | None = None,
+) -> None:
+    common = dict(parser=raw_parser, decoder=raw_decoder, ack_policy=AckPolicy.REJECT_ON_ERROR)
+    broker.subscriber(
+        stream=StreamSub(stream, group=group, consumer=consumer, batch=True, max_records=max_records,
+                         polling_interval=100),
+        title=title, description=description, **common,
+    )(handler)
+    broker.subscriber(
+        stream=StreamSub(stream, group=group, consumer=f"{consumer}-reclaim", batch=True,
+                         min_idle_time=reclaim_idle_ms, polling_interval=1000),
+        title=f"{title or stream}-reclaim", include_in_schema=False, **common,
+    )(handler)

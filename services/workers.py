@@ -1,0 +1,100 @@
+"""The engine and the projector as FastStream subscribers on one RedisBroker.
+
+``souk engine`` and ``souk projector`` run one role each; ``souk serve`` runs both beside the gateway.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import msgspec
+import redis.asyncio as aioredis
+import structlog
+from faststream import FastStream
+from faststream.redis import RedisBroker, StreamSub
+from faststream.specification import AsyncAPI
+
+from contracts.envelope import CommandEnvelope, EventEnvelope, Reply
+from services import keys
+from services.codec import command_envelope_decoder, encoder
+from services.config import Settings
+from services.engine import Engine
+from services.projector import Projector
+from services.store import RedisEventStore
+from services.streams import Entries, batch_subscription, ensure_group
+
+log = structlog.get_logger("souk.workers")
+ENGINE, PROJECTOR = "engine", "projector"
+
+
+class Workers:
+    """A broker with the chosen roles subscribed, and the Redis client they share."""
+
+    def __init__(self, settings: Settings, roles: tuple[str, ...] = (ENGINE, PROJECTOR)) -> None:
+        self.settings = settings
+        self.roles = roles
+        self.broker = RedisBroker(settings.redis_url, log_level=logging.DEBUG)
+        self.redis = aioredis.Redis.from_url(settings.redis_url)
+        self.store = RedisEventStore(self.redis, settings.events_maxlen)
+        self.engine = Engine(self.redis, self.store)
+        self.projector = Projector(self.redis, self.store)
+        if ENGINE in roles:
+            batch_subscription(
+                self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
+                max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:commands",
+                description="Commands (field `c`: CommandEnvelope JSON). The engine decides them, appends the "
+                            "events to souk:game:{id} and souk:events, and answers on the envelope's reply_to.",
+            )
+            self.broker.publisher(stream=keys.EVENTS, title="souk:events", schema=EventEnvelope,
+                                  description="Every game's events in commit order (fields g, k, e).")
+            self.broker.publisher("souk:replies:{gateway}", title="souk:replies", schema=Reply,
+                                  description="The engine's answer to one command, on the command's reply_to channel.")
+        if PROJECTOR in roles:
+            batch_subscription(
+                self.broker, keys.EVENTS, keys.PROJECTOR_GROUP, f"projector-{settings.consumer}", self.on_events,
+                max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:events",
+                description="Events (field `e`: EventEnvelope JSON) folded into the read models.",
+            )
+            self.broker.publisher("souk:updates:{game_id}", title="souk:updates", schema=int,
+                                  description="A game's views reached this version.")
+
+    async def prepare(self) -> None:
+        """Consumer groups at 0, so a worker started after the first entries still sees them."""
+        if ENGINE in self.roles:
+            await ensure_group(self.redis, keys.COMMANDS, keys.ENGINE_GROUP)
+        if PROJECTOR in self.roles:
+            await ensure_group(self.redis, keys.EVENTS, keys.PROJECTOR_GROUP)
+
+    async def start(self) -> None:
+        await self.prepare()
+        await self.broker.start()
+
+    async def stop(self) -> None:
+        await self.broker.stop()
+        await self.redis.aclose()
+
+    async def on_commands(self, entries: Entries) -> None:
+        envelopes: list[CommandEnvelope] = []
+        for fields in entries:
+            try:
+                envelopes.append(command_envelope_decoder.decode(fields[b"c"]))
+            except (KeyError, msgspec.ValidationError, msgspec.DecodeError) as exc:
+                log.warning("command_envelope_unreadable", error=str(exc))  # nobody to answer: dropped, logged
+        replies = await self.engine.handle(envelopes)
+        pipe = self.redis.pipeline(transaction=False)
+        for env, reply in zip(envelopes, replies):
+            if env.reply_to:
+                pipe.publish(env.reply_to, encoder.encode(reply))
+        await pipe.execute()
+
+    async def on_events(self, entries: Entries) -> None:
+        await self.projector.handle(entries)
+
+    def asyncapi(self) -> AsyncAPI:
+        return AsyncAPI(self.broker, title="Souk streams", version="0.1.0",
+                        description="Commands, events and replies of Souk on Redis Streams and pub/sub.")
+
+    def app(self) -> FastStream:
+        app = FastStream(self.broker, specification=self.asyncapi())
+        app.on_startup(self.prepare)
+        return app

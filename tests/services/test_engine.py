@@ -1,0 +1,142 @@
+"""The engine: generic checks, answers, idempotency, conflicts, against a real Redis."""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+import pytest
+import redis.asyncio as aioredis
+
+from contracts.envelope import CommandEnvelope
+from contracts.table import CreateGame, JoinSeat
+from services.codec import encoder
+from services.engine import Engine
+from services.store import RedisEventStore
+from tests.services.tally import Add
+
+pytestmark = pytest.mark.anyio
+
+
+def th(seat: int) -> str:
+    return hashlib.sha256(f"t{seat}".encode()).hexdigest()
+
+
+def cmd(game_id: str, body, seat=None, token=None, cid=None) -> CommandEnvelope:
+    cid = cid or f"c-{id(body)}-{seat}"
+    return CommandEnvelope(cid, game_id, msgspec.Raw(encoder.encode(body)), seat=seat, token_hash=token)
+
+
+@pytest.fixture
+async def redis(redis_url):
+    client = aioredis.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def engine(redis):
+    return Engine(redis, RedisEventStore(redis))
+
+
+async def started(engine: Engine, game_id: str = "g1", seats: int = 2) -> int:
+    """Creates and fills a tally game; returns the seat whose turn it is."""
+    replies = await engine.handle(
+        [cmd(game_id, CreateGame("tally", "t", seats, {}, "00ff"), cid="create")]
+        + [cmd(game_id, JoinSeat(f"p{s}", th(s), s), seat=s, cid=f"join{s}") for s in range(seats)]
+    )
+    assert [r.status for r in replies] == ["accepted"] * (seats + 1), replies
+    return (await engine.load(game_id)).table.state.turn
+
+
+async def test_a_game_is_created_joined_and_started_through_commands(engine):
+    turn = await started(engine)
+    slot = await engine.load("g1")
+    assert slot.table.status == "playing" and slot.table.version == 5  # created, 2 joined, started, secrets
+    assert turn in (0, 1)
+
+
+async def test_an_accepted_command_is_answered_with_the_new_version(engine):
+    turn = await started(engine)
+    [reply] = await engine.handle([cmd("g1", Add(2), seat=turn, token=th(turn))])
+    assert reply.status == "accepted" and reply.version == 6 and reply.events == 1 and reply.seat == turn
+
+
+@pytest.mark.parametrize(
+    ("who", "token", "body", "code"),
+    [
+        ("other", "own", Add(1), "not_your_turn"),
+        ("turn", "wrong", Add(1), "bad_token"),
+        ("turn", "own", Add(7), "bad_amount"),
+        ("turn", "own", {"type": "tally.Jump"}, "bad_command"),
+        ("turn", "own", {"type": "tally.Add", "amount": 1, "extra": 1}, "bad_command"),
+    ],
+)
+async def test_a_refused_command_gets_its_code_and_appends_nothing(engine, who, token, body, code):
+    turn = await started(engine)
+    seat = turn if who == "turn" else 1 - turn
+    token_hash = th(seat) if token == "own" else th(9)
+    [reply] = await engine.handle([cmd("g1", body, seat=seat, token=token_hash)])
+    assert reply.status == "rejected" and reply.code == code and reply.message
+    assert await engine.store.version("g1") == 5
+
+
+async def test_commands_to_a_missing_game_are_refused(engine):
+    [reply] = await engine.handle([cmd("nope", Add(1), seat=0, token=th(0))])
+    assert reply.code == "game_not_found"
+
+
+async def test_a_resent_command_id_gets_the_first_answer_and_changes_nothing(engine):
+    turn = await started(engine)
+    first = cmd("g1", Add(3), seat=turn, token=th(turn), cid="same")
+    [a] = await engine.handle([first])
+    engine.cache.clear()
+    [b] = await engine.handle([first])
+    assert a == b and await engine.store.version("g1") == 6
+
+
+async def test_a_resent_refused_command_keeps_its_first_refusal(engine):
+    turn = await started(engine)
+    [a] = await engine.handle([cmd("g1", Add(1), seat=1 - turn, token=th(1 - turn), cid="x")])
+    [b] = await engine.handle([cmd("g1", Add(1), seat=1 - turn, token=th(1 - turn), cid="x")])
+    assert a == b and a.code == "not_your_turn"
+
+
+async def test_a_stale_engine_reloads_and_decides_again(redis):
+    store = RedisEventStore(redis)
+    one, two = Engine(redis, store), Engine(redis, store)
+    turn = await started(one)
+    await two.load("g1")  # two caches the game at version 5
+    [a] = await one.handle([cmd("g1", Add(1), seat=turn, token=th(turn))])
+    # two's cache is stale: its decision conflicts, it reloads, and the rules now see the other seat's turn
+    [b] = await two.handle([cmd("g1", Add(1), seat=1 - turn, token=th(1 - turn))])
+    assert a.status == b.status == "accepted" and b.version == 7
+    events = await store.read("g1")
+    assert [e.seq for e in events] == list(range(1, 8))
+    assert all(later.prev_hash == earlier.hash for earlier, later in zip(events, events[1:]))
+
+
+async def test_a_batch_plays_several_commands_of_one_game_in_order(engine):
+    turn = await started(engine)
+    seats = [turn, 1 - turn, turn]
+    replies = await engine.handle([cmd("g1", Add(1), seat=s, token=th(s), cid=f"b{i}") for i, s in enumerate(seats)])
+    assert [r.version for r in replies] == [6, 7, 8]
+
+
+async def test_the_game_ends_with_the_seed_revealed(engine):
+    turn = await started(engine)
+    seat, version = turn, 5
+    while True:
+        [reply] = await engine.handle([cmd("g1", Add(3), seat=seat, token=th(seat), cid=f"e{version}")])
+        assert reply.status == "accepted"
+        version = reply.version
+        if (await engine.load("g1")).table.status == "over":
+            break
+        seat = 1 - seat
+    last = (await engine.store.read("g1"))[-1]
+    ended = msgspec.json.decode(last.payload)
+    assert ended["type"] == "table.GameEnded" and ended["seed"] == "00ff"
+    created = msgspec.json.decode((await engine.store.read("g1"))[0].payload)
+    assert created["seed_hash"] == hashlib.sha256(bytes.fromhex("00ff")).hexdigest()
+    [late] = await engine.handle([cmd("g1", Add(1), seat=seat, token=th(seat), cid="late")])
+    assert late.code == "game_over"
