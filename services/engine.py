@@ -145,7 +145,10 @@ class Engine:
             log.info("command_rejected", code=code)
             reply = Reply(env.command_id, env.game_id, "rejected", version=table.version, code=code,
                           message=message, seat=env.seat)
-            append = Append(env.game_id, table.game, table.version, (), command_key(env), encoder.encode(reply),
+            # A refusal of a game that does not exist (yet) is not recorded: a command reclaimed late, after its
+            # CreateGame, or resent, must be decided again.
+            key = command_key(env) if table.exists else ""
+            append = Append(env.game_id, table.game, table.version, (), key, encoder.encode(reply),
                             prev_hash=slot.head, head=slot.head)
             return append, reply, slot
 

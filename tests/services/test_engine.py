@@ -140,3 +140,12 @@ async def test_the_game_ends_with_the_seed_revealed(engine):
     assert created["seed_hash"] == hashlib.sha256(bytes.fromhex("00ff")).hexdigest()
     [late] = await engine.handle([cmd("g1", Add(1), seat=seat, token=th(seat), cid="late")])
     assert late.code == "game_over"
+
+
+async def test_a_command_refused_before_its_game_existed_is_decided_again_later(engine):
+    early = cmd("g1", JoinSeat("a", th(0), 0), seat=0, cid="early")
+    [first] = await engine.handle([early])
+    assert first.code == "game_not_found"
+    await engine.handle([cmd("g1", CreateGame("tally", "t", 2, {}, "00"), cid="create")])
+    [again] = await engine.handle([early])
+    assert again.status == "accepted"

@@ -1,0 +1,136 @@
+"""Projectors: views per seat, redacted history, lobby, exactly-once effect under redelivery, rebuild."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+
+import msgspec
+import pytest
+import redis.asyncio as aioredis
+
+from contracts.readmodels import HistoryEntry, LobbyEntry, TableView
+from contracts.table import CreateGame, JoinSeat
+from services import keys
+from services.config import Settings
+from services.engine import Engine
+from services.projector import Projector
+from services.store import RedisEventStore
+from services.workers import Workers
+from tests.services.tally import Add
+from tests.services.test_engine import cmd, started, th
+
+pytestmark = pytest.mark.anyio
+view_of = msgspec.json.Decoder(TableView).decode
+
+
+@pytest.fixture
+async def redis(redis_url):
+    client = aioredis.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+async def project_all(redis, projector: Projector) -> None:
+    entries = await redis.xrange(keys.EVENTS)
+    await projector.handle([fields for _, fields in entries])
+
+
+async def test_each_seat_sees_its_secret_and_nobody_elses(redis):
+    store = RedisEventStore(redis)
+    await started(Engine(redis, store))
+    await project_all(redis, Projector(redis, store))
+    secrets = {}
+    for seat in (0, 1, None):
+        view = view_of(await redis.get(keys.view("g1", seat)))
+        assert view.version == 5 and view.status == "playing"
+        secrets[seat] = view.view["my_secret"]
+        history = [msgspec.json.decode(h, type=HistoryEntry) for h in await redis.lrange(keys.history("g1", seat), 0, -1)]
+        drawn = [h.event for h in history if h.type == "tally.SecretsDrawn"][0]
+        assert [s for i, s in enumerate(drawn["secrets"]) if i != seat] == [-1] * (1 if seat is not None else 2)
+        assert all(h.event.get("token_hash", "") == "" for h in history)
+    assert secrets[None] is None and secrets[0] != secrets[1] or secrets[0] == secrets[1]
+    turn = view_of(await redis.get(keys.view("g1", None))).flow.awaiting[0]
+    assert view_of(await redis.get(keys.view("g1", turn))).legal
+    assert view_of(await redis.get(keys.view("g1", 1 - turn))).legal == ()
+    lobby = msgspec.json.decode(await redis.hget(keys.LOBBY, "g1"), type=LobbyEntry)
+    assert lobby.status == "playing" and [s.name for s in lobby.seats] == ["p0", "p1"]
+    assert await redis.hget(keys.seat_tokens("g1"), "0") == th(0).encode()
+
+
+async def test_a_redelivered_batch_changes_nothing(redis):
+    store = RedisEventStore(redis)
+    await started(Engine(redis, store))
+    projector = Projector(redis, store)
+    await project_all(redis, projector)
+    before = {k: await redis.lrange(k, 0, -1) for k in (keys.history("g1", 0), keys.history("g1", None))}
+    await project_all(redis, projector)  # the same entries again
+    await project_all(redis, Projector(redis, store))  # and through a fresh projector with no cache
+    after = {k: await redis.lrange(k, 0, -1) for k in before}
+    assert before == after and len(after[keys.history("g1", 0)]) == 5
+
+
+async def test_a_projector_without_cache_catches_up_from_the_store(redis):
+    store = RedisEventStore(redis)
+    engine = Engine(redis, store)
+    turn = await started(engine)
+    await project_all(redis, Projector(redis, store))
+    [reply] = await engine.handle([cmd("g1", Add(2), seat=turn, token=th(turn))])
+    entries = await redis.xrange(keys.EVENTS)
+    await Projector(redis, store).handle([entries[-1][1]])  # only the newest entry, cold cache
+    view = view_of(await redis.get(keys.view("g1", None)))
+    assert view.version == reply.version and view.view["total"] == 2
+
+
+async def test_rebuild_gives_the_same_read_models(redis):
+    store = RedisEventStore(redis)
+    engine = Engine(redis, store)
+    turn = await started(engine)
+    await started(engine, "g2", seats=3)
+    await engine.handle([cmd("g1", Add(3), seat=turn, token=th(turn))])
+    await project_all(redis, Projector(redis, store))
+    names = [keys.view("g1", 0), keys.view("g2", None), keys.history("g1", 1), keys.history("g2", 2)]
+    before = [await redis.dump(n) for n in names] + [await redis.hgetall(keys.LOBBY)]
+    assert await Projector(redis, store).rebuild() == 2
+    after = [await redis.dump(n) for n in names] + [await redis.hgetall(keys.LOBBY)]
+    assert before == after
+
+
+async def wait_for_view(redis, game_id: str, ok, tries: int = 200) -> TableView:
+    for _ in range(tries):
+        raw = await redis.get(keys.view(game_id, None))
+        if raw and ok(view_of(raw)):
+            break
+        await asyncio.sleep(0.05)
+    return view_of(await redis.get(keys.view(game_id, None)))
+
+
+async def test_the_workers_play_through_the_streams_and_reclaim_what_a_dead_consumer_left(redis, redis_url):
+    # entries written before any worker exists are still processed (groups are created at 0)
+    for c in [cmd("g1", CreateGame("tally", "t", 2, {}, "01"), cid="create"),
+              cmd("g1", JoinSeat("a", th(0), 0), seat=0, cid="j0")]:
+        await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(c)})
+    settings = Settings(redis_url=redis_url, reclaim_idle_ms=200, consumer="first")
+    workers = Workers(settings)
+    await workers.start()
+    try:
+        view = await wait_for_view(redis, "g1", lambda v: v.seats[0].name == "a")
+        assert [s.name for s in view.seats] == ["a", None]
+    finally:
+        await workers.stop()
+    # a consumer takes the next command and dies before acknowledging it
+    await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(cmd("g1", JoinSeat("b", th(1), 1), seat=1, cid="j1"))})
+    assert await redis.xreadgroup(keys.ENGINE_GROUP, "dead", {keys.COMMANDS: ">"}, count=1)
+    workers = Workers(Settings(redis_url=redis_url, reclaim_idle_ms=200, consumer="second"))
+    await workers.start()
+    try:
+        view = await wait_for_view(redis, "g1", lambda v: v.status == "playing")
+        assert view.status == "playing" and [s.name for s in view.seats] == ["a", "b"]
+        for _ in range(100):
+            if (await redis.xpending(keys.COMMANDS, keys.ENGINE_GROUP))["pending"] == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert (await redis.xpending(keys.COMMANDS, keys.ENGINE_GROUP))["pending"] == 0
+        assert await redis.xlen(keys.game_stream("g1")) == 5  # nothing applied twice
+    finally:
+        await workers.stop()
