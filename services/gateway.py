@@ -73,7 +73,7 @@ def _on_validation(_: Request, exc: ValidationException) -> Response:
 
 
 def _on_http(_: Request, exc: HTTPException) -> Response:
-    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    code = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     return _error(exc.status_code, code, str(exc.detail))
 
 
@@ -364,10 +364,9 @@ def create_app(settings: Settings, workers: Any = None, redis: aioredis.Redis | 
             raise ApiError(409, "game_not_over", "the full history and the seed are published when the game ends")
         envelopes = await gw.store.read(game_id)
         decode = event_decoder(entry.game).decode
-        events = [decode(e.payload) for e in envelopes]
-        created, ended = events[0], events[-1]
+        created, ended = decode(envelopes[0].payload), decode(envelopes[-1].payload)
         return Audit(game_id, ended.seed, created.seed_hash,
-                     tuple({**msgspec.to_builtins(e), "payload": ev} for e, ev in zip(envelopes, events)))
+                     tuple({**msgspec.structs.asdict(e), "payload": msgspec.json.decode(e.payload)} for e in envelopes))
 
     @get("/games/{game_id:str}/seats/{seat:int}/view", tags=["seat"])
     async def seat_view(request: Request, game_id: str, seat: int, min_version: int = 0) -> Response[TableView]:

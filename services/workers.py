@@ -11,10 +11,10 @@ import msgspec
 import redis.asyncio as aioredis
 import structlog
 from faststream import FastStream
-from faststream.redis import RedisBroker, StreamSub
+from faststream.redis import RedisBroker
 from faststream.specification import AsyncAPI
 
-from contracts.envelope import CommandEnvelope, EventEnvelope, Reply
+from contracts.envelope import CommandEnvelope
 from services import keys
 from services.codec import command_envelope_decoder, encoder
 from services.config import Settings
@@ -45,17 +45,19 @@ class Workers:
                 description="Commands (field `c`: CommandEnvelope JSON). The engine decides them, appends the "
                             "events to souk:game:{id} and souk:events, and answers on the envelope's reply_to.",
             )
-            self.broker.publisher(stream=keys.EVENTS, title="souk:events", schema=EventEnvelope,
-                                  description="Every game's events in commit order (fields g, k, e).")
-            self.broker.publisher("souk:replies:{gateway}", title="souk:replies", schema=Reply,
-                                  description="The engine's answer to one command, on the command's reply_to channel.")
+            self.broker.publisher(stream=keys.EVENTS, title="souk:events (appended by the engine)",
+                                  description="Every game's events in commit order: fields g (game id), k (game), "
+                                              "e (EventEnvelope JSON; see `souk schema`).")
+            self.broker.publisher("souk:replies:{gateway}", title="souk:replies",
+                                  description="The engine's answer to one command (Reply JSON; see `souk schema`), "
+                                              "on the command's reply_to channel.")
         if PROJECTOR in roles:
             batch_subscription(
                 self.broker, keys.EVENTS, keys.PROJECTOR_GROUP, f"projector-{settings.consumer}", self.on_events,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:events",
                 description="Events (field `e`: EventEnvelope JSON) folded into the read models.",
             )
-            self.broker.publisher("souk:updates:{game_id}", title="souk:updates", schema=int,
+            self.broker.publisher("souk:updates:{game_id}", title="souk:updates",
                                   description="A game's views reached this version.")
 
     async def prepare(self) -> None:

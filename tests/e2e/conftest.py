@@ -1,0 +1,43 @@
+"""`souk serve` as a real process against the test Redis, for end-to-end tests over HTTP and WebSocket."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from services.redis_server import free_port
+
+
+@pytest.fixture
+def souk_url(redis_url: str, tmp_path) -> Iterator[str]:
+    port = free_port()
+    env = {**os.environ, "REDIS_URL": redis_url, "SOUK_LOG_LEVEL": "warning", "SOUK_RECLAIM_IDLE_MS": "2000"}
+    log = open(tmp_path / "souk.log", "wb")
+    process = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", str(port)],
+                               env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"souk serve did not start: {(tmp_path / 'souk.log').read_text()[-3000:]}")
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
