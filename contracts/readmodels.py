@@ -35,8 +35,7 @@ class LobbyEntry(msgspec.Struct, frozen=True):
     game: str
     title: str
     seats: tuple[SeatInfo, ...]
-    status: str
-    version: int
+    status: str  # open / playing / over (rewritten when a seat is taken, the game starts or ends)
     created_at: float
 
 
@@ -51,6 +50,17 @@ class HistoryEntry(msgspec.Struct, frozen=True):
     event: Any
     hash: str
     prev_hash: str
+
+
+class HistoryRecord(msgspec.Struct, frozen=True):
+    """How the projector stores one event of a game's history: once for everybody (``shared``), or, when the
+    event hides something from someone, one variant per audience ("0", "1", ..., "spectator")."""
+
+    shared: HistoryEntry | None = None
+    by_audience: dict[str, HistoryEntry] = {}
+
+    def for_audience(self, audience: str) -> HistoryEntry:
+        return self.shared if self.shared is not None else self.by_audience[audience]
 
 
 class HistoryPage(msgspec.Struct, frozen=True):

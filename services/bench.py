@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 import msgspec
 
 from contracts.envelope import CommandEnvelope
-from contracts.readmodels import TableView
 from contracts.table import CreateGame, JoinSeat
 from services import keys
 from services.codec import encoder, reply_decoder
@@ -52,7 +51,9 @@ def main(args: argparse.Namespace) -> None:
     if args.kind == "domain":
         result = bench_domain(args.game, seats, args.seconds, args.seed)
     else:
-        result = asyncio.run(bench_pipeline(args, seats))
+        from services.cli import run
+
+        result = run(bench_pipeline(args, seats))
     if args.json:
         print(json.dumps(result))
     else:
@@ -112,6 +113,13 @@ class Stats:
     measuring: bool = False
 
 
+class _LeanView(msgspec.Struct):
+    version: int
+    status: str
+    seat: int | None
+    legal: list[msgspec.Raw]
+
+
 def _token_hash(game_id: str, seat: int) -> str:
     return hashlib.sha256(f"bench-{game_id}-{seat}".encode()).hexdigest()
 
@@ -164,12 +172,13 @@ async def _drive(redis, args: argparse.Namespace, seats: int) -> dict:
     rng = random.Random(args.seed)
     channel = keys.replies(f"bench-{uuid.uuid4().hex}")
     games: dict[str, Driven] = {}
-    ready: asyncio.Queue[Driven] = asyncio.Queue()
+    ready: asyncio.Queue[Driven | None] = asyncio.Queue()
     stats = Stats()
-    view_decoder = msgspec.json.Decoder(TableView)
+    view_decoder = msgspec.json.Decoder(_LeanView)  # the fields the driver reads; the rest is skipped
 
     async def send(game_id: str, body, seat: int | None, token_hash: str | None) -> None:
-        env = CommandEnvelope(uuid.uuid4().hex, game_id, msgspec.Raw(encoder.encode(body)), seat=seat,
+        raw = body if isinstance(body, msgspec.Raw) else msgspec.Raw(encoder.encode(body))
+        env = CommandEnvelope(uuid.uuid4().hex, game_id, raw, seat=seat,
                               token_hash=token_hash, reply_to=channel, sent_at=time.time())
         await redis.xadd(keys.COMMANDS, {"c": encoder.encode(env)})
 
@@ -209,15 +218,19 @@ async def _drive(redis, args: argparse.Namespace, seats: int) -> dict:
 
     next_slot = [time.perf_counter()]
 
+    running = [True]
+
     async def sender() -> None:
-        while True:
+        while running[0]:
             g = await ready.get()
+            if g is None:  # shutdown sentinel
+                return
             if args.rate:
                 next_slot[0] = max(next_slot[0] + 1 / args.rate, time.perf_counter() - 0.05)
                 delay = next_slot[0] - time.perf_counter()
                 if delay > 0:
                     await asyncio.sleep(delay)
-            raws = await redis.mget([keys.view(g.game_id, s) for s in range(g.seats)])
+            raws = await redis.hmget(keys.views(g.game_id), [str(s) for s in range(g.seats)])
             views = [view_decoder.decode(r) for r in raws if r is not None]
             if any(v.status == "over" for v in views):
                 g.over = True
@@ -246,10 +259,15 @@ async def _drive(redis, args: argparse.Namespace, seats: int) -> dict:
     await asyncio.sleep(args.seconds)
     stats.measuring = False
     elapsed = time.perf_counter() - start
-    for task in (*senders, listener):
-        task.cancel()
-    await asyncio.gather(*senders, listener, return_exceptions=True)
-    await pubsub.aclose()
+    # Stop by flag and sentinels: a task cancelled inside a Redis call may swallow the cancellation.
+    running[0] = False
+    for _ in senders:
+        ready.put_nowait(None)
+    await asyncio.wait(senders, timeout=10)
+    listener.cancel()
+    await asyncio.wait([listener], timeout=5)
+    with contextlib.suppress(Exception):
+        await pubsub.aclose()
     lat = sorted(stats.latencies)
 
     def pct(p: float) -> float:

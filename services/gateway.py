@@ -37,7 +37,7 @@ from contracts.api import (
     LegalCommands,
 )
 from contracts.envelope import CommandEnvelope, Reply
-from contracts.readmodels import HistoryEntry, HistoryPage, LobbyEntry, TableView
+from contracts.readmodels import HistoryPage, HistoryRecord, LobbyEntry, TableView
 from contracts.table import CreateGame, JoinSeat
 from domain.kernel import games
 from services import keys
@@ -49,7 +49,7 @@ from services.store import RedisEventStore
 log = structlog.get_logger("souk.gateway")
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
 _view_decoder = msgspec.json.Decoder(TableView)
-_history_decoder = msgspec.json.Decoder(HistoryEntry)
+_history_decoder = msgspec.json.Decoder(HistoryRecord)
 
 
 class ApiError(HTTPException):
@@ -227,7 +227,7 @@ class Gateway:
                     await asyncio.wait_for(queue.get(), max(0.0, min(0.25, deadline - time.monotonic())))
 
     async def view_bytes(self, game_id: str, seat: int | None) -> bytes:
-        raw = await self.redis.get(keys.view(game_id, seat))
+        raw = await self.redis.hget(keys.views(game_id), keys.audience(seat))
         if raw is None:
             await self.lobby_entry(game_id)  # 404 when the game does not exist
             raise ApiError(404, "view_not_ready", "the game's views are not projected yet; retry shortly")
@@ -242,10 +242,14 @@ class Gateway:
     async def history(self, game_id: str, seat: int | None, after: int, limit: int) -> HistoryPage:
         if after < 0 or not 1 <= limit <= 1000:
             raise ApiError(400, "bad_page", "after must be >= 0 and limit between 1 and 1000")
-        entry = await self.lobby_entry(game_id)
-        raw = await self.redis.lrange(keys.history(game_id, seat), after, after + limit - 1)
-        entries = tuple(_history_decoder.decode(r) for r in raw)
-        return HistoryPage(game_id, seat, entries, after + len(entries), entry.version)
+        await self.lobby_entry(game_id)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.lrange(keys.history(game_id), after, after + limit - 1)
+        pipe.hget(keys.projection_position(), game_id)
+        raw, position = await pipe.execute()
+        audience = keys.audience(seat)
+        entries = tuple(_history_decoder.decode(r).for_audience(audience) for r in raw)
+        return HistoryPage(game_id, seat, entries, after + len(entries), int(position or 0))
 
 
 def _bearer(request: Request) -> str | None:
@@ -467,7 +471,7 @@ async def _push_views(gw: Gateway, socket: WebSocket, game_id: str, seat: int | 
     try:
         async with gw.updates.listen(game_id) as queue:
             while not closed.is_set():
-                raw = await gw.redis.get(keys.view(game_id, seat))
+                raw = await gw.redis.hget(keys.views(game_id), keys.audience(seat))
                 if raw is not None:
                     version = _view_decoder.decode(raw).version
                     if version > sent:

@@ -27,12 +27,18 @@ def seed(game_id: str) -> str:
     return f"souk:seed:{game_id}"
 
 
-def view(game_id: str, seat: int | None) -> str:
-    return f"souk:view:{game_id}:{'spectator' if seat is None else seat}"
+def views(game_id: str) -> str:
+    """Hash: audience (seat number, or 'spectator') -> TableView JSON."""
+    return f"souk:views:{game_id}"
 
 
-def history(game_id: str, seat: int | None) -> str:
-    return f"souk:history:{game_id}:{'spectator' if seat is None else seat}"
+def audience(seat: int | None) -> str:
+    return "spectator" if seat is None else str(seat)
+
+
+def history(game_id: str) -> str:
+    """List of HistoryRecord JSON, one per event in order (index = seq - 1)."""
+    return f"souk:history:{game_id}"
 
 
 def projection_position() -> str:

@@ -19,8 +19,8 @@ import redis.asyncio as aioredis
 import structlog
 
 from contracts.envelope import EventEnvelope
-from contracts.readmodels import HistoryEntry, LobbyEntry
-from contracts.table import GameCreated, SeatJoined
+from contracts.readmodels import HistoryEntry, HistoryRecord, LobbyEntry
+from contracts.table import TABLE_EVENTS, GameCreated, SeatJoined
 from domain import table as tbl
 from services import keys
 from services.codec import encoder, event_decoder, event_envelope_decoder
@@ -53,7 +53,7 @@ class Projector:
         game_ids = list(by_game)
         positions = await self.redis.hmget(keys.projection_position(), game_ids)
         pipe = self.redis.pipeline(transaction=True)
-        updated: list[tuple[str, int]] = []
+        updated = False
         for game_id, raw_pos in zip(game_ids, positions):
             position = int(raw_pos or 0)
             envelopes = [e for e in by_game[game_id] if e.seq > position]
@@ -62,15 +62,10 @@ class Projector:
             if envelopes[0].seq != position + 1:  # a gap (trimmed global stream, or a batch lost): read the store
                 envelopes = [e for e in await self.store.read(game_id, after=position) if e.seq <= envelopes[-1].seq]
             projected = await self._load(game_id, position)
-            version = self._write(pipe, game_id, projected, envelopes)
-            updated.append((game_id, version))
-        if not updated:
-            return
-        await pipe.execute()
-        notify = self.redis.pipeline(transaction=False)
-        for game_id, version in updated:
-            notify.publish(keys.view_updates(game_id), str(version))
-        await notify.execute()
+            self._write(pipe, game_id, projected, envelopes)
+            updated = True
+        if updated:
+            await pipe.execute()
 
     async def _load(self, game_id: str, position: int) -> Projected:
         """The table as projected up to ``position`` (from the cache, else folded from the store)."""
@@ -86,36 +81,49 @@ class Projector:
             created_at = envelopes[0].recorded_at
         return Projected(table, created_at)
 
-    def _write(self, pipe, game_id: str, projected: Projected, envelopes: list[EventEnvelope]) -> int:
+    def _write(self, pipe, game_id: str, projected: Projected, envelopes: list[EventEnvelope]) -> None:
         table = projected.table
-        history: dict[int | None, list[bytes]] = {}
+        history: list[bytes] = []
+        lobby_changed = False
         for env in envelopes:
+            decode = event_decoder(table.game if table.exists else _game_name(env)).decode
             if not table.exists:
                 projected.created_at = env.recorded_at
-                event = event_decoder(_game_name(env)).decode(env.payload)
-            else:
-                event = event_decoder(table.game).decode(env.payload)
+            event = decode(env.payload)
             table = tbl.evolve(table, event)
-            if isinstance(event, SeatJoined):
-                pipe.hset(keys.seat_tokens(game_id), str(event.seat), event.token_hash)
-            for seat in (*range(table.seats), None):
-                entry = HistoryEntry(env.seq, env.type, env.seat, env.command_id, env.recorded_at,
-                                     tbl.redact(table, event, seat), env.hash, env.prev_hash)
-                history.setdefault(seat, []).append(encoder.encode(entry))
-        for seat in (*range(table.seats), None):
-            pipe.set(keys.view(game_id, seat), encoder.encode(tbl.view(table, game_id, seat)))
-            pipe.rpush(keys.history(game_id, seat), *history[seat])
-        lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status, table.version,
-                           projected.created_at)
-        pipe.hset(keys.LOBBY, game_id, encoder.encode(lobby))
-        pipe.zadd(keys.LOBBY_ORDER, {game_id: projected.created_at}, nx=True)
+            if isinstance(event, TABLE_EVENTS):
+                lobby_changed = True
+                if isinstance(event, SeatJoined):
+                    pipe.hset(keys.seat_tokens(game_id), str(event.seat), event.token_hash)
+            # Most events hide nothing: they are stored once. One that hides something from someone is stored
+            # as one variant per audience, so that each reader is served only what it may see.
+            variants = {keys.audience(seat): tbl.redact(table, event, seat) for seat in tbl.audiences(table)}
+            first = next(iter(variants.values()))
+            if all(v is first for v in variants.values()):
+                record = HistoryRecord(shared=self._entry(env, first))
+            else:
+                record = HistoryRecord(by_audience={a: self._entry(env, v) for a, v in variants.items()})
+            history.append(encoder.encode(record))
+        views = tbl.views(table, game_id)
+        pipe.hset(keys.views(game_id), mapping={keys.audience(s): encoder.encode(v) for s, v in views.items()})
+        pipe.rpush(keys.history(game_id), *history)
+        if lobby_changed:
+            lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status,
+                               projected.created_at)
+            pipe.hset(keys.LOBBY, game_id, encoder.encode(lobby))
+            pipe.zadd(keys.LOBBY_ORDER, {game_id: projected.created_at}, nx=True)
         pipe.hset(keys.projection_position(), game_id, table.version)
+        pipe.publish(keys.view_updates(game_id), str(table.version))  # sent when the transaction commits
         projected.table = table
         self.cache[game_id] = projected
         self.cache.move_to_end(game_id)
         while len(self.cache) > self.cache_size:
             self.cache.popitem(last=False)
-        return table.version
+
+    @staticmethod
+    def _entry(env: EventEnvelope, event: Any) -> HistoryEntry:
+        return HistoryEntry(env.seq, env.type, env.seat, env.command_id, env.recorded_at, event, env.hash,
+                            env.prev_hash)
 
     async def rebuild(self) -> int:
         """Drop every read model and project each game again from its first event. Returns the games rebuilt.
@@ -133,7 +141,7 @@ class Projector:
         return count
 
     async def _drop_read_models(self) -> None:
-        for pattern in ("souk:view:*", "souk:history:*", "souk:seats:*"):
+        for pattern in ("souk:views:*", "souk:history:*", "souk:seats:*"):
             async for key in self.redis.scan_iter(match=pattern, count=1000):
                 await self.redis.delete(key)
         await self.redis.delete(keys.LOBBY, keys.LOBBY_ORDER, keys.projection_position())

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 import redis.asyncio as aioredis
 
-from contracts.readmodels import HistoryEntry, LobbyEntry, TableView
+from contracts.readmodels import HistoryRecord, LobbyEntry, TableView
 from contracts.table import CreateGame, JoinSeat
 from services import keys
 from services.config import Settings
@@ -42,17 +42,18 @@ async def test_each_seat_sees_its_secret_and_nobody_elses(redis):
     await project_all(redis, Projector(redis, store))
     secrets = {}
     for seat in (0, 1, None):
-        view = view_of(await redis.get(keys.view("g1", seat)))
+        view = view_of(await redis.hget(keys.views("g1"), keys.audience(seat)))
         assert view.version == 5 and view.status == "playing"
         secrets[seat] = view.view["my_secret"]
-        history = [msgspec.json.decode(h, type=HistoryEntry) for h in await redis.lrange(keys.history("g1", seat), 0, -1)]
+        history = [msgspec.json.decode(h, type=HistoryRecord).for_audience(keys.audience(seat))
+                   for h in await redis.lrange(keys.history("g1"), 0, -1)]
         drawn = [h.event for h in history if h.type == "tally.SecretsDrawn"][0]
         assert [s for i, s in enumerate(drawn["secrets"]) if i != seat] == [-1] * (1 if seat is not None else 2)
         assert all(h.event.get("token_hash", "") == "" for h in history)
     assert secrets[None] is None and secrets[0] != secrets[1] or secrets[0] == secrets[1]
-    turn = view_of(await redis.get(keys.view("g1", None))).flow.awaiting[0]
-    assert view_of(await redis.get(keys.view("g1", turn))).legal
-    assert view_of(await redis.get(keys.view("g1", 1 - turn))).legal == ()
+    turn = view_of(await redis.hget(keys.views("g1"), keys.audience(None))).flow.awaiting[0]
+    assert view_of(await redis.hget(keys.views("g1"), keys.audience(turn))).legal
+    assert view_of(await redis.hget(keys.views("g1"), keys.audience(1 - turn))).legal == ()
     lobby = msgspec.json.decode(await redis.hget(keys.LOBBY, "g1"), type=LobbyEntry)
     assert lobby.status == "playing" and [s.name for s in lobby.seats] == ["p0", "p1"]
     assert await redis.hget(keys.seat_tokens("g1"), "0") == th(0).encode()
@@ -63,11 +64,11 @@ async def test_a_redelivered_batch_changes_nothing(redis):
     await started(Engine(redis, store))
     projector = Projector(redis, store)
     await project_all(redis, projector)
-    before = {k: await redis.lrange(k, 0, -1) for k in (keys.history("g1", 0), keys.history("g1", None))}
+    before = {k: await redis.lrange(k, 0, -1) for k in (keys.history("g1"),)}
     await project_all(redis, projector)  # the same entries again
     await project_all(redis, Projector(redis, store))  # and through a fresh projector with no cache
     after = {k: await redis.lrange(k, 0, -1) for k in before}
-    assert before == after and len(after[keys.history("g1", 0)]) == 5
+    assert before == after and len(after[keys.history("g1")]) == 5
 
 
 async def test_a_projector_without_cache_catches_up_from_the_store(redis):
@@ -78,7 +79,7 @@ async def test_a_projector_without_cache_catches_up_from_the_store(redis):
     [reply] = await engine.handle([cmd("g1", Add(2), seat=turn, token=th(turn))])
     entries = await redis.xrange(keys.EVENTS)
     await Projector(redis, store).handle([entries[-1][1]])  # only the newest entry, cold cache
-    view = view_of(await redis.get(keys.view("g1", None)))
+    view = view_of(await redis.hget(keys.views("g1"), keys.audience(None)))
     assert view.version == reply.version and view.view["total"] == 2
 
 
@@ -89,20 +90,23 @@ async def test_rebuild_gives_the_same_read_models(redis):
     await started(engine, "g2", seats=3)
     await engine.handle([cmd("g1", Add(3), seat=turn, token=th(turn))])
     await project_all(redis, Projector(redis, store))
-    names = [keys.view("g1", 0), keys.view("g2", None), keys.history("g1", 1), keys.history("g2", 2)]
-    before = [await redis.dump(n) for n in names] + [await redis.hgetall(keys.LOBBY)]
+    names = [keys.views("g1"), keys.views("g2"), keys.history("g1"), keys.history("g2")]
+    async def read_models():
+        return [await redis.hgetall(names[0]), await redis.hgetall(names[1]), await redis.lrange(names[2], 0, -1),
+                await redis.lrange(names[3], 0, -1), await redis.hgetall(keys.LOBBY)]
+    before = await read_models()
     assert await Projector(redis, store).rebuild() == 2
-    after = [await redis.dump(n) for n in names] + [await redis.hgetall(keys.LOBBY)]
+    after = await read_models()
     assert before == after
 
 
 async def wait_for_view(redis, game_id: str, ok, tries: int = 200) -> TableView:
     for _ in range(tries):
-        raw = await redis.get(keys.view(game_id, None))
+        raw = await redis.hget(keys.views(game_id), keys.audience(None))
         if raw and ok(view_of(raw)):
             break
         await asyncio.sleep(0.05)
-    return view_of(await redis.get(keys.view(game_id, None)))
+    return view_of(await redis.hget(keys.views(game_id), keys.audience(None)))
 
 
 async def test_the_workers_play_through_the_streams_and_reclaim_what_a_dead_consumer_left(redis, redis_url):
