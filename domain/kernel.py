@@ -75,8 +75,11 @@ def games() -> dict[str, Game]:
 
 
 def get_game(name: str) -> Game | None:
-    _load_builtin_games()
-    return _GAMES.get(name)
+    game = _GAMES.get(name)  # the hot path: folding and projecting call this for every event
+    if game is None:
+        _load_builtin_games()
+        game = _GAMES.get(name)
+    return game
 
 
 def _load_builtin_games() -> None:

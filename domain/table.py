@@ -217,23 +217,35 @@ def seats_of(table: Table) -> tuple[SeatInfo, ...]:
     return tuple(SeatInfo(i, None if p is None else p.name) for i, p in enumerate(table.players))
 
 
-def view(table: Table, game_id: str, seat: int | None) -> TableView:
-    """What ``seat`` (None: a spectator) sees of the whole table: header, flow, its legal commands, game view."""
+def audiences(table: Table) -> tuple[int | None, ...]:
+    """Every seat, then the spectator (None)."""
+    return (*range(table.seats), None)
+
+
+def views(table: Table, game_id: str) -> dict[int | None, TableView]:
+    """What each seat and the spectator (None) see of the whole table: header, flow, legal commands, game view.
+
+    The flow is computed once; only awaited seats are asked for their legal commands (the others have none)."""
     started = table.status in (PLAYING, OVER)
     game = game_of(table)
-    legal: tuple[Any, ...] = ()
-    if table.status == PLAYING and seat is not None:
-        legal = tuple(game.legal_commands(table.state, seat))
-    return TableView(
-        game_id=game_id,
-        game=table.game,
-        title=table.title,
-        version=table.version,
-        status=table.status,
-        seat=seat,
-        seats=seats_of(table),
-        flow=flow(table),
-        legal=legal,
-        view=game.view(table.state, seat) if started else None,
-        result=table.result,
-    )
+    now = flow(table)
+    seats = seats_of(table)
+    out: dict[int | None, TableView] = {}
+    for seat in audiences(table):
+        legal: tuple[Any, ...] = ()
+        if table.status == PLAYING and seat is not None and seat in now.awaiting:
+            legal = tuple(game.legal_commands(table.state, seat))
+        out[seat] = TableView(
+            game_id=game_id,
+            game=table.game,
+            title=table.title,
+            version=table.version,
+            status=table.status,
+            seat=seat,
+            seats=seats,
+            flow=now,
+            legal=legal,
+            view=game.view(table.state, seat) if started else None,
+            result=table.result,
+        )
+    return out
