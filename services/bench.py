@@ -137,20 +137,22 @@ async def _xadd_rate(redis, seconds: float = 2.0) -> float:
 async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
     import redis.asyncio as aioredis
 
-    from services.redis_server import RedisServer
+    from services.cli import embedded_redis
 
-    url, server, tmp = os.environ.get("REDIS_URL"), None, None
-    if not url:
+    url, views_url = os.environ.get("REDIS_URL"), os.environ.get("SOUK_VIEWS_REDIS_URL")
+    servers, tmp = [], None
+    if not url:  # the same two stores as `souk serve`: events with AOF, read models in memory
         tmp = tempfile.TemporaryDirectory(prefix="souk-bench-")
-        server = RedisServer(tmp.name, appendonly=True).start()
-        url = server.url
+        servers = embedded_redis(tmp.name)
+        url, views_url = servers[0].url, servers[1].url
+    views_url = views_url or url
     redis = aioredis.Redis.from_url(url, max_connections=args.senders + 8)
-    await redis.flushdb() if server else None
-    env = {**os.environ, "REDIS_URL": url, "SOUK_LOG_LEVEL": "warning"}
+    views = aioredis.Redis.from_url(views_url, max_connections=args.senders + 8)
+    env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning"}
     procs = [subprocess.Popen([sys.executable, "-m", "services.cli", role], env=env) for role in ("engine", "projector")]
     try:
         xadd_per_s = await _xadd_rate(redis)
-        result = await _drive(redis, args, seats)
+        result = await _drive(redis, views, args, seats)
         result["redis_xadd_per_s"] = round(xadd_per_s)
         result["command"] = ("souk bench pipeline " + " ".join(
             f"--{k} {v}" for k, v in (("game", args.game), ("seconds", f"{args.seconds:g}"),
@@ -163,12 +165,14 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(timeout=10)
         await redis.aclose()
-        if server:
+        await views.aclose()
+        for server in servers:
             server.stop()
+        if tmp:
             tmp.cleanup()
 
 
-async def _drive(redis, args: argparse.Namespace, seats: int) -> dict:
+async def _drive(redis, views, args: argparse.Namespace, seats: int) -> dict:
     rng = random.Random(args.seed)
     channel = keys.replies(f"bench-{uuid.uuid4().hex}")
     games: dict[str, Driven] = {}
@@ -226,17 +230,17 @@ async def _drive(redis, args: argparse.Namespace, seats: int) -> dict:
             if g is None:  # shutdown sentinel
                 return
             if args.rate:
-                next_slot[0] = max(next_slot[0] + 1 / args.rate, time.perf_counter() - 0.05)
+                next_slot[0] = max(next_slot[0] + 1 / args.rate, time.perf_counter())  # even pacing, no bursts
                 delay = next_slot[0] - time.perf_counter()
                 if delay > 0:
                     await asyncio.sleep(delay)
-            raws = await redis.hmget(keys.views(g.game_id), [str(s) for s in range(g.seats)])
-            views = [view_decoder.decode(r) for r in raws if r is not None]
-            if any(v.status == "over" for v in views):
+            raws = await views.hmget(keys.views(g.game_id), [str(s) for s in range(g.seats)])
+            seen = [view_decoder.decode(r) for r in raws if r is not None]
+            if any(v.status == "over" for v in seen):
                 g.over = True
                 await new_game()
                 continue
-            options = [(v.seat, c) for v in views if v.version >= g.version for c in v.legal]
+            options = [(v.seat, c) for v in seen if v.version >= g.version for c in v.legal]
             if not options:  # projection behind the notification: look again shortly
                 await asyncio.sleep(0.001)
                 ready.put_nowait(g)
@@ -246,10 +250,10 @@ async def _drive(redis, args: argparse.Namespace, seats: int) -> dict:
             g.in_flight, g.sent_at = True, time.perf_counter()
             await send(g.game_id, command, seat, _token_hash(g.game_id, seat))
 
-    pubsub = redis.pubsub()
-    await pubsub.psubscribe(keys.view_updates("*"))
-    await pubsub.subscribe(channel)
-    listener = asyncio.create_task(listen(pubsub))
+    updates, replies = views.pubsub(), redis.pubsub()
+    await updates.psubscribe(keys.view_updates("*"))
+    await replies.subscribe(channel)
+    listeners = [asyncio.create_task(listen(updates)), asyncio.create_task(listen(replies))]
     for _ in range(args.games):
         await new_game()
     senders = [asyncio.create_task(sender()) for _ in range(args.senders)]
@@ -264,10 +268,12 @@ async def _drive(redis, args: argparse.Namespace, seats: int) -> dict:
     for _ in senders:
         ready.put_nowait(None)
     await asyncio.wait(senders, timeout=10)
-    listener.cancel()
-    await asyncio.wait([listener], timeout=5)
-    with contextlib.suppress(Exception):
-        await pubsub.aclose()
+    for task in listeners:
+        task.cancel()
+    await asyncio.wait(listeners, timeout=5)
+    for pubsub in (updates, replies):
+        with contextlib.suppress(Exception):
+            await pubsub.aclose()
     lat = sorted(stats.latencies)
 
     def pct(p: float) -> float:

@@ -36,18 +36,31 @@ def _serve(args: argparse.Namespace) -> None:
     from services.workers import Workers
 
     settings = Settings.from_env(host=args.host, port=args.port)
-    server = None
+    servers: list[RedisServer] = []
     if not settings.redis_url:
-        server = RedisServer(settings.data_dir, appendonly=True).start()
-        settings = Settings.from_env(host=args.host, port=args.port, redis_url=server.url)
-        log.info("embedded_redis_started", url=server.url, data_dir=settings.data_dir)
+        servers = embedded_redis(settings.data_dir)
+        settings = Settings.from_env(host=args.host, port=args.port, redis_url=servers[0].url,
+                                     views_redis_url=servers[1].url)
     try:
         app = create_app(settings, Workers(settings))
         log.info("serving", url=f"http://{settings.host}:{settings.port}", docs=f"http://{settings.host}:{settings.port}/schema")
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
     finally:
-        if server is not None:
+        for server in servers:
             server.stop()
+
+
+def embedded_redis(data_dir: str) -> list:
+    """Two real redis-servers: the event store (AOF, in DATA_DIR/events) and the read store (no persistence:
+    the projector rebuilds it from the events when it starts empty)."""
+    from pathlib import Path
+
+    from services.redis_server import RedisServer
+
+    events = RedisServer(Path(data_dir) / "events", appendonly=True).start()
+    views = RedisServer(Path(data_dir) / "views", appendonly=False).start()
+    log.info("embedded_redis_started", events=events.url, views=views.url, data_dir=data_dir)
+    return [events, views]
 
 
 def _gateway(args: argparse.Namespace) -> None:
@@ -84,7 +97,7 @@ def _schema(args: argparse.Namespace) -> None:
         print(text)
 
 
-def _rebuild(_: argparse.Namespace) -> None:
+def _rebuild(args: argparse.Namespace) -> None:
     import redis.asyncio as aioredis
 
     from services.projector import Projector
@@ -93,13 +106,32 @@ def _rebuild(_: argparse.Namespace) -> None:
     settings = _require_redis(Settings.from_env())
 
     async def rebuild() -> int:
-        client = aioredis.Redis.from_url(settings.redis_url)
+        events = aioredis.Redis.from_url(settings.redis_url)
+        views = aioredis.Redis.from_url(settings.views_url)
         try:
-            return await Projector(client, RedisEventStore(client)).rebuild()
+            active = await _active_projectors(events)
+            if active and not args.force:
+                sys.exit(f"souk: projectors {', '.join(active)} read events in the last minute; stop them first "
+                         "(or pass --force)")
+            return await Projector(views, RedisEventStore(events)).rebuild()
         finally:
-            await client.aclose()
+            await events.aclose()
+            await views.aclose()
 
     print(f"rebuilt the read models of {run(rebuild())} games")
+
+
+async def _active_projectors(redis) -> list[str]:
+    from redis.exceptions import ResponseError
+
+    from services import keys
+
+    try:
+        consumers = await redis.xinfo_consumers(keys.EVENTS, keys.PROJECTOR_GROUP)
+    except ResponseError:  # no such stream or group yet
+        return []
+    return [c["name"].decode() if isinstance(c["name"], bytes) else c["name"]
+            for c in consumers if c.get("inactive", c.get("idle", 10**9)) < 60_000]
 
 
 def _bench(args: argparse.Namespace) -> None:
@@ -123,6 +155,7 @@ def parser() -> argparse.ArgumentParser:
     sp.set_defaults(fn=_schema)
     sp = sub.add_parser("projections")
     sp.add_argument("action", choices=["rebuild"])
+    sp.add_argument("--force", action="store_true", help="rebuild even though projectors seem to be running")
     sp.set_defaults(fn=_rebuild)
     from services.bench import add_arguments
 

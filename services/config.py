@@ -13,7 +13,8 @@ def _consumer_name() -> str:
 
 @dataclass(frozen=True)
 class Settings:
-    redis_url: str | None = None  # None: `souk serve` starts an embedded redis-server
+    redis_url: str | None = None  # the event store (durable: AOF); None: `souk serve` embeds one
+    views_redis_url: str | None = None  # the read models (disposable, rebuilt from events); None: same as redis_url
     data_dir: str = ".souk-data"  # the embedded Redis keeps its AOF here
     host: str = "127.0.0.1"
     port: int = 8000
@@ -25,11 +26,16 @@ class Settings:
     events_maxlen: int = 1_000_000  # approximate cap of the global events stream (game streams are never trimmed)
     consumer: str = field(default_factory=_consumer_name)
 
+    @property
+    def views_url(self) -> str | None:
+        return self.views_redis_url or self.redis_url
+
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
         env = os.environ
         values = dict(
             redis_url=env.get("REDIS_URL") or None,
+            views_redis_url=env.get("SOUK_VIEWS_REDIS_URL") or None,
             data_dir=env.get("SOUK_DATA_DIR", cls.data_dir),
             host=env.get("SOUK_HOST", cls.host),
             port=int(env.get("SOUK_PORT", cls.port)),

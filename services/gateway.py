@@ -190,14 +190,18 @@ class Updates:
 
 
 class Gateway:
-    """The gateway's state and the read/write paths its routes share."""
+    """The gateway's state and the read/write paths its routes share.
 
-    def __init__(self, redis: aioredis.Redis, settings: Settings) -> None:
-        self.redis = redis
+    ``events`` is the event store's Redis (commands in, replies back, the audit's events); ``redis`` is the
+    read store's (views, history, lobby, seat token hashes, update notifications)."""
+
+    def __init__(self, events: aioredis.Redis, views: aioredis.Redis, settings: Settings) -> None:
+        self.events = events
+        self.redis = views
         self.settings = settings
-        self.replies = Replies(redis, settings.reply_timeout)
-        self.updates = Updates(redis)
-        self.store = RedisEventStore(redis)
+        self.replies = Replies(events, settings.reply_timeout)
+        self.updates = Updates(views)
+        self.store = RedisEventStore(events)
 
     async def lobby_entry(self, game_id: str) -> LobbyEntry:
         raw = await self.redis.hget(keys.LOBBY, game_id)
@@ -220,7 +224,7 @@ class Gateway:
         deadline = time.monotonic() + timeout
         async with self.updates.listen(game_id) as queue:
             while time.monotonic() < deadline:
-                position = await self.redis.hget(keys.projection_position(), game_id)
+                position = await self.redis.get(keys.position(game_id))
                 if position is not None and int(position) >= version:
                     return
                 with contextlib.suppress(asyncio.TimeoutError):
@@ -245,7 +249,7 @@ class Gateway:
         await self.lobby_entry(game_id)
         pipe = self.redis.pipeline(transaction=True)
         pipe.lrange(keys.history(game_id), after, after + limit - 1)
-        pipe.hget(keys.projection_position(), game_id)
+        pipe.get(keys.position(game_id))
         raw, position = await pipe.execute()
         audience = keys.audience(seat)
         entries = tuple(_history_decoder.decode(r).for_audience(audience) for r in raw)
@@ -263,10 +267,11 @@ def _json(raw: bytes) -> Response:
     return Response(content=raw, media_type=MediaType.JSON)
 
 
-def create_app(settings: Settings, workers: Any = None, redis: aioredis.Redis | None = None) -> Litestar:
+def create_app(settings: Settings, workers: Any = None) -> Litestar:
     """The ASGI app. ``workers`` (a ``services.workers.Workers``) are started and stopped with it when given."""
-    client = redis or aioredis.Redis.from_url(settings.redis_url)
-    gw = Gateway(client, settings)
+    events = aioredis.Redis.from_url(settings.redis_url)
+    client = aioredis.Redis.from_url(settings.views_url)
+    gw = Gateway(events, client, settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Litestar) -> AsyncIterator[None]:
@@ -282,15 +287,17 @@ def create_app(settings: Settings, workers: Any = None, redis: aioredis.Redis | 
             if workers is not None:
                 await workers.stop()
             await client.aclose()
+            await events.aclose()
 
     @get("/health", tags=["platform"])
     async def health() -> dict[str, Any]:
-        """Checks Redis."""
-        try:
-            await client.ping()
-        except Exception as exc:  # noqa: BLE001 - any failure is "unhealthy"
-            raise ApiError(503, "redis_unavailable", f"Redis does not answer: {exc}") from None
-        return {"status": "ok", "redis": "ok"}
+        """Checks both stores (the event store's Redis and the read store's, which may be the same)."""
+        for name, redis in (("event store", events), ("read store", client)):
+            try:
+                await redis.ping()
+            except Exception as exc:  # noqa: BLE001 - any failure is "unhealthy"
+                raise ApiError(503, "redis_unavailable", f"the {name} Redis does not answer: {exc}") from None
+        return {"status": "ok", "event_store": "ok", "read_store": "ok"}
 
     @get("/catalog", tags=["platform"])
     async def catalog() -> list[GameInfo]:

@@ -1,4 +1,9 @@
-"""Every Redis key Souk uses, in one place."""
+"""Every Redis key Souk uses, in one place.
+
+Two stores, which may be one Redis: the event store (REDIS_URL: commands, game streams, the events stream,
+outcomes, seeds, chain heads; durable, AOF) and the read store (SOUK_VIEWS_REDIS_URL: views, history, lobby,
+projection positions, seat token hashes, update notifications; disposable, rebuilt from the events).
+"""
 
 from __future__ import annotations
 
@@ -41,9 +46,9 @@ def history(game_id: str) -> str:
     return f"souk:history:{game_id}"
 
 
-def projection_position() -> str:
-    """Hash: game id -> last event seq projected (written with the read models, in one transaction)."""
-    return "souk:projection:position"
+def position(game_id: str) -> str:
+    """The last event seq projected for the game (written with its read models, in one transaction)."""
+    return f"souk:position:{game_id}"
 
 
 def seat_tokens(game_id: str) -> str:
@@ -51,6 +56,7 @@ def seat_tokens(game_id: str) -> str:
     return f"souk:seats:{game_id}"
 
 
+READ_STORE_MARK = "souk:projection:initialised"  # set once the read store holds every game's read models
 LOBBY = "souk:lobby"  # hash: game id -> LobbyEntry JSON
 LOBBY_ORDER = "souk:lobby:order"  # sorted set: game id -> creation time
 

@@ -9,6 +9,7 @@ on ``souk:updates:{game}`` (the gateway pushes views to WebSockets from there).
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.exceptions import WatchError
 import structlog
 
 from contracts.envelope import EventEnvelope
@@ -27,6 +29,8 @@ from services.codec import encoder, event_decoder, event_envelope_decoder
 from services.store import EventStore
 
 log = structlog.get_logger("souk.projector")
+MAX_ATTEMPTS = 10
+REBUILD_LOCK = "souk:projection:rebuilding"
 
 
 @dataclass(slots=True)
@@ -36,6 +40,8 @@ class Projected:
 
 
 class Projector:
+    """``redis`` is the read store (views, history, lobby, positions); ``store`` is the event store."""
+
     def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000) -> None:
         self.redis = redis
         self.store = store
@@ -50,22 +56,42 @@ class Projector:
         await self.project(by_game)
 
     async def project(self, by_game: dict[str, list[EventEnvelope]]) -> None:
+        """Writes the read models of these events and the games' new positions in one transaction, guarded by
+        WATCH on the positions: if another projector (or a rebuild) moved one meanwhile, nothing is written
+        and the batch is projected again from the positions as they now are."""
         game_ids = list(by_game)
-        positions = await self.redis.hmget(keys.projection_position(), game_ids)
-        pipe = self.redis.pipeline(transaction=True)
-        updated = False
-        for game_id, raw_pos in zip(game_ids, positions):
-            position = int(raw_pos or 0)
-            envelopes = [e for e in by_game[game_id] if e.seq > position]
-            if not envelopes:
-                continue  # redelivered: already projected
-            if envelopes[0].seq != position + 1:  # a gap (trimmed global stream, or a batch lost): read the store
-                envelopes = [e for e in await self.store.read(game_id, after=position) if e.seq <= envelopes[-1].seq]
-            projected = await self._load(game_id, position)
-            self._write(pipe, game_id, projected, envelopes)
-            updated = True
-        if updated:
-            await pipe.execute()
+        position_keys = [keys.position(g) for g in game_ids]
+        for _ in range(MAX_ATTEMPTS):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                await pipe.watch(*position_keys)
+                positions = await pipe.mget(position_keys)
+                pipe.multi()
+                committed = False
+                try:
+                    updated = False
+                    for game_id, raw_pos in zip(game_ids, positions):
+                        updated |= await self._project_game(pipe, game_id, int(raw_pos or 0), by_game[game_id])
+                    if updated:
+                        await pipe.execute()
+                    committed = True
+                    return
+                except WatchError:
+                    log.info("projection_conflict", games=len(game_ids))
+                finally:
+                    if not committed:  # the cached tables ran ahead of what was written
+                        for game_id in game_ids:
+                            self.cache.pop(game_id, None)
+        raise RuntimeError(f"projection conflicted {MAX_ATTEMPTS} times; the batch stays pending")
+
+    async def _project_game(self, pipe, game_id: str, position: int, envelopes: list[EventEnvelope]) -> bool:
+        envelopes = [e for e in envelopes if e.seq > position]
+        if not envelopes:
+            return False  # redelivered: already projected
+        if envelopes[0].seq != position + 1:  # a gap (trimmed events stream, a batch lost): read the store
+            envelopes = [e for e in await self.store.read(game_id, after=position) if e.seq <= envelopes[-1].seq]
+        projected = await self._load(game_id, position)
+        self._write(pipe, game_id, projected, envelopes)
+        return True
 
     async def _load(self, game_id: str, position: int) -> Projected:
         """The table as projected up to ``position`` (from the cache, else folded from the store)."""
@@ -112,7 +138,7 @@ class Projector:
                                projected.created_at)
             pipe.hset(keys.LOBBY, game_id, encoder.encode(lobby))
             pipe.zadd(keys.LOBBY_ORDER, {game_id: projected.created_at}, nx=True)
-        pipe.hset(keys.projection_position(), game_id, table.version)
+        pipe.set(keys.position(game_id), table.version)
         pipe.publish(keys.view_updates(game_id), str(table.version))  # sent when the transaction commits
         projected.table = table
         self.cache[game_id] = projected
@@ -132,19 +158,34 @@ class Projector:
         await self._drop_read_models()
         self.cache.clear()
         count = 0
-        async for game_id in self.redis.zscan_iter(keys.GAMES):
-            game_id = game_id[0].decode() if isinstance(game_id, tuple) else game_id.decode()
+        async for game_id in self.store.game_ids():
             envelopes = await self.store.read(game_id)
             for start in range(0, len(envelopes), 500):
                 await self.project({game_id: envelopes[start:start + 500]})
             count += 1
+        await self.redis.set(keys.READ_STORE_MARK, "1")
         return count
 
+    async def initialise(self) -> int | None:
+        """A projector facing an empty read store (a fresh or restarted views Redis) rebuilds it first: its
+        consumer group has acknowledged the old events, so they would not come again. Returns the games
+        rebuilt, or None when the read store was already initialised."""
+        if await self.redis.exists(keys.READ_STORE_MARK):
+            return None
+        if not await self.redis.set(REBUILD_LOCK, "1", nx=True, ex=3600):  # another projector is at it
+            while not await self.redis.exists(keys.READ_STORE_MARK):
+                await asyncio.sleep(0.2)
+            return None
+        try:
+            return await self.rebuild()
+        finally:
+            await self.redis.delete(REBUILD_LOCK)
+
     async def _drop_read_models(self) -> None:
-        for pattern in ("souk:views:*", "souk:history:*", "souk:seats:*"):
+        for pattern in ("souk:position:*", "souk:views:*", "souk:history:*", "souk:seats:*"):
             async for key in self.redis.scan_iter(match=pattern, count=1000):
                 await self.redis.delete(key)
-        await self.redis.delete(keys.LOBBY, keys.LOBBY_ORDER, keys.projection_position())
+        await self.redis.delete(keys.LOBBY, keys.LOBBY_ORDER, keys.READ_STORE_MARK)
 
 
 _table_events = msgspec.json.Decoder(GameCreated)

@@ -54,7 +54,8 @@ class RedisServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
             find_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.data_dir.resolve()),
-            "--appendonly", "yes" if self.appendonly else "no", "--save", "", "--daemonize", "no",
+            "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", "everysec", "--save", "",
+            "--auto-aof-rewrite-min-size", os.environ.get("SOUK_AOF_REWRITE_MIN_SIZE", "64mb"), "--daemonize", "no",
             "--logfile", str((self.data_dir / "redis.log").resolve()),
         ]
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)

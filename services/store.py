@@ -13,13 +13,15 @@ decided on a stale state conflicts instead of being recorded.
 
 from __future__ import annotations
 
+import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.exceptions import NoScriptError
 
 from contracts.envelope import GENESIS_HASH, EventEnvelope
 from services import keys
@@ -61,6 +63,9 @@ class EventStore(Protocol):
 
     async def outcome(self, game_id: str, command_key: str) -> bytes | None: ...
 
+    def game_ids(self) -> AsyncIterator[str]:
+        """Every game ever created, in no particular order."""
+
 
 _APPEND = """
 local stream, all, outcomes, games, headkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
@@ -91,29 +96,33 @@ class RedisEventStore:
     def __init__(self, redis: aioredis.Redis, events_maxlen: int = 1_000_000) -> None:
         self.redis = redis
         self.events_maxlen = events_maxlen
-        self._script = redis.register_script(_APPEND)
+        self._sha = hashlib.sha1(_APPEND.encode()).hexdigest()
 
     async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
-        if not appends:
-            return []
+        """One pipeline of EVALSHA calls (redis-py's Script objects would add a SCRIPT EXISTS round trip to
+        every pipeline). If the server forgot the script (a restart), nothing ran for those entries: the script
+        is loaded and only they are sent again."""
         now = str(time.time())
-        if len(appends) == 1:
-            raw = [await self._call(self._script, appends[0], now)]
-        else:
-            pipe = self.redis.pipeline(transaction=False)
-            for a in appends:
-                await self._call(self._script, a, now, client=pipe)
-            raw = await pipe.execute()
+        raw = await self._evalsha(appends, now)
+        missing = [i for i, r in enumerate(raw) if isinstance(r, NoScriptError)]
+        if missing:
+            await self.redis.script_load(_APPEND)
+            for i, r in zip(missing, await self._evalsha([appends[i] for i in missing], now)):
+                raw[i] = r
+        for r in raw:
+            if isinstance(r, Exception):
+                raise r
         return [_result(r) for r in raw]
 
-    def _call(self, script, a: Append, now: str, client=None):
-        return script(
-            keys=[keys.game_stream(a.game_id), keys.EVENTS, keys.outcomes(a.game_id), keys.GAMES,
-                  keys.head(a.game_id)],
-            args=[a.expected_version, a.command_key, a.outcome, a.game_id, a.game, self.events_maxlen, now,
-                  a.prev_hash, a.head, *a.envelopes],
-            client=client,
-        )
+    async def _evalsha(self, appends: Sequence[Append], now: str) -> list:
+        if not appends:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for a in appends:
+            pipe.evalsha(self._sha, 5, keys.game_stream(a.game_id), keys.EVENTS, keys.outcomes(a.game_id),
+                         keys.GAMES, keys.head(a.game_id), a.expected_version, a.command_key, a.outcome,
+                         a.game_id, a.game, self.events_maxlen, now, a.prev_hash, a.head, *a.envelopes)
+        return await pipe.execute(raise_on_error=False)
 
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
         entries = await self.redis.xrange(keys.game_stream(game_id), min=f"{after + 1}-0", max="+")
@@ -124,6 +133,10 @@ class RedisEventStore:
 
     async def outcome(self, game_id: str, command_key: str) -> bytes | None:
         return await self.redis.hget(keys.outcomes(game_id), command_key)
+
+    async def game_ids(self) -> AsyncIterator[str]:
+        async for game_id, _ in self.redis.zscan_iter(keys.GAMES):
+            yield game_id.decode()
 
 
 def _result(raw) -> AppendResult:
@@ -169,3 +182,8 @@ class InMemoryEventStore:
 
     async def outcome(self, game_id: str, command_key: str) -> bytes | None:
         return self.outcomes.get((game_id, command_key))
+
+    async def game_ids(self) -> AsyncIterator[str]:
+        for game_id, stream in list(self.streams.items()):
+            if stream:
+                yield game_id

@@ -35,9 +35,10 @@ class Workers:
         self.roles = roles
         self.broker = RedisBroker(settings.redis_url, log_level=logging.DEBUG)
         self.redis = aioredis.Redis.from_url(settings.redis_url)
+        self.views_redis = aioredis.Redis.from_url(settings.views_url)
         self.store = RedisEventStore(self.redis, settings.events_maxlen)
         self.engine = Engine(self.redis, self.store)
-        self.projector = Projector(self.redis, self.store)
+        self.projector = Projector(self.views_redis, self.store)
         if ENGINE in roles:
             batch_subscription(
                 self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
@@ -66,6 +67,9 @@ class Workers:
             await ensure_group(self.redis, keys.COMMANDS, keys.ENGINE_GROUP)
         if PROJECTOR in self.roles:
             await ensure_group(self.redis, keys.EVENTS, keys.PROJECTOR_GROUP)
+            rebuilt = await self.projector.initialise()
+            if rebuilt is not None:
+                log.info("read_store_initialised", games=rebuilt)
 
     async def start(self) -> None:
         await self.prepare()
@@ -74,6 +78,7 @@ class Workers:
     async def stop(self) -> None:
         await self.broker.stop()
         await self.redis.aclose()
+        await self.views_redis.aclose()
 
     async def on_commands(self, entries: Entries) -> None:
         envelopes: list[CommandEnvelope] = []

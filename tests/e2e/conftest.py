@@ -10,14 +10,19 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+import redis
 
 from services.redis_server import free_port
 
 
 @pytest.fixture
 def souk_url(redis_url: str, tmp_path) -> Iterator[str]:
+    """The event store in database 0 and the read store in database 1, as two Redis would be used."""
+    views_url = redis_url.rsplit("/", 1)[0] + "/1"
+    redis.Redis.from_url(views_url).flushdb()
     port = free_port()
-    env = {**os.environ, "REDIS_URL": redis_url, "SOUK_LOG_LEVEL": "warning", "SOUK_RECLAIM_IDLE_MS": "2000"}
+    env = {**os.environ, "REDIS_URL": redis_url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning",
+           "SOUK_RECLAIM_IDLE_MS": "2000"}
     log = open(tmp_path / "souk.log", "wb")
     process = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", str(port)],
                                env=env, stdout=log, stderr=subprocess.STDOUT)

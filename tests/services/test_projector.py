@@ -138,3 +138,29 @@ async def test_the_workers_play_through_the_streams_and_reclaim_what_a_dead_cons
         assert await redis.xlen(keys.game_stream("g1")) == 5  # nothing applied twice
     finally:
         await workers.stop()
+
+
+async def test_two_projectors_racing_on_the_same_events_write_each_event_once(redis):
+    store = RedisEventStore(redis)
+    engine = Engine(redis, store)
+    turn = await started(engine)
+    for i in range(6):
+        seat = turn if i % 2 == 0 else 1 - turn
+        await engine.handle([cmd("g1", Add(1), seat=seat, token=th(seat), cid=f"r{i}")])
+    entries = [fields for _, fields in await redis.xrange(keys.EVENTS)]
+    one, two = Projector(redis, store), Projector(redis, store)
+    await asyncio.gather(one.handle(entries[:7]), two.handle(entries[3:]), one.handle(entries[5:]),
+                         two.handle(entries))
+    history = await redis.lrange(keys.history("g1"), 0, -1)
+    seqs = [msgspec.json.decode(h, type=HistoryRecord).for_audience("spectator").seq for h in history]
+    assert seqs == list(range(1, 12))
+    assert int(await redis.get(keys.position("g1"))) == 11
+
+
+async def test_a_projector_facing_an_empty_read_store_rebuilds_it_first(redis):
+    store = RedisEventStore(redis)
+    await started(Engine(redis, store))
+    projector = Projector(redis, store)
+    assert await projector.initialise() == 1
+    assert view_of(await redis.hget(keys.views("g1"), "spectator")).version == 5
+    assert await projector.initialise() is None

@@ -126,3 +126,16 @@ async def test_the_redis_store_copies_every_event_to_the_global_stream_in_commit
         (b"g1", 1), (b"g1", 2), (b"g2", 1), (b"g1", 3)]
     assert await client.zcard(keys.GAMES) == 2
     await client.aclose()
+
+
+async def test_the_redis_store_survives_a_server_that_forgot_its_script(redis_url):
+    client = aioredis.Redis.from_url(redis_url)
+    store = RedisEventStore(client)
+    a = append("g1", 0, 1, GENESIS_HASH, "k1")
+    await store.append([a])
+    await client.script_flush()
+    b = append("g1", 1, 1, a.head, "k2")
+    c = append("g2", 0, 1, GENESIS_HASH, "k3")
+    assert [r.status for r in await store.append([b, c])] == [OK, OK]
+    assert await store.version("g1") == 2 and await store.version("g2") == 1
+    await client.aclose()
