@@ -87,16 +87,22 @@ class Engine:
     # --- deciding -----------------------------------------------------------------------------------------
 
     async def handle(self, batch: Sequence[CommandEnvelope]) -> list[Reply]:
-        """Decide and append a batch; returns one reply per command, in the batch's order."""
+        """Decide and append a batch; returns one reply per command, in the batch's order. Each reply is also
+        published on its command's ``reply_to`` channel (by the store's script, in the append itself)."""
         replies: dict[int, Reply] = {}
         pending = list(enumerate(batch))
         for _ in range(MAX_RETRIES):
             if not pending:
                 break
             pending = await self._round(pending, replies)
-        for index, env in pending:  # still conflicting after every retry: not recorded, the sender may resend
-            replies[index] = Reply(env.command_id, env.game_id, "rejected", code="conflict", seat=env.seat,
-                                   message="the game changed under this command too often; send it again")
+        if pending:  # still conflicting after every retry: not recorded, the sender may resend
+            pipe = self.redis.pipeline(transaction=False)
+            for index, env in pending:
+                replies[index] = Reply(env.command_id, env.game_id, "rejected", code="conflict", seat=env.seat,
+                                       message="the game changed under this command too often; send it again")
+                if env.reply_to:
+                    pipe.publish(env.reply_to, encoder.encode(replies[index]))
+            await pipe.execute()
         return [replies[i] for i in range(len(batch))]
 
     async def _round(self, pending, replies) -> list[tuple[int, CommandEnvelope]]:
@@ -149,7 +155,7 @@ class Engine:
             # CreateGame, or resent, must be decided again.
             key = command_key(env) if table.exists else ""
             append = Append(env.game_id, table.game, table.version, (), key, encoder.encode(reply),
-                            prev_hash=slot.head, head=slot.head)
+                            prev_hash=slot.head, head=slot.head, notify=env.reply_to)
             return append, reply, slot
 
         try:
@@ -181,7 +187,7 @@ class Engine:
         reply = Reply(env.command_id, env.game_id, "accepted", version=table.version, events=len(events),
                       seat=env.seat)
         append = Append(env.game_id, table.game, slot.table.version, envelopes, command_key(env),
-                        encoder.encode(reply), prev_hash=slot.head, head=head)
+                        encoder.encode(reply), prev_hash=slot.head, head=head, notify=env.reply_to)
         log.debug("command_accepted", version=table.version, events=len(events))
         return append, reply, Slot(table, head, seed)
 

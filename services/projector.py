@@ -10,6 +10,7 @@ on ``souk:updates:{game}`` (the gateway pushes views to WebSockets from there).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
-from redis.exceptions import WatchError
+from redis.exceptions import NoScriptError
 import structlog
 
 from contracts.envelope import EventEnvelope
@@ -56,41 +57,42 @@ class Projector:
         await self.project(by_game)
 
     async def project(self, by_game: dict[str, list[EventEnvelope]]) -> None:
-        """Writes the read models of these events and the games' new positions in one transaction, guarded by
-        WATCH on the positions: if another projector (or a rebuild) moved one meanwhile, nothing is written
-        and the batch is projected again from the positions as they now are."""
-        game_ids = list(by_game)
-        position_keys = [keys.position(g) for g in game_ids]
+        """Writes the read models of these events and the games' new positions atomically, on condition that
+        every position is still the one they were projected from (one Lua call): if another projector or a
+        rebuild moved one meanwhile, nothing is written and the batch is projected again from the positions as
+        they now are. Positions come from this projector's cache, so a batch usually costs one round trip."""
         for _ in range(MAX_ATTEMPTS):
-            async with self.redis.pipeline(transaction=True) as pipe:
-                await pipe.watch(*position_keys)
-                positions = await pipe.mget(position_keys)
-                pipe.multi()
-                committed = False
-                try:
-                    updated = False
-                    for game_id, raw_pos in zip(game_ids, positions):
-                        updated |= await self._project_game(pipe, game_id, int(raw_pos or 0), by_game[game_id])
-                    if updated:
-                        await pipe.execute()
-                    committed = True
-                    return
-                except WatchError:
-                    log.info("projection_conflict", games=len(game_ids))
-                finally:
-                    if not committed:  # the cached tables ran ahead of what was written
-                        for game_id in game_ids:
-                            self.cache.pop(game_id, None)
+            positions = {g: c.table.version for g in by_game if (c := self.cache.get(g)) is not None}
+            unknown = [g for g in by_game if g not in positions]
+            if unknown:
+                raw = await self.redis.mget([keys.position(g) for g in unknown])
+                positions.update((g, int(r or 0)) for g, r in zip(unknown, raw))
+            writes = Writes()
+            changed = [g for g in by_game if await self._project_game(writes, g, positions[g], by_game[g])]
+            if not changed:
+                return
+            try:
+                conflicts = await writes.apply(self.redis, {keys.position(g): positions[g] for g in changed})
+            except BaseException:
+                conflicts = changed
+                raise
+            finally:
+                if conflicts:  # nothing was written: the cached tables ran ahead of the read store
+                    for game_id in changed:
+                        self.cache.pop(game_id, None)
+            if not conflicts:
+                return
+            log.info("projection_conflict", games=len(conflicts))
         raise RuntimeError(f"projection conflicted {MAX_ATTEMPTS} times; the batch stays pending")
 
-    async def _project_game(self, pipe, game_id: str, position: int, envelopes: list[EventEnvelope]) -> bool:
+    async def _project_game(self, writes: "Writes", game_id: str, position: int, envelopes: list[EventEnvelope]) -> bool:
         envelopes = [e for e in envelopes if e.seq > position]
         if not envelopes:
             return False  # redelivered: already projected
         if envelopes[0].seq != position + 1:  # a gap (trimmed events stream, a batch lost): read the store
             envelopes = [e for e in await self.store.read(game_id, after=position) if e.seq <= envelopes[-1].seq]
         projected = await self._load(game_id, position)
-        self._write(pipe, game_id, projected, envelopes)
+        self._write(writes, game_id, projected, envelopes)
         return True
 
     async def _load(self, game_id: str, position: int) -> Projected:
@@ -107,7 +109,7 @@ class Projector:
             created_at = envelopes[0].recorded_at
         return Projected(table, created_at)
 
-    def _write(self, pipe, game_id: str, projected: Projected, envelopes: list[EventEnvelope]) -> None:
+    def _write(self, writes: "Writes", game_id: str, projected: Projected, envelopes: list[EventEnvelope]) -> None:
         table = projected.table
         history: list[bytes] = []
         lobby_changed = False
@@ -120,7 +122,7 @@ class Projector:
             if isinstance(event, TABLE_EVENTS):
                 lobby_changed = True
                 if isinstance(event, SeatJoined):
-                    pipe.hset(keys.seat_tokens(game_id), str(event.seat), event.token_hash)
+                    writes.hset(keys.seat_tokens(game_id), str(event.seat), event.token_hash)
             # Most events hide nothing: they are stored once. One that hides something from someone is stored
             # as one variant per audience, so that each reader is served only what it may see.
             variants = {keys.audience(seat): tbl.redact(table, event, seat) for seat in tbl.audiences(table)}
@@ -131,15 +133,15 @@ class Projector:
                 record = HistoryRecord(by_audience={a: self._entry(env, v) for a, v in variants.items()})
             history.append(encoder.encode(record))
         views = tbl.views(table, game_id)
-        pipe.hset(keys.views(game_id), mapping={keys.audience(s): encoder.encode(v) for s, v in views.items()})
-        pipe.rpush(keys.history(game_id), *history)
+        writes.hset(keys.views(game_id), *(x for s, v in views.items() for x in (keys.audience(s), encoder.encode(v))))
+        writes.rpush(keys.history(game_id), *history)
         if lobby_changed:
             lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status,
                                projected.created_at)
-            pipe.hset(keys.LOBBY, game_id, encoder.encode(lobby))
-            pipe.zadd(keys.LOBBY_ORDER, {game_id: projected.created_at}, nx=True)
-        pipe.set(keys.position(game_id), table.version)
-        pipe.publish(keys.view_updates(game_id), str(table.version))  # sent when the transaction commits
+            writes.hset(keys.LOBBY, game_id, encoder.encode(lobby))
+            writes.zadd_nx(keys.LOBBY_ORDER, projected.created_at, game_id)
+        writes.set(keys.position(game_id), table.version)
+        writes.publish(keys.view_updates(game_id), str(table.version))  # sent when the writes are applied
         projected.table = table
         self.cache[game_id] = projected
         self.cache.move_to_end(game_id)
@@ -193,3 +195,60 @@ _table_events = msgspec.json.Decoder(GameCreated)
 
 def _game_name(env: EventEnvelope) -> str:
     return _table_events.decode(env.payload).game
+
+
+_APPLY = """
+-- ARGV: n, then n pairs (position key, expected position), then commands: name, argument count, arguments.
+-- Nothing is written unless every position is as expected; then the commands run in order (atomically).
+local n = tonumber(ARGV[1])
+local conflicts = {}
+for c = 0, n - 1 do
+  local key, expected = ARGV[2 + 2 * c], ARGV[3 + 2 * c]
+  if (redis.call('GET', key) or '0') ~= expected then conflicts[#conflicts + 1] = key end
+end
+if #conflicts > 0 then return conflicts end
+local i = 2 + 2 * n
+while i <= #ARGV do
+  local name, count = ARGV[i], tonumber(ARGV[i + 1])
+  redis.call(name, unpack(ARGV, i + 2, i + 1 + count))
+  i = i + 2 + count
+end
+return conflicts
+"""
+_APPLY_SHA = hashlib.sha1(_APPLY.encode()).hexdigest()
+
+
+class Writes:
+    """The read-model writes of one batch, applied by one Lua call if the positions are as expected.
+
+    The keys are passed as arguments, not KEYS: the read store is a single Redis (not a cluster)."""
+
+    def __init__(self) -> None:
+        self.args: list[Any] = []
+
+    def _add(self, name: str, *args: Any) -> None:
+        self.args += (name, len(args), *args)
+
+    def hset(self, key: str, *fields_and_values: Any) -> None:
+        self._add("HSET", key, *fields_and_values)
+
+    def rpush(self, key: str, *values: bytes) -> None:
+        self._add("RPUSH", key, *values)
+
+    def set(self, key: str, value: Any) -> None:
+        self._add("SET", key, value)
+
+    def publish(self, channel: str, message: Any) -> None:
+        self._add("PUBLISH", channel, message)
+
+    def zadd_nx(self, key: str, score: float, member: str) -> None:
+        self._add("ZADD", key, "NX", score, member)
+
+    async def apply(self, redis: aioredis.Redis, expected: dict[str, int]) -> list[bytes]:
+        """Returns the position keys that were not as expected (then nothing was written)."""
+        args = [len(expected), *(x for kv in expected.items() for x in kv), *self.args]
+        try:
+            return await redis.evalsha(_APPLY_SHA, 0, *args)
+        except NoScriptError:
+            await redis.script_load(_APPLY)
+            return await redis.evalsha(_APPLY_SHA, 0, *args)

@@ -8,6 +8,9 @@ command's outcome is recorded for idempotency, in one step.
 An append with no events records only its outcome (a refused command), under the same guards, so a refusal
 decided on a stale state conflicts instead of being recorded.
 
+An append may name a pub/sub channel: the script publishes the recorded outcome there (the engine's answer to
+the sender costs no extra round trip).
+
 ``InMemoryEventStore`` has the same contract (tests/services/test_store_contract.py runs against both).
 """
 
@@ -43,6 +46,7 @@ class Append:
     outcome: bytes = b""
     prev_hash: str = GENESIS_HASH  # the chain head the events were decided on
     head: str = GENESIS_HASH  # the chain head after them
+    notify: str = ""  # a pub/sub channel that gets the outcome (ok) or the first outcome (duplicate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,16 +75,19 @@ _APPEND = """
 local stream, all, outcomes, games, headkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local expected = tonumber(ARGV[1])
 local ckey, outcome, game_id, game, maxlen, now = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
-local prev, head = ARGV[8], ARGV[9]
+local prev, head, notify = ARGV[8], ARGV[9], ARGV[10]
 if ckey ~= '' then
   local seen = redis.call('HGET', outcomes, ckey)
-  if seen then return {'duplicate', seen} end
+  if seen then
+    if notify ~= '' then redis.call('PUBLISH', notify, seen) end
+    return {'duplicate', seen}
+  end
 end
 local len = redis.call('XLEN', stream)
 if len ~= expected then return {'conflict', tostring(len)} end
 local current = redis.call('GET', headkey) or '%s'
 if current ~= prev then return {'conflict', tostring(len)} end
-local first = 10
+local first = 11
 if expected == 0 and #ARGV >= first then redis.call('ZADD', games, 'NX', now, game_id) end
 for i = first, #ARGV do
   redis.call('XADD', stream, tostring(expected + i - first + 1) .. '-0', 'e', ARGV[i])
@@ -88,6 +95,7 @@ for i = first, #ARGV do
 end
 if #ARGV >= first then redis.call('SET', headkey, head) end
 if ckey ~= '' then redis.call('HSET', outcomes, ckey, outcome) end
+if notify ~= '' then redis.call('PUBLISH', notify, outcome) end
 return {'ok', tostring(expected + #ARGV - first + 1)}
 """ % GENESIS_HASH
 
@@ -121,7 +129,7 @@ class RedisEventStore:
         for a in appends:
             pipe.evalsha(self._sha, 5, keys.game_stream(a.game_id), keys.EVENTS, keys.outcomes(a.game_id),
                          keys.GAMES, keys.head(a.game_id), a.expected_version, a.command_key, a.outcome,
-                         a.game_id, a.game, self.events_maxlen, now, a.prev_hash, a.head, *a.envelopes)
+                         a.game_id, a.game, self.events_maxlen, now, a.prev_hash, a.head, a.notify, *a.envelopes)
         return await pipe.execute(raise_on_error=False)
 
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:

@@ -16,7 +16,7 @@ from faststream.specification import AsyncAPI
 
 from contracts.envelope import CommandEnvelope
 from services import keys
-from services.codec import command_envelope_decoder, encoder
+from services.codec import command_envelope_decoder
 from services.config import Settings
 from services.engine import Engine
 from services.projector import Projector
@@ -87,12 +87,7 @@ class Workers:
                 envelopes.append(command_envelope_decoder.decode(fields[b"c"]))
             except (KeyError, msgspec.ValidationError, msgspec.DecodeError) as exc:
                 log.warning("command_envelope_unreadable", error=str(exc))  # nobody to answer: dropped, logged
-        replies = await self.engine.handle(envelopes)
-        pipe = self.redis.pipeline(transaction=False)
-        for env, reply in zip(envelopes, replies):
-            if env.reply_to:
-                pipe.publish(env.reply_to, encoder.encode(reply))
-        await pipe.execute()
+        await self.engine.handle(envelopes)  # answers each sender on its reply_to channel
 
     async def on_events(self, entries: Entries) -> None:
         await self.projector.handle(entries)
