@@ -32,7 +32,7 @@ Resource = Literal["gold", "camels"]
 
 
 class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Choices the rulebook leaves open; see docs/rules-decisions-yspahan.md."""
+    """Choices the rulebook leaves open; see docs/rules-decisions.md (Yspahan)."""
 
     # camels per caravan row with 2 players (the 2-player text is silent; 4 = the 4-player caravan, DATA.md)
     caravan_width_2p: int = 4

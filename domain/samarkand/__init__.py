@@ -1,7 +1,7 @@
 """Le marché de Samarkand (Bruno Fricout, Krok Nik Douil 2010): a Dutch-auction card game for 3 to 5 players.
 
 ``GAME`` satisfies ``domain.kernel.Game``; ``domain.games`` registers it. Data in ``data``, rules in ``rules``,
-views in ``views``. Rules decisions: docs/rules-decisions-samarkand.md.
+views in ``views``. Rules decisions: docs/rules-decisions.md (Samarkand).
 """
 
 from __future__ import annotations
