@@ -330,3 +330,5 @@ class YspahanView(View, tag="yspahan.YspahanView"):
     built_this_turn: bool
     pending: PendingView
     over: bool
+
+VIEWS = (FloorView, PlayerView, ShopView, PendingView, YspahanView)

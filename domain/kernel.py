@@ -35,6 +35,7 @@ class Game(Protocol):
     options_type: type[msgspec.Struct]  # the game's options; every field has a default
     command_types: tuple[type, ...]  # tagged Structs a seat may send
     event_types: tuple[type, ...]  # tagged Structs the game stores
+    view_types: tuple[type, ...]  # tagged Structs its views are made of (for the JSON Schema)
 
     def setup(self, seats: int, options: Any, chance: Chance) -> Sequence[Any]:
         """The game's first events (the deal, shuffles, first player), all chance written in."""

@@ -68,7 +68,7 @@ def evolve(table: Table, event: Any) -> Table:
     if isinstance(event, GameCreated):
         game = get_game(event.game)
         assert game is not None
-        options = msgspec.convert(event.options, game.options_type)
+        options = stored_options(game, event.options)
         return msgspec.structs.replace(
             table,
             game=event.game,
@@ -92,6 +92,13 @@ def evolve(table: Table, event: Any) -> Table:
         return msgspec.structs.replace(table, status=OVER, result=result, version=version)
     state = game_of(table).evolve(table.state, event)
     return msgspec.structs.replace(table, state=state, version=version)
+
+
+def stored_options(game: Game, options: dict[str, Any]) -> Any:
+    """The options of a stored game: an option this build no longer has is ignored (a new command is strict,
+    a stored event stays readable)."""
+    known = {f.name for f in msgspec.structs.fields(game.options_type)}
+    return msgspec.convert({k: v for k, v in options.items() if k in known}, game.options_type)
 
 
 def fold(events: Sequence[Any], table: Table = EMPTY) -> Table:

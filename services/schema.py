@@ -29,9 +29,7 @@ def schema() -> dict[str, Any]:
         types[f"{name}.Options"] = game.options_type
         types[f"{name}.Command"] = Union[tuple(game.command_types)]
         types[f"{name}.Event"] = Union[tuple(game.event_types)]
-        views = getattr(game, "view_types", ())
-        if views:
-            types[f"{name}.View"] = Union[tuple(views)]
+        types[f"{name}.View"] = Union[tuple(game.view_types)]
     names = list(types)
     schemas, components = msgspec.json.schema_components([types[n] for n in names],
                                                          ref_template="#/$defs/{name}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from contracts.samarkand import COMMANDS, EVENTS, Options
+from contracts.samarkand import COMMANDS, EVENTS, VIEWS, Options
 from contracts.table import Flow, Result
 from domain.chance import Chance
 from domain.samarkand import data, rules, views
@@ -23,6 +23,7 @@ class Samarkand:
     options_type = Options
     command_types = COMMANDS
     event_types = EVENTS
+    view_types = VIEWS
 
     def check_options(self, seats: int, options: Options) -> None:
         rules.check_options(seats, options)

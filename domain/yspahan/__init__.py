@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from contracts.yspahan import COMMANDS, EVENTS, Options
+from contracts.yspahan import COMMANDS, EVENTS, VIEWS, Options
 from domain.yspahan import rules, views
 
 
@@ -19,6 +19,7 @@ class Yspahan:
     options_type = Options
     command_types = COMMANDS
     event_types = EVENTS
+    view_types = VIEWS
 
     setup = staticmethod(rules.setup)
     initial_state = staticmethod(rules.initial_state)

@@ -56,6 +56,7 @@ class Tally:
     options_type = Options
     command_types = (Add,)
     event_types = (SecretsDrawn, Added)
+    view_types = (TallyView,)
 
     def setup(self, seats: int, options: Options, chance: Chance) -> list[Any]:
         return [SecretsDrawn(tuple(chance.below(100) for _ in range(seats)), chance.below(seats))]

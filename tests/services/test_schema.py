@@ -1,0 +1,21 @@
+"""`souk schema`: JSON Schema for the whole wire format, every game included."""
+
+from __future__ import annotations
+
+import json
+
+from services.cli import main
+
+
+def test_souk_schema_describes_every_command_event_and_view_of_every_game(tmp_path, capsys):
+    out = tmp_path / "schema.json"
+    main(["schema", "--out", str(out)])
+    schema = json.loads(out.read_text())
+    names = set(schema["properties"])
+    for game in ("samarkand", "yspahan"):
+        assert {f"{game}.Options", f"{game}.Command", f"{game}.Event", f"{game}.View"} <= names
+    assert {"CommandEnvelope", "EventEnvelope", "Reply", "TableView", "HistoryPage"} <= names
+    defs = schema["$defs"]
+    assert defs["ChooseCard"]["properties"]["type"]["enum"] == ["samarkand.ChooseCard"]
+    assert defs["ChooseCard"].get("additionalProperties") is False  # strict at the door
+    assert "GameCreated" in defs and "seed_hash" in defs["GameCreated"]["properties"]
