@@ -31,7 +31,7 @@ class Settings:
         return self.views_redis_url or self.redis_url
 
     @classmethod
-    def from_env(cls, **overrides) -> "Settings":
+    def from_env(cls, **overrides) -> Settings:
         env = os.environ
         values = dict(
             redis_url=env.get("REDIS_URL") or None,

@@ -12,22 +12,21 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
 import structlog
 
 from contracts.envelope import GENESIS_HASH, CommandEnvelope, EventEnvelope, Reply, seal
-from contracts.table import CreateGame, JoinSeat, SeatJoined
+from contracts.table import CreateGame, SeatJoined
 from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import RuleViolation
 from services import keys
 from services.codec import command_decoder, encoder, event_decoder, game_name_of, reply_decoder, tag_of
+from services.lru import Lru
 from services.store import CONFLICT, DUPLICATE, OK, Append, EventStore
 
 log = structlog.get_logger("souk.engine")
@@ -51,15 +50,13 @@ class Engine:
     def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000) -> None:
         self.redis = redis
         self.store = store
-        self.cache: OrderedDict[str, Slot] = OrderedDict()
-        self.cache_size = cache_size
+        self.cache: Lru[str, Slot] = Lru(cache_size)
 
     # --- loading ------------------------------------------------------------------------------------------
 
     async def load(self, game_id: str) -> Slot:
         slot = self.cache.get(game_id)
         if slot is not None:
-            self.cache.move_to_end(game_id)
             return slot
         envelopes = await self.store.read(game_id)
         name = game_name_of(envelopes)
@@ -69,14 +66,8 @@ class Engine:
         table = tbl.fold([decode(e.payload) for e in envelopes])
         seed = await self.redis.get(keys.seed(game_id)) or b""
         slot = Slot(table, envelopes[-1].hash, seed)
-        self._remember(game_id, slot)
+        self.cache.put(game_id, slot)
         return slot
-
-    def _remember(self, game_id: str, slot: Slot) -> None:
-        self.cache[game_id] = slot
-        self.cache.move_to_end(game_id)
-        while len(self.cache) > self.cache_size:
-            self.cache.popitem(last=False)
 
     async def _seed_for(self, env: CommandEnvelope, command: CreateGame) -> bytes:
         """The game's secret seed, set once (a retried CreateGame finds the first one)."""
@@ -121,7 +112,7 @@ class Engine:
                 append, reply, slot = await self._decide(slot, env)
                 decided.append((index, env, append, reply))
                 if slot.table.exists:
-                    self._remember(game_id, slot)
+                    self.cache.put(game_id, slot)
         structlog.contextvars.clear_contextvars()
 
         redo: list[tuple[int, CommandEnvelope]] = []
@@ -140,7 +131,7 @@ class Engine:
                 redo.append((index, env))
                 broken.add(env.game_id)
         for game_id in broken:
-            self.cache.pop(game_id, None)
+            self.cache.pop(game_id)
         redo.sort()
         return redo
 

@@ -86,16 +86,19 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-class Replies:
-    """Sends commands and waits for the engine's answers on this gateway's own pub/sub channel."""
+class _Subscription:
+    """A background task reading one pub/sub subscription and handing each message to ``on_message``."""
 
-    def __init__(self, redis: aioredis.Redis, timeout: float) -> None:
+    def __init__(self, redis: aioredis.Redis) -> None:
         self.redis = redis
-        self.timeout = timeout
-        self.channel = keys.replies(uuid.uuid4().hex)
-        self.waiting: dict[tuple[str, int | None, str], asyncio.Future[Reply]] = {}
         self._task: asyncio.Task | None = None
         self._ready = asyncio.Event()
+
+    async def subscribe(self, pubsub) -> None:
+        raise NotImplementedError
+
+    def on_message(self, message: dict) -> None:
+        raise NotImplementedError
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._listen())
@@ -109,19 +112,34 @@ class Replies:
 
     async def _listen(self) -> None:
         pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-        await pubsub.subscribe(self.channel)
+        await self.subscribe(pubsub)
         self._ready.set()
         try:
             while True:
                 message = await pubsub.get_message(timeout=1.0)
-                if message is None:
-                    continue
-                reply = reply_decoder.decode(message["data"])
-                future = self.waiting.pop((reply.game_id, reply.seat, reply.command_id), None)
-                if future is not None and not future.done():
-                    future.set_result(reply)
+                if message is not None:
+                    self.on_message(message)
         finally:
             await pubsub.aclose()
+
+
+class Replies(_Subscription):
+    """Sends commands and waits for the engine's answers on this gateway's own pub/sub channel."""
+
+    def __init__(self, redis: aioredis.Redis, timeout: float) -> None:
+        super().__init__(redis)
+        self.timeout = timeout
+        self.channel = keys.replies(uuid.uuid4().hex)
+        self.waiting: dict[tuple[str, int | None, str], asyncio.Future[Reply]] = {}
+
+    async def subscribe(self, pubsub) -> None:
+        await pubsub.subscribe(self.channel)
+
+    def on_message(self, message: dict) -> None:
+        reply = reply_decoder.decode(message["data"])
+        future = self.waiting.pop((reply.game_id, reply.seat, reply.command_id), None)
+        if future is not None and not future.done():
+            future.set_result(reply)
 
     async def send(self, env: CommandEnvelope) -> Reply:
         key = (env.game_id, env.seat, env.command_id)
@@ -131,7 +149,7 @@ class Replies:
         try:
             await self.redis.xadd(keys.COMMANDS, {"c": encoder.encode(env)})
             return await asyncio.wait_for(future, self.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             recorded = await self.redis.hget(keys.outcomes(env.game_id), command_key(env))
             if recorded is not None:
                 return reply_decoder.decode(recorded)
@@ -142,40 +160,22 @@ class Replies:
             self.waiting.pop(key, None)
 
 
-class Updates:
+class Updates(_Subscription):
     """One pattern subscription to every game's view updates, fanned out to local WebSocket listeners."""
 
+    _prefix = len(keys.view_updates(""))
+
     def __init__(self, redis: aioredis.Redis) -> None:
-        self.redis = redis
+        super().__init__(redis)
         self.listeners: dict[str, set[asyncio.Queue[int]]] = defaultdict(set)
-        self._task: asyncio.Task | None = None
-        self._ready = asyncio.Event()
 
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._listen())
-        await asyncio.wait_for(self._ready.wait(), 10)
-
-    async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    async def _listen(self) -> None:
-        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+    async def subscribe(self, pubsub) -> None:
         await pubsub.psubscribe(keys.view_updates("*"))
-        self._ready.set()
-        prefix = len(keys.view_updates(""))
-        try:
-            while True:
-                message = await pubsub.get_message(timeout=1.0)
-                if message is None:
-                    continue
-                game_id = message["channel"][prefix:].decode()
-                for queue in list(self.listeners.get(game_id, ())):
-                    queue.put_nowait(int(message["data"]))
-        finally:
-            await pubsub.aclose()
+
+    def on_message(self, message: dict) -> None:
+        game_id = message["channel"][self._prefix:].decode()
+        for queue in list(self.listeners.get(game_id, ())):
+            queue.put_nowait(int(message["data"]))
 
     @contextlib.asynccontextmanager
     async def listen(self, game_id: str) -> AsyncIterator[asyncio.Queue[int]]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from contracts.table import TABLE_EVENTS, GameCreated, SeatJoined
 from domain import table as tbl
 from services import keys
 from services.codec import encoder, event_decoder, event_envelope_decoder
+from services.lru import Lru
 from services.store import EventStore
 
 log = structlog.get_logger("souk.projector")
@@ -46,8 +46,7 @@ class Projector:
     def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000) -> None:
         self.redis = redis
         self.store = store
-        self.cache: OrderedDict[str, Projected] = OrderedDict()
-        self.cache_size = cache_size
+        self.cache: Lru[str, Projected] = Lru(cache_size)
 
     async def handle(self, entries: Sequence[dict[bytes, bytes]]) -> None:
         by_game: dict[str, list[EventEnvelope]] = {}
@@ -79,13 +78,13 @@ class Projector:
             finally:
                 if conflicts:  # nothing was written: the cached tables ran ahead of the read store
                     for game_id in changed:
-                        self.cache.pop(game_id, None)
+                        self.cache.pop(game_id)
             if not conflicts:
                 return
             log.info("projection_conflict", games=len(conflicts))
         raise RuntimeError(f"projection conflicted {MAX_ATTEMPTS} times; the batch stays pending")
 
-    async def _project_game(self, writes: "Writes", game_id: str, position: int, envelopes: list[EventEnvelope]) -> bool:
+    async def _project_game(self, writes: Writes, game_id: str, position: int, envelopes: list[EventEnvelope]) -> bool:
         envelopes = [e for e in envelopes if e.seq > position]
         if not envelopes:
             return False  # redelivered: already projected
@@ -99,7 +98,6 @@ class Projector:
         """The table as projected up to ``position`` (from the cache, else folded from the store)."""
         cached = self.cache.get(game_id)
         if cached is not None and cached.table.version == position:
-            self.cache.move_to_end(game_id)
             return cached
         table, created_at = tbl.EMPTY, 0.0
         if position:
@@ -109,7 +107,7 @@ class Projector:
             created_at = envelopes[0].recorded_at
         return Projected(table, created_at)
 
-    def _write(self, writes: "Writes", game_id: str, projected: Projected, envelopes: list[EventEnvelope]) -> None:
+    def _write(self, writes: Writes, game_id: str, projected: Projected, envelopes: list[EventEnvelope]) -> None:
         table = projected.table
         history: list[bytes] = []
         lobby_changed = False
@@ -143,10 +141,7 @@ class Projector:
         writes.set(keys.position(game_id), table.version)
         writes.publish(keys.view_updates(game_id), str(table.version))  # sent when the writes are applied
         projected.table = table
-        self.cache[game_id] = projected
-        self.cache.move_to_end(game_id)
-        while len(self.cache) > self.cache_size:
-            self.cache.popitem(last=False)
+        self.cache.put(game_id, projected)
 
     @staticmethod
     def _entry(env: EventEnvelope, event: Any) -> HistoryEntry:

@@ -31,19 +31,19 @@ class Spec:
         self.state = game.initial_state(seats, self.options)
         self.seed = b"spec-seed"
 
-    def given(self, events: Sequence[Any]) -> "Spec":
+    def given(self, events: Sequence[Any]) -> Spec:
         for event in events:
             self.state = self.game.evolve(self.state, event)
         return self
 
-    def given_setup(self, seed: bytes = b"spec-seed") -> "Spec":
+    def given_setup(self, seed: bytes = b"spec-seed") -> Spec:
         self.seed = seed
         return self.given(self.game.setup(self.seats, self.options, Chance(seed, 0)))
 
     def decide(self, seat: int, command: Any, position: int = 1) -> list[Any]:
         return list(self.game.decide(self.state, seat, command, Chance(self.seed, position)))
 
-    def when(self, seat: int, command: Any, position: int = 1) -> "Then":
+    def when(self, seat: int, command: Any, position: int = 1) -> Then:
         try:
             return Then(self, self.decide(seat, command, position), None)
         except RuleViolation as exc:
