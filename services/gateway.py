@@ -342,18 +342,24 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     @post("/games/{game_id:str}/seats", tags=["lobby"])
     async def join(game_id: str, data: JoinRequest) -> Joined:
         """Take a seat (the lowest free one unless ``seat`` is given). Keep the returned token secret."""
-        entry = await gw.lobby_entry(game_id)
-        seat = data.seat
-        if seat is None:
-            free = [s.seat for s in entry.seats if s.name is None]
-            if not free:
-                raise ApiError(409, "game_started", "every seat of this game is taken")
-            seat = free[0]
         token = secrets.token_urlsafe(24)
-        body = JoinSeat(data.name, token_hash(token), seat)
-        reply = await gw.submit(CommandEnvelope(uuid.uuid4().hex, game_id, msgspec.Raw(encoder.encode(body)), seat=seat))
-        _raise_if_rejected(reply)
-        return Joined(game_id, seat, token, reply.version)
+        tried: set[int] = set()
+        while True:
+            seat = data.seat
+            if seat is None:  # the lowest free seat the lobby shows; it may lag behind a concurrent join
+                entry = await gw.lobby_entry(game_id)
+                free = [s.seat for s in entry.seats if s.name is None and s.seat not in tried]
+                if not free:
+                    raise ApiError(409, "game_started", "every seat of this game is taken")
+                seat = free[0]
+            body = JoinSeat(data.name, token_hash(token), seat)
+            reply = await gw.submit(CommandEnvelope(uuid.uuid4().hex, game_id, msgspec.Raw(encoder.encode(body)),
+                                                    seat=seat))
+            if reply.code == "seat_taken" and data.seat is None:
+                tried.add(seat)
+                continue
+            _raise_if_rejected(reply)
+            return Joined(game_id, seat, token, reply.version)
 
     @get("/games/{game_id:str}/view", tags=["spectator"])
     async def spectator_view(game_id: str, min_version: int = 0) -> Response[TableView]:

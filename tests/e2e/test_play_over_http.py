@@ -141,3 +141,14 @@ async def test_bad_input_gets_a_clear_error_and_changes_nothing(souk_url):
         assert after["version"] == version + first.json()["events"]
         assert (await client.get("/schema/openapi.json")).status_code == 200
         assert "souk:commands" in (await client.get("/asyncapi.json")).text
+
+
+async def test_players_joining_at_once_each_get_a_different_seat(souk_url):
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        game_id = (await client.post("/games", json={"game": "samarkand", "title": "rush", "seats": 5})).json()["game_id"]
+        answers = await asyncio.gather(*(client.post(f"/games/{game_id}/seats", json={"name": f"p{i}"})
+                                         for i in range(6)))
+        seats = sorted(r.json()["seat"] for r in answers if r.status_code == 201)
+        assert seats == [0, 1, 2, 3, 4]
+        [late] = [r for r in answers if r.status_code != 201]
+        assert late.status_code == 409 and late.json()["code"] == "game_started"
