@@ -9,7 +9,6 @@ are recorded under the command key too, so a redelivered or retried command gets
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import time
 from collections.abc import Sequence
@@ -182,6 +181,3 @@ class Engine:
         log.debug("command_accepted", version=table.version, events=len(events))
         return append, reply, Slot(table, head, seed)
 
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
