@@ -274,59 +274,7 @@ def _close_value(state: State, chance: Chance) -> list[Any]:
     for call in stops:
         claims.setdefault(call.target, []).append(call.seat)
     for target in sorted(claims, key=_target_order):
-        claimants = claims[target]
-        able = [s for s in claimants if money[s] >= value]
-        for s in claimants:
-            if money[s] < value:
-                events.append(StopFined(seat=s, target=target, price=value, amount=min(data.STOP_FINE, money[s])))
-        if not able:
-            continue
-        disputants = tuple(able) if len(able) > 1 else ()
-        if len(able) == 1 or state.dean in able:
-            buyer = able[0] if len(able) == 1 else state.dean
-            if target == "camel":
-                events.append(CamelBought(buyer=buyer, capacity=state.camel_up, price=value, disputants=disputants))
-            elif target == "bank":
-                events.append(
-                    GoodsBought(
-                        buyer=buyer,
-                        seller=None,
-                        kind=state.bank_goods,
-                        value=state.bank_offer,
-                        price=value,
-                        disputants=disputants,
-                    )
-                )
-            else:
-                seller = state.players[target]
-                events.append(
-                    GoodsBought(
-                        buyer=buyer, seller=target, kind=seller.sells, value=seller.offer, price=value,
-                        disputants=disputants,
-                    )
-                )
-            continue
-        payment = data.dispute_payment(value)
-        if target == "camel":
-            capacity = state.camel_up
-            events.append(CamelDisputed(seats=disputants, capacity=capacity, price=value, payment=payment))
-            order = chance.shuffled(state.camel_pile + (capacity,))
-            events.append(CamelDeckShuffled(order=order, size=len(order)))
-        elif target == "bank":
-            events.append(
-                GoodsDisputed(
-                    seats=disputants, seller=None, kind=state.bank_goods, value=state.bank_offer, price=value,
-                    payment=payment,
-                )
-            )
-        else:
-            seller = state.players[target]
-            events.append(
-                GoodsDisputed(
-                    seats=disputants, seller=target, kind=seller.sells, value=seller.offer, price=value,
-                    payment=payment,
-                )
-            )
+        events.extend(_settle(state, target, claims[target], money, value, chance))
     after = fold(state, events)
     if after.camel_up is None and after.camel_pile and _goods_on_market(after):
         turned = CamelTurned(capacity=after.camel_pile[0])
@@ -335,6 +283,53 @@ def _close_value(state: State, chance: Chance) -> list[Any]:
     if after.value < data.COUNTDOWN_TO or not any(market_targets(after, s) for s in range(after.seats)):
         events.extend(_end_round(after))
     return events
+
+
+def _settle(state: State, target: Target, claimants: list[int], money: tuple[int, ...], value: int,
+            chance: Chance) -> list[Any]:
+    """The stops of several seats (or one) on one target at one value.
+
+    One claimant buys at the called price, or is fined if it cannot pay. Several claimants are a dispute
+    (« si plusieurs joueurs désignent la même carte, il y a dispute »): the dean, if among them, takes the card at
+    the called price and the others pay nothing; otherwise the card is discarded (a camel goes back into its
+    pile, shuffled) and each disputant pays half the price rounded up, or the fine if it cannot pay that. A dean
+    who cannot pay the card he is given is fined, and the others settle without him."""
+    fine = lambda s: StopFined(seat=s, target=target, price=value, amount=min(data.STOP_FINE, money[s]))  # noqa: E731
+    if len(claimants) > 1 and state.dean in claimants and money[state.dean] < value:
+        others = [s for s in claimants if s != state.dean]
+        return [fine(state.dean), *_settle(state, target, others, money, value, chance)]
+    if len(claimants) == 1 or state.dean in claimants:
+        buyer = claimants[0] if len(claimants) == 1 else state.dean
+        if money[buyer] < value:
+            return [fine(buyer)]
+        return [_bought(state, target, buyer, value, tuple(claimants) if len(claimants) > 1 else ())]
+    payment = data.dispute_payment(value)
+    events: list[Any] = [fine(s) for s in claimants if money[s] < payment]
+    payers = tuple(s for s in claimants if money[s] >= payment)
+    if target == "camel":
+        capacity = state.camel_up
+        events.append(CamelDisputed(seats=payers, capacity=capacity, price=value, payment=payment))
+        order = chance.shuffled(state.camel_pile + (capacity,))
+        events.append(CamelDeckShuffled(order=order, size=len(order)))
+    elif target == "bank":
+        events.append(GoodsDisputed(seats=payers, seller=None, kind=state.bank_goods, value=state.bank_offer,
+                                    price=value, payment=payment))
+    else:
+        seller = state.players[target]
+        events.append(GoodsDisputed(seats=payers, seller=target, kind=seller.sells, value=seller.offer,
+                                    price=value, payment=payment))
+    return events
+
+
+def _bought(state: State, target: Target, buyer: int, value: int, disputants: tuple[int, ...]) -> Any:
+    if target == "camel":
+        return CamelBought(buyer=buyer, capacity=state.camel_up, price=value, disputants=disputants)
+    if target == "bank":
+        return GoodsBought(buyer=buyer, seller=None, kind=state.bank_goods, value=state.bank_offer, price=value,
+                           disputants=disputants)
+    seller = state.players[target]
+    return GoodsBought(buyer=buyer, seller=target, kind=seller.sells, value=seller.offer, price=value,
+                       disputants=disputants)
 
 
 def _goods_on_market(state: State) -> bool:

@@ -171,14 +171,51 @@ def test_a_dispute_without_the_dean_discards_the_card_and_each_disputant_pays_ha
     assert state.players[1].offer is None and state.discard == (Goods("spices", 5),)
 
 
-def test_a_claimant_who_cannot_pay_is_fined_and_leaves_the_card_to_the_other():
+def test_naming_the_same_card_is_a_dispute_even_when_one_disputant_could_not_pay_the_full_price():
+    """« Si plusieurs joueurs désignent la même carte, il y a dispute »: each owes half, not the full price."""
+    s = spec(4, OPEN + passes(10, 0, 1) + [Answered(seat=2, value=10, stop=True, target=1)])
+    s.state = with_players(s.state, s2={"money": 5})
+    state = s.when(3, Stop(target=1)).then([
+        Answered(seat=3, value=10, stop=True, target=1),
+        ValueClosed(value=10, stops=(StopCall(2, 1), StopCall(3, 1))),
+        GoodsDisputed(seats=(2, 3), seller=1, kind="spices", value=5, price=10, payment=5),
+    ])
+    assert [p.money for p in state.players] == [15, 25, 0, 10]
+
+
+def test_a_disputant_who_cannot_pay_half_is_fined_and_the_card_is_discarded_all_the_same():
     s = spec(4, OPEN + passes(10, 0, 1) + [Answered(seat=2, value=10, stop=True, target=1)])
     s.state = with_players(s.state, s2={"money": 4})
-    s.when(3, Stop(target=1)).then([
+    state = s.when(3, Stop(target=1)).then([
         Answered(seat=3, value=10, stop=True, target=1),
         ValueClosed(value=10, stops=(StopCall(2, 1), StopCall(3, 1))),
         StopFined(seat=2, target=1, price=10, amount=1),
-        GoodsBought(buyer=3, seller=1, kind="spices", value=5, price=10),
+        GoodsDisputed(seats=(3,), seller=1, kind="spices", value=5, price=10, payment=5),
+    ])
+    assert [p.money for p in state.players] == [15, 20, 3, 10]
+    assert state.players[1].offer is None and state.discard == (Goods("spices", 5),)
+
+
+def test_a_lone_stop_one_cannot_pay_is_fined_and_the_card_stays():
+    s = spec(4, OPEN + passes(10, 0, 1, 2))
+    s.state = with_players(s.state, s3={"money": 4})
+    state = s.when(3, Stop(target=1)).then([
+        Answered(seat=3, value=10, stop=True, target=1),
+        ValueClosed(value=10, stops=(StopCall(3, 1),)),
+        StopFined(seat=3, target=1, price=10, amount=1),
+    ])
+    assert state.players[1].offer == 5 and state.players[3].money == 3
+
+
+def test_a_dean_who_cannot_pay_the_card_he_is_given_is_fined_and_the_others_settle_without_him():
+    s = spec(4, OPEN + passes(10, 1) + [Answered(seat=0, value=10, stop=True, target=1),
+                                        Answered(seat=2, value=10, stop=True, target=1)])
+    s.state = with_players(s.state, s0={"money": 4})
+    s.when(3, Pass()).then([
+        Answered(seat=3, value=10, stop=False),
+        ValueClosed(value=10, stops=(StopCall(0, 1), StopCall(2, 1))),
+        StopFined(seat=0, target=1, price=10, amount=1),
+        GoodsBought(buyer=2, seller=1, kind="spices", value=5, price=10),
     ])
 
 
