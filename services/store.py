@@ -72,6 +72,79 @@ class EventStore(Protocol):
 
 
 _APPEND = """
+-- A batch of appends, each standing alone, in order. ARGV: maxlen, now, the games key, the events stream,
+-- then per append: stream, outcomes, head key, expected version, command key, outcome, game id, game, prev
+-- hash, new head, notify channel, event count, the events.
+local maxlen, now, games, all = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local results = {}
+local i = 5
+while i <= #ARGV do
+  local stream, outcomes, headkey, expected = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
+  local ckey, outcome, game_id, game = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
+  local prev, head, notify, n = ARGV[i + 8], ARGV[i + 9], ARGV[i + 10], tonumber(ARGV[i + 11])
+  local first = i + 12
+  i = first + n
+  local seen = false
+  if ckey ~= '' then seen = redis.call('HGET', outcomes, ckey) end
+  if seen then
+    if notify ~= '' then redis.call('PUBLISH', notify, seen) end
+    results[#results + 1] = {'duplicate', seen}
+  else
+    local len = redis.call('XLEN', stream)
+    if len ~= expected or (redis.call('GET', headkey) or '%s') ~= prev then
+      results[#results + 1] = {'conflict', tostring(len)}
+    else
+      if expected == 0 and n > 0 then redis.call('ZADD', games, 'NX', now, game_id) end
+      for j = 0, n - 1 do
+        redis.call('XADD', stream, tostring(expected + j + 1) .. '-0', 'e', ARGV[first + j])
+        redis.call('XADD', all, 'MAXLEN', '~', maxlen, '*', 'g', game_id, 'k', game, 'e', ARGV[first + j])
+      end
+      if n > 0 then redis.call('SET', headkey, head) end
+      if ckey ~= '' then redis.call('HSET', outcomes, ckey, outcome) end
+      if notify ~= '' then redis.call('PUBLISH', notify, outcome) end
+      results[#results + 1] = {'ok', tostring(expected + n)}
+    end
+  end
+end
+return results
+""" % GENESIS_HASH
+
+
+class RedisEventStore:
+    def __init__(self, redis: aioredis.Redis, events_maxlen: int = 1_000_000) -> None:
+        self.redis = redis
+        self.events_maxlen = events_maxlen
+        self._sha = hashlib.sha1(_APPEND.encode()).hexdigest()
+
+    async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
+        """One EVALSHA for the whole batch (keys are passed as arguments: the event store is a single Redis,
+        not a cluster). If the server forgot the script (a restart), nothing ran: it is loaded and sent again."""
+        if not appends:
+            return []
+        args: list = [self.events_maxlen, str(time.time()), keys.GAMES, keys.EVENTS]
+        for a in appends:
+            args += (keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id),
+                     a.expected_version, a.command_key, a.outcome, a.game_id, a.game, a.prev_hash, a.head,
+                     a.notify, len(a.envelopes), *a.envelopes)
+        try:
+            raw = await self.redis.evalsha(self._sha, 0, *args)
+        except NoScriptError:
+            await self.redis.script_load(_APPEND)
+            raw = await self.redis.evalsha(self._sha, 0, *args)
+        return [_result(r) for r in raw]
+
+    async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
+        """The game's events with seq > after, in order."""
+
+    async def version(self, game_id: str) -> int: ...
+
+    async def outcome(self, game_id: str, command_key: str) -> bytes | None: ...
+
+    def game_ids(self) -> AsyncIterator[str]:
+        """Every game ever created, in no particular order."""
+
+
+_APPEND = """
 local stream, all, outcomes, games, headkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local expected = tonumber(ARGV[1])
 local ckey, outcome, game_id, game, maxlen, now = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
