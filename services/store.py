@@ -1,7 +1,8 @@
 """The event store: one Redis stream per game, appended atomically with an expected version.
 
-``append`` is one Lua script, so it is all-or-nothing: it answers ``duplicate`` (with the first outcome) for a
-command key seen before, ``conflict`` (with the current version) for a stale writer, or ``ok``. On ``ok`` the
+``append`` takes a batch and runs one Lua script over it, atomically; each append in it stands alone and answers
+``duplicate`` (with the first outcome) for a command key seen before, ``conflict`` (with the current version)
+for a stale writer, or ``ok``. On ``ok`` the
 events are in the game's stream *and* in the global ``souk:events`` stream that projectors consume, and the
 command's outcome is recorded for idempotency, in one step.
 
