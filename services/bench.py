@@ -138,6 +138,7 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
     import redis.asyncio as aioredis
 
     from services.cli import embedded_redis
+    from services.redis_server import die_with_parent
 
     url, views_url = os.environ.get("REDIS_URL"), os.environ.get("SOUK_VIEWS_REDIS_URL")
     servers, tmp = [], None
@@ -149,7 +150,8 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
     redis = aioredis.Redis.from_url(url, max_connections=args.senders + 8)
     views = aioredis.Redis.from_url(views_url, max_connections=args.senders + 8)
     env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning"}
-    procs = [subprocess.Popen([sys.executable, "-m", "services.cli", role], env=env) for role in ("engine", "projector")]
+    procs = [subprocess.Popen([sys.executable, "-m", "services.cli", role], env=env, preexec_fn=die_with_parent)
+             for role in ("engine", "projector")]
     try:
         xadd_per_s = await _xadd_rate(redis)
         result = await _drive(redis, views, args, seats)

