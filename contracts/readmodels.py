@@ -30,6 +30,14 @@ class TableView(msgspec.Struct, frozen=True):
     result: Result | None = None
 
 
+class ViewsUpdated(msgspec.Struct, frozen=True):
+    """Published on ``souk:updates:{game_id}`` when a game's read models reach a new version."""
+
+    version: int
+    status: str
+    awaiting: tuple[int, ...]  # the seats whose decision is awaited now
+
+
 class LobbyEntry(msgspec.Struct, frozen=True):
     game_id: str
     game: str

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from contracts.envelope import CommandEnvelope
+from contracts.readmodels import ViewsUpdated
 from contracts.table import CreateGame, JoinSeat
 from services import keys
 from services.codec import encoder, reply_decoder
@@ -103,6 +104,8 @@ class Driven:
     in_flight: bool = False
     sent_at: float = 0.0
     over: bool = False
+    status: str = "open"
+    awaiting: tuple[int, ...] = ()
 
 
 @dataclass
@@ -181,6 +184,7 @@ async def _drive(redis, views, args: argparse.Namespace, seats: int) -> dict:
     ready: asyncio.Queue[Driven | None] = asyncio.Queue()
     stats = Stats()
     view_decoder = msgspec.json.Decoder(_LeanView)  # the fields the driver reads; the rest is skipped
+    notice_decoder = msgspec.json.Decoder(ViewsUpdated)
 
     async def send(game_id: str, body, seat: int | None, token_hash: str | None) -> None:
         raw = body if isinstance(body, msgspec.Raw) else msgspec.Raw(encoder.encode(body))
@@ -200,10 +204,11 @@ async def _drive(redis, views, args: argparse.Namespace, seats: int) -> dict:
         async for message in pubsub.listen():
             if message["type"] == "pmessage":
                 g = games.get(message["channel"][prefix:].decode())
-                version = int(message["data"])
+                notice = notice_decoder.decode(message["data"])
+                version = notice.version
                 if g is None or version <= g.version:
                     continue
-                g.version = version
+                g.version, g.status, g.awaiting = version, notice.status, notice.awaiting
                 if g.in_flight and g.sent_at:
                     if stats.measuring:
                         stats.latencies.append(time.perf_counter() - g.sent_at)
@@ -236,19 +241,18 @@ async def _drive(redis, views, args: argparse.Namespace, seats: int) -> dict:
                 delay = next_slot[0] - time.perf_counter()
                 if delay > 0:
                     await asyncio.sleep(delay)
-            raws = await views.hmget(keys.views(g.game_id), [str(s) for s in range(g.seats)])
-            seen = [view_decoder.decode(r) for r in raws if r is not None]
-            if any(v.status == "over" for v in seen):
+            if g.status == "over":
                 g.over = True
                 await new_game()
                 continue
-            options = [(v.seat, c) for v in seen if v.version >= g.version for c in v.legal]
-            if not options:  # projection behind the notification: look again shortly
+            seat = rng.choice(g.awaiting)  # from the projector's notice: only that seat's view is read
+            raw = await views.hget(keys.views(g.game_id), str(seat))
+            view = view_decoder.decode(raw) if raw is not None else None
+            if view is None or view.version < g.version or not view.legal:  # not there yet: look again shortly
                 await asyncio.sleep(0.001)
                 ready.put_nowait(g)
                 continue
-            seat = rng.choice(sorted({s for s, _ in options}))
-            command = rng.choice([c for s, c in options if s == seat])
+            command = rng.choice(view.legal)
             g.in_flight, g.sent_at = True, time.perf_counter()
             await send(g.game_id, command, seat, _token_hash(g.game_id, seat))
 

@@ -37,7 +37,7 @@ from contracts.api import (
     LegalCommands,
 )
 from contracts.envelope import CommandEnvelope, Reply
-from contracts.readmodels import HistoryPage, HistoryRecord, LobbyEntry, TableView
+from contracts.readmodels import HistoryPage, HistoryRecord, LobbyEntry, TableView, ViewsUpdated
 from contracts.table import CreateGame, JoinSeat
 from domain.kernel import games
 from services import keys
@@ -50,6 +50,7 @@ log = structlog.get_logger("souk.gateway")
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
 _view_decoder = msgspec.json.Decoder(TableView)
 _history_decoder = msgspec.json.Decoder(HistoryRecord)
+_notice_decoder = msgspec.json.Decoder(ViewsUpdated)
 
 
 class ApiError(HTTPException):
@@ -175,7 +176,7 @@ class Updates(_Subscription):
     def on_message(self, message: dict) -> None:
         game_id = message["channel"][self._prefix:].decode()
         for queue in list(self.listeners.get(game_id, ())):
-            queue.put_nowait(int(message["data"]))
+            queue.put_nowait(_notice_decoder.decode(message["data"]).version)
 
     @contextlib.asynccontextmanager
     async def listen(self, game_id: str) -> AsyncIterator[asyncio.Queue[int]]:

@@ -21,7 +21,7 @@ from redis.exceptions import NoScriptError
 import structlog
 
 from contracts.envelope import EventEnvelope
-from contracts.readmodels import HistoryEntry, HistoryRecord, LobbyEntry
+from contracts.readmodels import HistoryEntry, HistoryRecord, LobbyEntry, ViewsUpdated
 from contracts.table import TABLE_EVENTS, GameCreated, SeatJoined
 from domain import table as tbl
 from services import keys
@@ -139,7 +139,8 @@ class Projector:
             writes.hset(keys.LOBBY, game_id, encoder.encode(lobby))
             writes.zadd_nx(keys.LOBBY_ORDER, projected.created_at, game_id)
         writes.set(keys.position(game_id), table.version)
-        writes.publish(keys.view_updates(game_id), str(table.version))  # sent when the writes are applied
+        notice = ViewsUpdated(table.version, table.status, views[None].flow.awaiting)
+        writes.publish(keys.view_updates(game_id), encoder.encode(notice))  # sent when the writes are applied
         projected.table = table
         self.cache.put(game_id, projected)
 

@@ -18,6 +18,7 @@ def schema() -> dict[str, Any]:
         "Reply": envelope.Reply,
         "TableView": readmodels.TableView,
         "LobbyEntry": readmodels.LobbyEntry,
+        "ViewsUpdated": readmodels.ViewsUpdated,
         "HistoryPage": readmodels.HistoryPage,
         "CreateGameRequest": api.CreateGameRequest,
         "JoinRequest": api.JoinRequest,

@@ -59,7 +59,8 @@ class Workers:
                 description="Events (field `e`: EventEnvelope JSON) folded into the read models.",
             )
             self.broker.publisher("souk:updates:{game_id}", title="souk:updates",
-                                  description="A game's views reached this version.")
+                                  description="A game's read models reached a new version (ViewsUpdated JSON: version, "
+                                              "status, awaiting seats; see `souk schema`).")
 
     async def prepare(self) -> None:
         """Consumer groups at 0, so a worker started after the first entries still sees them."""

@@ -163,3 +163,22 @@ async def test_a_projector_facing_an_empty_read_store_rebuilds_it_first(redis):
     assert await projector.initialise() == 1
     assert view_of(await redis.hget(keys.views("g1"), "spectator")).version == 5
     assert await projector.initialise() is None
+
+
+async def test_each_projection_announces_the_version_status_and_awaited_seats(redis):
+    from contracts.readmodels import ViewsUpdated
+
+    store = RedisEventStore(redis)
+    await started(Engine(redis, store))
+    pubsub = redis.pubsub(ignore_subscribe_messages=True)
+    await pubsub.subscribe(keys.view_updates("g1"))
+    await project_all(redis, Projector(redis, store))
+    message = None
+    for _ in range(50):
+        message = await pubsub.get_message(timeout=0.1)
+        if message:
+            break
+    await pubsub.aclose()
+    notice = msgspec.json.decode(message["data"], type=ViewsUpdated)
+    spectator = view_of(await redis.hget(keys.views("g1"), "spectator"))
+    assert notice == ViewsUpdated(5, "playing", spectator.flow.awaiting) and len(notice.awaiting) == 1
