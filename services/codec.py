@@ -36,16 +36,17 @@ def tag_of(value: Any) -> str:
     return value.__struct_config__.tag
 
 
-def decode_events(game: str, envelopes: list[EventEnvelope]) -> list[Any]:
-    decode = event_decoder(game).decode
-    return [decode(e.payload) for e in envelopes]
-
-
 table_event_decoder = msgspec.json.Decoder(Union[TABLE_EVENTS])  # type: ignore[valid-type]
 
 
-def game_name_of(envelopes: list[EventEnvelope]) -> str | None:
+def game_name(first: EventEnvelope) -> str:
     """The game of a stream, from its first event (always table.GameCreated)."""
+    return table_event_decoder.decode(first.payload).game
+
+
+def decode_stream(envelopes: list[EventEnvelope]) -> list[Any]:
+    """The events of one game's stream, from its first (which names the game) on."""
     if not envelopes:
-        return None
-    return table_event_decoder.decode(envelopes[0].payload).game
+        return []
+    decode = event_decoder(game_name(envelopes[0])).decode
+    return [decode(e.payload) for e in envelopes]

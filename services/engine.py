@@ -24,7 +24,7 @@ from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import RuleViolation
 from services import keys
-from services.codec import command_decoder, encoder, event_decoder, game_name_of, reply_decoder, tag_of
+from services.codec import command_decoder, decode_stream, encoder, reply_decoder, tag_of
 from services.lru import Lru
 from services.store import CONFLICT, DUPLICATE, OK, Append, EventStore
 
@@ -58,11 +58,9 @@ class Engine:
         if slot is not None:
             return slot
         envelopes = await self.store.read(game_id)
-        name = game_name_of(envelopes)
-        if name is None:
+        if not envelopes:
             return Slot(tbl.EMPTY, GENESIS_HASH, b"")
-        decode = event_decoder(name).decode
-        table = tbl.fold([decode(e.payload) for e in envelopes])
+        table = tbl.fold(decode_stream(envelopes))
         seed = await self.redis.get(keys.seed(game_id)) or b""
         slot = Slot(table, envelopes[-1].hash, seed)
         self.cache.put(game_id, slot)

@@ -3,8 +3,8 @@ seat may see it, the lobby, the seats' token hashes for the gateway).
 
 ``Projector.handle`` takes a batch of ``souk:events`` entries. For each game it folds the new events (those
 past the game's recorded position) into its cached table, then writes every read model *and* the new position
-in one MULTI/EXEC, so a redelivered event changes nothing. After the transaction it announces the new version
-on ``souk:updates:{game}`` (the gateway pushes views to WebSockets from there).
+in one Lua call, so a redelivered event changes nothing. The same call announces ``ViewsUpdated`` on
+``souk:updates:{game}`` (the gateway pushes views to WebSockets from there).
 """
 
 from __future__ import annotations
@@ -15,17 +15,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
 import redis.asyncio as aioredis
 from redis.exceptions import NoScriptError
 import structlog
 
 from contracts.envelope import EventEnvelope
 from contracts.readmodels import HistoryEntry, HistoryRecord, LobbyEntry, ViewsUpdated
-from contracts.table import TABLE_EVENTS, GameCreated, SeatJoined
+from contracts.table import TABLE_EVENTS, SeatJoined
 from domain import table as tbl
 from services import keys
-from services.codec import encoder, event_decoder, event_envelope_decoder
+from services.codec import decode_stream, encoder, event_decoder, event_envelope_decoder, game_name
 from services.lru import Lru
 from services.store import EventStore
 
@@ -102,8 +101,7 @@ class Projector:
         table, created_at = tbl.EMPTY, 0.0
         if position:
             envelopes = (await self.store.read(game_id))[:position]
-            decode = event_decoder(_game_name(envelopes[0])).decode
-            table = tbl.fold([decode(e.payload) for e in envelopes])
+            table = tbl.fold(decode_stream(envelopes))
             created_at = envelopes[0].recorded_at
         return Projected(table, created_at)
 
@@ -112,7 +110,7 @@ class Projector:
         history: list[bytes] = []
         lobby_changed = False
         for env in envelopes:
-            decode = event_decoder(table.game if table.exists else _game_name(env)).decode
+            decode = event_decoder(table.game if table.exists else game_name(env)).decode
             if not table.exists:
                 projected.created_at = env.recorded_at
             event = decode(env.payload)
@@ -184,13 +182,6 @@ class Projector:
             async for key in self.redis.scan_iter(match=pattern, count=1000):
                 await self.redis.delete(key)
         await self.redis.delete(keys.LOBBY, keys.LOBBY_ORDER, keys.READ_STORE_MARK)
-
-
-_table_events = msgspec.json.Decoder(GameCreated)
-
-
-def _game_name(env: EventEnvelope) -> str:
-    return _table_events.decode(env.payload).game
 
 
 _APPLY = """
