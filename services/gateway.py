@@ -210,15 +210,18 @@ class Gateway:
             raise ApiError(404, "game_not_found", f"there is no game {game_id!r}")
         return _lobby_decoder.decode(raw)
 
-    async def authorize(self, game_id: str, seat: int, token: str | None) -> None:
+    async def authorize(self, game_id: str, seat: int, token: str | None) -> str:
+        """Checks the seat's token; returns its hash (what commands carry)."""
         if not token:
             raise ApiError(401, "missing_token", "send the seat token as 'Authorization: Bearer <token>'")
         expected = await self.redis.hget(keys.seat_tokens(game_id), str(seat))
         if expected is None:
             await self.lobby_entry(game_id)
             raise ApiError(401, "bad_token", "the seat token is not valid for this seat")
-        if not secrets.compare_digest(expected.decode(), token_hash(token)):
+        hashed = token_hash(token)
+        if not secrets.compare_digest(expected.decode(), hashed):
             raise ApiError(401, "bad_token", "the seat token is not valid for this seat")
+        return hashed
 
     async def wait_projected(self, game_id: str, version: int, timeout: float = 3.0) -> None:
         """Until the read models of ``game_id`` reach ``version`` (bounded: a slow projector is not an error)."""
@@ -238,9 +241,10 @@ class Gateway:
             raise ApiError(404, "view_not_ready", "the game's views are not projected yet; retry shortly")
         return raw
 
-    async def submit(self, env: CommandEnvelope, wait_view: bool = True) -> Reply:
+    async def submit(self, env: CommandEnvelope) -> Reply:
+        """Queues the command, waits for the engine's answer and, if accepted, for the views to catch up."""
         reply = await self.replies.send(env)
-        if reply.status == "accepted" and wait_view:
+        if reply.status == "accepted":
             await self.wait_projected(env.game_id, reply.version)
         return reply
 
@@ -410,7 +414,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     async def send_command(request: Request, game_id: str, seat: int, data: CommandRequest) -> Reply:
         """Send one command. 200: accepted, with the new version. 422: refused by the rules (``code``).
         Resending the same ``command_id`` returns the first answer and changes nothing."""
-        await gw.authorize(game_id, seat, _bearer(request))
+        hashed = await gw.authorize(game_id, seat, _bearer(request))
         if not 1 <= len(data.command_id) <= 100:
             raise ApiError(400, "bad_command_id", "command_id must have 1 to 100 characters")
         entry = await gw.lobby_entry(game_id)
@@ -419,7 +423,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise ApiError(400, "bad_command", f"not a command of {entry.game}: {exc}") from None
         env = CommandEnvelope(data.command_id, game_id, msgspec.Raw(encoder.encode(command)), seat=seat,
-                              token_hash=token_hash(_bearer(request) or ""))
+                              token_hash=hashed)
         reply = await gw.submit(env)
         _raise_if_rejected(reply)
         return reply
