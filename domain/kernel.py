@@ -3,7 +3,7 @@
 A game is a *decider* (Chassaing): ``setup`` gives the first events, ``decide`` turns a seat's command into
 events or raises ``RuleViolation``, ``evolve`` folds one event into the state. ``flow`` says whose decision is
 awaited, ``legal_commands`` lists exactly what ``decide`` accepts from a seat now, ``view`` shows a seat (or a
-spectator, ``None``) what it may see, ``redact`` does the same for one event of the history, ``result`` is
+spectator, ``None``) what it may see (``views``: all of them at once), ``redact`` does the same for one event of the history, ``result`` is
 ``None`` until the game is over.
 """
 
@@ -54,8 +54,15 @@ class Game(Protocol):
 
     def view(self, state: Any, seat: int | None) -> Any: ...
 
+    def views(self, state: Any) -> dict[int | None, Any]:
+        """Every seat's ``view`` and then the spectator's (key None), at once: what they share is built once
+        (the projector writes them all after each command)."""
+
     def redact(self, event: Any, seat: int | None) -> Any:
-        """The event as ``seat`` may see it in the history (secrets replaced), or the event itself."""
+        """The event as ``seat`` may see it in the history (secrets replaced), or the event itself.
+
+        A spectator sees no more than any seat: when ``redact(event, None)`` returns the event itself, the
+        event hides nothing from anyone (the projector then stores it once for every reader)."""
 
     def result(self, state: Any) -> Result | None: ...
 

@@ -232,17 +232,15 @@ def audiences(table: Table) -> tuple[int | None, ...]:
 def views(table: Table, game_id: str) -> dict[int | None, TableView]:
     """What each seat and the spectator (None) see of the whole table: header, flow, legal commands, game view.
 
-    The flow is computed once; only awaited seats are asked for their legal commands (the others have none)."""
-    started = table.status in (PLAYING, OVER)
+    The flow and the game's views are computed once for all; only awaited seats are asked for their legal
+    commands (the others have none)."""
     game = game_of(table)
     now = flow(table)
     seats = seats_of(table)
-    out: dict[int | None, TableView] = {}
-    for seat in audiences(table):
-        legal: tuple[Any, ...] = ()
-        if table.status == PLAYING and seat is not None and seat in now.awaiting:
-            legal = tuple(game.legal_commands(table.state, seat))
-        out[seat] = TableView(
+    playing = table.status == PLAYING
+    game_views = game.views(table.state) if table.status in (PLAYING, OVER) else {}
+    return {
+        seat: TableView(
             game_id=game_id,
             game=table.game,
             title=table.title,
@@ -251,8 +249,9 @@ def views(table: Table, game_id: str) -> dict[int | None, TableView]:
             seat=seat,
             seats=seats,
             flow=now,
-            legal=legal,
-            view=game.view(table.state, seat) if started else None,
+            legal=tuple(game.legal_commands(table.state, seat)) if playing and seat in now.awaiting else (),
+            view=game_views.get(seat),
             result=table.result,
         )
-    return out
+        for seat in audiences(table)
+    }

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from contracts.readmodels import ViewsUpdated
 from contracts.table import CreateGame, JoinSeat
 from services import keys
 from services.codec import encoder, reply_decoder
+from services.resp import Resp, Subscriber
 
 DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3}
 
@@ -103,6 +105,7 @@ class Driven:
     version: int = 0
     in_flight: bool = False
     sent_at: float = 0.0
+    target: int = 0  # the version the command in flight reached (from its accepted reply)
     over: bool = False
     status: str = "open"
     awaiting: tuple[int, ...] = ()
@@ -111,8 +114,8 @@ class Driven:
 @dataclass
 class Stats:
     latencies: list[float] = field(default_factory=list)
-    accepted: int = 0
     rejected: int = 0
+    codes: dict[str, int] = field(default_factory=dict)
     measuring: bool = False
 
 
@@ -127,19 +130,30 @@ def _token_hash(game_id: str, seat: int) -> str:
     return hashlib.sha256(f"bench-{game_id}-{seat}".encode()).hexdigest()
 
 
-async def _xadd_rate(redis, seconds: float = 2.0) -> float:
-    """A plain XADD loop from one client, for comparison with the pipeline's figures."""
+async def _xadd_rate(redis: Resp, seconds: float = 2.0) -> float:
+    """A plain XADD loop from one client, one command at a time, for comparison with the pipeline's figures."""
     n, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        await redis.xadd("souk:bench:xadd", {"c": b"x" * 200})
+        await redis.call("XADD", "souk:bench:xadd", "*", "c", b"x" * 200)
         n += 1
-    await redis.delete("souk:bench:xadd")
+    await redis.call("DEL", "souk:bench:xadd")
     return n / (time.perf_counter() - start)
 
 
-async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
-    import redis.asyncio as aioredis
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+
+async def _redis_cpu(redis: Resp) -> float:
+    info = (await redis.call("INFO", "cpu")).decode()
+    values = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+    return float(values["used_cpu_sys"]) + float(values["used_cpu_user"])
+
+
+async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
     from services.cli import embedded_redis
     from services.redis_server import die_with_parent
 
@@ -150,14 +164,22 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
         servers = embedded_redis(tmp.name)
         url, views_url = servers[0].url, servers[1].url
     views_url = views_url or url
-    redis = aioredis.Redis.from_url(url, max_connections=args.senders + 8)
-    views = aioredis.Redis.from_url(views_url, max_connections=args.senders + 8)
+    redis, views = Resp(url), Resp(views_url)
     env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning"}
     procs = [subprocess.Popen([sys.executable, "-m", "services.cli", role], env=env, preexec_fn=die_with_parent)
              for role in ("engine", "projector")]
     try:
         xadd_per_s = await _xadd_rate(redis)
-        result = await _drive(redis, views, args, seats)
+        async def cpu() -> dict[str, float]:
+            """CPU seconds used so far by each part of the pipeline (the driver is this process)."""
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            out = {"driver": usage.ru_utime + usage.ru_stime, "engine": _process_cpu(procs[0].pid),
+                   "projector": _process_cpu(procs[1].pid), "redis_events": await _redis_cpu(redis)}
+            if views_url != url:
+                out["redis_views"] = await _redis_cpu(views)
+            return out
+
+        result = await _drive(redis, views, url, views_url, args, seats, cpu)
         result["redis_xadd_per_s"] = round(xadd_per_s)
         result["command"] = ("souk bench pipeline " + " ".join(
             f"--{k} {v}" for k, v in (("game", args.game), ("seconds", f"{args.seconds:g}"),
@@ -177,20 +199,24 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
             tmp.cleanup()
 
 
-async def _drive(redis, views, args: argparse.Namespace, seats: int) -> dict:
+async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: argparse.Namespace,
+                 seats: int, cpu) -> dict:
     rng = random.Random(args.seed)
-    channel = keys.replies(f"bench-{uuid.uuid4().hex}")
+    run_id = uuid.uuid4().hex[:8]
+    channel = keys.replies(f"bench-{run_id}")
     games: dict[str, Driven] = {}
     ready: asyncio.Queue[Driven | None] = asyncio.Queue()
     stats = Stats()
     view_decoder = msgspec.json.Decoder(_LeanView)  # the fields the driver reads; the rest is skipped
     notice_decoder = msgspec.json.Decoder(ViewsUpdated)
+    sent = [0]
 
     async def send(game_id: str, body, seat: int | None, token_hash: str | None) -> None:
         raw = body if isinstance(body, msgspec.Raw) else msgspec.Raw(encoder.encode(body))
-        env = CommandEnvelope(uuid.uuid4().hex, game_id, raw, seat=seat,
+        sent[0] += 1
+        env = CommandEnvelope(f"{run_id}-{sent[0]}", game_id, raw, seat=seat,
                               token_hash=token_hash, reply_to=channel, sent_at=time.time())
-        await redis.xadd(keys.COMMANDS, {"c": encoder.encode(env)})
+        await redis.call("XADD", keys.COMMANDS, "*", "c", encoder.encode(env))
 
     async def new_game() -> None:
         game_id = uuid.uuid4().hex[:12]
@@ -199,33 +225,37 @@ async def _drive(redis, views, args: argparse.Namespace, seats: int) -> dict:
         for s in range(seats):
             await send(game_id, JoinSeat(f"p{s}", _token_hash(game_id, s), s), s, None)
 
-    async def listen(pubsub) -> None:
-        prefix = len(keys.view_updates(""))
-        async for message in pubsub.listen():
-            if message["type"] == "pmessage":
-                g = games.get(message["channel"][prefix:].decode())
-                notice = notice_decoder.decode(message["data"])
-                version = notice.version
-                if g is None or version <= g.version:
-                    continue
-                g.version, g.status, g.awaiting = version, notice.status, notice.awaiting
-                if g.in_flight and g.sent_at:
-                    if stats.measuring:
-                        stats.latencies.append(time.perf_counter() - g.sent_at)
-                    g.in_flight = False
-                    ready.put_nowait(g)
-                elif g.in_flight and version >= 1 + seats + 1:  # created, joined, started: ready to play
-                    g.in_flight = False
-                    ready.put_nowait(g)
-            elif message["type"] == "message":
-                reply = reply_decoder.decode(message["data"])
-                g = games.get(reply.game_id)
-                if reply.status == "accepted":
-                    stats.accepted += stats.measuring
-                elif g is not None and g.sent_at:
-                    stats.rejected += stats.measuring
-                    g.in_flight = False
-                    ready.put_nowait(g)
+    prefix = len(keys.view_updates(""))
+
+    def complete(g: Driven) -> None:
+        if stats.measuring and g.sent_at:
+            stats.latencies.append(time.perf_counter() - g.sent_at)
+        g.in_flight, g.target = False, 0
+        ready.put_nowait(g)
+
+    def on_notice(channel_name: bytes, data: bytes) -> None:
+        g = games.get(channel_name[prefix:].decode())
+        notice = notice_decoder.decode(data)
+        if g is None or notice.version <= g.version:
+            return
+        g.version, g.status, g.awaiting = notice.version, notice.status, notice.awaiting
+        if g.in_flight and (g.target and g.version >= g.target or not g.sent_at and g.version >= seats + 2):
+            complete(g)  # the command's last event is projected (or the game is created, joined and started)
+
+    def on_reply(_: bytes, data: bytes) -> None:
+        reply = reply_decoder.decode(data)
+        g = games.get(reply.game_id)
+        if g is None or not g.sent_at or not g.in_flight:
+            return
+        if reply.status == "accepted":
+            g.target = reply.version
+            if g.version >= g.target:  # its views' notice came first
+                complete(g)
+        else:
+            stats.rejected += stats.measuring
+            stats.codes[reply.code] = stats.codes.get(reply.code, 0) + 1
+            g.in_flight = False
+            ready.put_nowait(g)
 
     next_slot = [time.perf_counter()]
 
@@ -246,7 +276,7 @@ async def _drive(redis, views, args: argparse.Namespace, seats: int) -> dict:
                 await new_game()
                 continue
             seat = rng.choice(g.awaiting)  # from the projector's notice: only that seat's view is read
-            raw = await views.hget(keys.views(g.game_id), str(seat))
+            raw = await views.call("HGET", keys.views(g.game_id), str(seat))
             view = view_decoder.decode(raw) if raw is not None else None
             if view is None or view.version < g.version or not view.legal:  # not there yet: look again shortly
                 await asyncio.sleep(0.001)
@@ -256,30 +286,26 @@ async def _drive(redis, views, args: argparse.Namespace, seats: int) -> dict:
             g.in_flight, g.sent_at = True, time.perf_counter()
             await send(g.game_id, command, seat, _token_hash(g.game_id, seat))
 
-    updates, replies = views.pubsub(), redis.pubsub()
-    await updates.psubscribe(keys.view_updates("*"))
-    await replies.subscribe(channel)
-    listeners = [asyncio.create_task(listen(updates)), asyncio.create_task(listen(replies))]
+    updates, replies = Subscriber(views_url, on_notice), Subscriber(url, on_reply)
+    await updates.start(patterns=(keys.view_updates("*"),))
+    await replies.start(channels=(channel,))
     for _ in range(args.games):
         await new_game()
     senders = [asyncio.create_task(sender()) for _ in range(args.senders)]
     await asyncio.sleep(min(5.0, 1.0 + args.games / 200))  # warm-up: games created and first commands flowing
+    cpu_before = await cpu()
     stats.measuring = True
     start = time.perf_counter()
     await asyncio.sleep(args.seconds)
     stats.measuring = False
     elapsed = time.perf_counter() - start
-    # Stop by flag and sentinels: a task cancelled inside a Redis call may swallow the cancellation.
+    cpu_after = await cpu()
     running[0] = False
     for _ in senders:
         ready.put_nowait(None)
     await asyncio.wait(senders, timeout=10)
-    for task in listeners:
-        task.cancel()
-    await asyncio.wait(listeners, timeout=5)
-    for pubsub in (updates, replies):
-        with contextlib.suppress(Exception):
-            await pubsub.aclose()
+    for subscriber in (updates, replies):
+        await subscriber.aclose()
     lat = sorted(stats.latencies)
 
     def pct(p: float) -> float:
@@ -289,6 +315,10 @@ async def _drive(redis, views, args: argparse.Namespace, seats: int) -> dict:
         "game": args.game, "seats": seats, "games": args.games, "seconds": round(elapsed, 2),
         "offered_rate": args.rate or None, "commands": len(lat),
         "commands_per_s": round(len(lat) / elapsed, 1), "p50_ms": pct(0.50), "p99_ms": pct(0.99),
-        "max_ms": round(lat[-1] * 1000, 2) if lat else 0.0, "rejected": stats.rejected,
+        "max_ms": round(lat[-1] * 1000, 2) if lat else 0.0, "rejected": stats.rejected, "rejected_codes": stats.codes,
         "games_finished": sum(g.over for g in games.values()),
+        # CPU time per command of each process while measuring (µs): where a command's cost goes.
+        "cpu_us_per_command": {k: round((cpu_after[k] - cpu_before[k]) / max(1, len(lat)) * 1e6)
+                               for k in cpu_after},
+        "cpu_cores_busy": round(sum(cpu_after[k] - cpu_before[k] for k in cpu_after) / elapsed, 2),
     }

@@ -113,7 +113,12 @@ def _rebuild(args: argparse.Namespace) -> None:
             if active and not args.force:
                 sys.exit(f"souk: projectors {', '.join(active)} read events in the last minute; stop them first "
                          "(or pass --force)")
-            return await Projector(views, RedisEventStore(events)).rebuild()
+            projector = Projector(views, RedisEventStore(events))
+            try:
+                return await projector.rebuild()
+            finally:
+                await projector.aclose()
+                await projector.store.aclose()
         finally:
             await events.aclose()
             await views.aclose()

@@ -291,6 +291,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
             await gw.replies.stop()
             if workers is not None:
                 await workers.stop()
+            await gw.store.aclose()
             await client.aclose()
             await events.aclose()
 

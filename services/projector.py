@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import NoScriptError
+import msgspec
 import structlog
 
 from contracts.envelope import EventEnvelope
@@ -26,11 +26,14 @@ from domain import table as tbl
 from services import keys
 from services.codec import decode_stream, encoder, event_decoder, event_envelope_decoder, game_name
 from services.lru import Lru
+from services.resp import Resp
 from services.store import EventStore
 
 log = structlog.get_logger("souk.projector")
 MAX_ATTEMPTS = 10
 REBUILD_LOCK = "souk:projection:rebuilding"
+AUDIENCES = tuple(keys.audience(seat) for seat in range(16))
+SPECTATOR = keys.audience(None)
 
 
 @dataclass(slots=True)
@@ -44,6 +47,7 @@ class Projector:
 
     def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000) -> None:
         self.redis = redis
+        self.lean = Resp.like(redis)  # the batch's writes: the hot path (see services/resp.py)
         self.store = store
         self.cache: Lru[str, Projected] = Lru(cache_size)
 
@@ -63,14 +67,14 @@ class Projector:
             positions = {g: c.table.version for g in by_game if (c := self.cache.get(g)) is not None}
             unknown = [g for g in by_game if g not in positions]
             if unknown:
-                raw = await self.redis.mget([keys.position(g) for g in unknown])
+                raw = await self.lean.call("MGET", *[keys.position(g) for g in unknown])
                 positions.update((g, int(r or 0)) for g, r in zip(unknown, raw))
             writes = Writes()
             changed = [g for g in by_game if await self._project_game(writes, g, positions[g], by_game[g])]
             if not changed:
                 return
             try:
-                conflicts = await writes.apply(self.redis, {keys.position(g): positions[g] for g in changed})
+                conflicts = await writes.apply(self.lean, {keys.position(g): positions[g] for g in changed})
             except BaseException:
                 conflicts = changed
                 raise
@@ -107,7 +111,7 @@ class Projector:
 
     def _write(self, writes: Writes, game_id: str, projected: Projected, envelopes: list[EventEnvelope]) -> None:
         table = projected.table
-        history: list[bytes] = []
+        history: list[str] = []
         lobby_changed = False
         for env in envelopes:
             decode = event_decoder(table.game if table.exists else game_name(env)).decode
@@ -120,25 +124,31 @@ class Projector:
                 if isinstance(event, SeatJoined):
                     writes.hset(keys.seat_tokens(game_id), str(event.seat), event.token_hash)
             # Most events hide nothing: they are stored once. One that hides something from someone is stored
-            # as one variant per audience, so that each reader is served only what it may see.
-            variants = {keys.audience(seat): tbl.redact(table, event, seat) for seat in tbl.audiences(table)}
-            first = next(iter(variants.values()))
-            if all(v is first for v in variants.values()):
-                record = HistoryRecord(shared=self._entry(env, first))
+            # as one variant per audience, so that each reader is served only what it may see. A spectator sees
+            # no more than any seat (domain.kernel.Game.redact): an event it sees whole is everybody's.
+            spectator = tbl.redact(table, event, None)
+            if spectator is event:  # stored as it came (its JSON is not encoded again)
+                record = HistoryRecord(shared=self._entry(env, env.payload))
             else:
-                record = HistoryRecord(by_audience={a: self._entry(env, v) for a, v in variants.items()})
-            history.append(encoder.encode(record))
+                variants = {AUDIENCES[seat]: tbl.redact(table, event, seat) for seat in range(table.seats)}
+                if all(v == spectator for v in variants.values()):
+                    record = HistoryRecord(shared=self._entry(env, spectator))
+                else:
+                    variants[SPECTATOR] = spectator
+                    record = HistoryRecord(by_audience={a: self._entry(env, v) for a, v in variants.items()})
+            history.append(encoder.encode(record).decode())
         views = tbl.views(table, game_id)
-        writes.hset(keys.views(game_id), *(x for s, v in views.items() for x in (keys.audience(s), encoder.encode(v))))
+        writes.hset(keys.views(game_id), *(x for s, v in views.items()
+                                           for x in (AUDIENCES[s] if s is not None else SPECTATOR, encoder.encode(v).decode())))
         writes.rpush(keys.history(game_id), *history)
         if lobby_changed:
             lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status,
                                projected.created_at)
-            writes.hset(keys.LOBBY, game_id, encoder.encode(lobby))
+            writes.hset(keys.LOBBY, game_id, encoder.encode(lobby).decode())
             writes.zadd_nx(keys.LOBBY_ORDER, projected.created_at, game_id)
-        writes.set(keys.position(game_id), table.version)
+        writes.set(keys.position(game_id), str(table.version))
         notice = ViewsUpdated(table.version, table.status, views[None].flow.awaiting)
-        writes.publish(keys.view_updates(game_id), encoder.encode(notice))  # sent when the writes are applied
+        writes.publish(keys.view_updates(game_id), encoder.encode(notice).decode())  # sent when the writes are applied
         projected.table = table
         self.cache.put(game_id, projected)
 
@@ -146,6 +156,9 @@ class Projector:
     def _entry(env: EventEnvelope, event: Any) -> HistoryEntry:
         return HistoryEntry(env.seq, env.type, env.seat, env.command_id, env.recorded_at, event, env.hash,
                             env.prev_hash)
+
+    async def aclose(self) -> None:
+        await self.lean.aclose()
 
     async def rebuild(self) -> int:
         """Drop every read model and project each game again from its first event. Returns the games rebuilt.
@@ -185,57 +198,52 @@ class Projector:
 
 
 _APPLY = """
--- ARGV: n, then n pairs (position key, expected position), then commands: name, argument count, arguments.
--- Nothing is written unless every position is as expected; then the commands run in order (atomically).
-local n = tonumber(ARGV[1])
+-- ARGV[1]: MessagePack of [expected, commands]: expected is a flat list of position keys and the positions
+-- they must hold; commands are lists (name, arguments...). Nothing is written unless every position is as
+-- expected; then the commands run in order (atomically). One packed argument instead of thousands: most of
+-- a batch's cost was in passing and parsing arguments one by one.
+local batch = cmsgpack.unpack(ARGV[1])
+local expected, commands = batch[1], batch[2]
 local conflicts = {}
-for c = 0, n - 1 do
-  local key, expected = ARGV[2 + 2 * c], ARGV[3 + 2 * c]
-  if (redis.call('GET', key) or '0') ~= expected then conflicts[#conflicts + 1] = key end
+for c = 1, #expected, 2 do
+  if (redis.call('GET', expected[c]) or '0') ~= expected[c + 1] then conflicts[#conflicts + 1] = expected[c] end
 end
 if #conflicts > 0 then return conflicts end
-local i = 2 + 2 * n
-while i <= #ARGV do
-  local name, count = ARGV[i], tonumber(ARGV[i + 1])
-  redis.call(name, unpack(ARGV, i + 2, i + 1 + count))
-  i = i + 2 + count
+for c = 1, #commands do
+  redis.call(unpack(commands[c]))
 end
 return conflicts
 """
 _APPLY_SHA = hashlib.sha1(_APPLY.encode()).hexdigest()
+_pack = msgspec.msgpack.Encoder().encode
 
 
 class Writes:
     """The read-model writes of one batch, applied by one Lua call if the positions are as expected.
 
-    The keys are passed as arguments, not KEYS: the read store is a single Redis (not a cluster)."""
+    The keys are passed inside the packed argument, not as KEYS: the read store is a single Redis (not a
+    cluster). Every argument is a str: Redis's Lua MessagePack reads no binary type, and would format numbers
+    its own way (the JSON written is UTF-8 text anyway)."""
 
     def __init__(self) -> None:
-        self.args: list[Any] = []
+        self.commands: list[tuple] = []
 
-    def _add(self, name: str, *args: Any) -> None:
-        self.args += (name, len(args), *args)
+    def hset(self, key: str, *fields_and_values: str) -> None:
+        self.commands.append(("HSET", key, *fields_and_values))
 
-    def hset(self, key: str, *fields_and_values: Any) -> None:
-        self._add("HSET", key, *fields_and_values)
+    def rpush(self, key: str, *values: str) -> None:
+        self.commands.append(("RPUSH", key, *values))
 
-    def rpush(self, key: str, *values: bytes) -> None:
-        self._add("RPUSH", key, *values)
+    def set(self, key: str, value: str) -> None:
+        self.commands.append(("SET", key, value))
 
-    def set(self, key: str, value: Any) -> None:
-        self._add("SET", key, value)
-
-    def publish(self, channel: str, message: Any) -> None:
-        self._add("PUBLISH", channel, message)
+    def publish(self, channel: str, message: str) -> None:
+        self.commands.append(("PUBLISH", channel, message))
 
     def zadd_nx(self, key: str, score: float, member: str) -> None:
-        self._add("ZADD", key, "NX", score, member)
+        self.commands.append(("ZADD", key, "NX", repr(score), member))
 
-    async def apply(self, redis: aioredis.Redis, expected: dict[str, int]) -> list[bytes]:
+    async def apply(self, redis: Resp, expected: dict[str, int]) -> list[bytes]:
         """Returns the position keys that were not as expected (then nothing was written)."""
-        args = [len(expected), *(x for kv in expected.items() for x in kv), *self.args]
-        try:
-            return await redis.evalsha(_APPLY_SHA, 0, *args)
-        except NoScriptError:
-            await redis.script_load(_APPLY)
-            return await redis.evalsha(_APPLY_SHA, 0, *args)
+        flat = [x for key, position in expected.items() for x in (key, str(position))]
+        return await redis.evalsha(_APPLY_SHA, _APPLY, _pack((flat, self.commands)))

@@ -25,10 +25,10 @@ from typing import Protocol
 
 import msgspec
 import redis.asyncio as aioredis
-from redis.exceptions import NoScriptError
 
 from contracts.envelope import GENESIS_HASH, EventEnvelope
 from services import keys
+from services.resp import Resp
 
 OK, CONFLICT, DUPLICATE = "ok", "conflict", "duplicate"
 
@@ -73,18 +73,17 @@ class EventStore(Protocol):
 
 
 _APPEND = """
--- A batch of appends, each standing alone, in order. ARGV: maxlen, now, the games key, the events stream,
--- then per append: stream, outcomes, head key, expected version, command key, outcome, game id, game, prev
--- hash, new head, notify channel, event count, the events.
-local maxlen, now, games, all = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+-- A batch of appends, each standing alone, in order. ARGV[1]: MessagePack of [maxlen, now, the games key, the
+-- events stream, appends]; an append is [stream, outcomes, head key, expected version, command key, outcome,
+-- game id, game, prev hash, new head, notify channel, events]. One packed argument: passing thousands of
+-- arguments one by one cost more than the appends.
+local batch = cmsgpack.unpack(ARGV[1])
+local maxlen, now, games, all = batch[1], batch[2], batch[3], batch[4]
 local results = {}
-local i = 5
-while i <= #ARGV do
-  local stream, outcomes, headkey, expected = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
-  local ckey, outcome, game_id, game = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
-  local prev, head, notify, n = ARGV[i + 8], ARGV[i + 9], ARGV[i + 10], tonumber(ARGV[i + 11])
-  local first = i + 12
-  i = first + n
+for a = 1, #batch[5] do
+  local stream, outcomes, headkey, expected, ckey, outcome, game_id, game, prev, head, notify, events =
+    unpack(batch[5][a])
+  local n = #events
   local seen = false
   if ckey ~= '' then seen = redis.call('HGET', outcomes, ckey) end
   if seen then
@@ -96,9 +95,9 @@ while i <= #ARGV do
       results[#results + 1] = {'conflict', tostring(len)}
     else
       if expected == 0 and n > 0 then redis.call('ZADD', games, 'NX', now, game_id) end
-      for j = 0, n - 1 do
-        redis.call('XADD', stream, tostring(expected + j + 1) .. '-0', 'e', ARGV[first + j])
-        redis.call('XADD', all, 'MAXLEN', '~', maxlen, '*', 'g', game_id, 'k', game, 'e', ARGV[first + j])
+      for j = 1, n do
+        redis.call('XADD', stream, string.format('%%d-0', expected + j), 'e', events[j])
+        redis.call('XADD', all, 'MAXLEN', '~', maxlen, '*', 'g', game_id, 'k', game, 'e', events[j])
       end
       if n > 0 then redis.call('SET', headkey, head) end
       if ckey ~= '' then redis.call('HSET', outcomes, ckey, outcome) end
@@ -109,11 +108,13 @@ while i <= #ARGV do
 end
 return results
 """ % GENESIS_HASH
+_pack = msgspec.msgpack.Encoder().encode
 
 
 class RedisEventStore:
     def __init__(self, redis: aioredis.Redis, events_maxlen: int = 1_000_000) -> None:
         self.redis = redis
+        self.lean = Resp.like(redis)  # appends: the hot path (see services/resp.py)
         self.events_maxlen = events_maxlen
         self._sha = hashlib.sha1(_APPEND.encode()).hexdigest()
 
@@ -122,17 +123,16 @@ class RedisEventStore:
         not a cluster). If the server forgot the script (a restart), nothing ran: it is loaded and sent again."""
         if not appends:
             return []
-        args: list = [self.events_maxlen, str(time.time()), keys.GAMES, keys.EVENTS]
-        for a in appends:
-            args += (keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id),
-                     a.expected_version, a.command_key, a.outcome, a.game_id, a.game, a.prev_hash, a.head,
-                     a.notify, len(a.envelopes), *a.envelopes)
-        try:
-            raw = await self.redis.evalsha(self._sha, 0, *args)
-        except NoScriptError:
-            await self.redis.script_load(_APPEND)
-            raw = await self.redis.evalsha(self._sha, 0, *args)
-        return [_result(r) for r in raw]
+        # Strings throughout: Redis's Lua MessagePack reads no binary type (the JSON is UTF-8 text anyway).
+        batch = (str(self.events_maxlen), repr(time.time()), keys.GAMES, keys.EVENTS, [
+            (keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id), a.expected_version,
+             a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash, a.head, a.notify,
+             [e.decode() for e in a.envelopes])
+            for a in appends])
+        return [_result(r) for r in await self.lean.evalsha(self._sha, _APPEND, _pack(batch))]
+
+    async def aclose(self) -> None:
+        await self.lean.aclose()
 
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
         entries = await self.redis.xrange(keys.game_stream(game_id), min=f"{after + 1}-0", max="+")

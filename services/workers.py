@@ -78,6 +78,8 @@ class Workers:
 
     async def stop(self) -> None:
         await self.broker.stop()
+        await self.store.aclose()
+        await self.projector.aclose()
         await self.redis.aclose()
         await self.views_redis.aclose()
 

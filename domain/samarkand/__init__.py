@@ -49,6 +49,9 @@ class Samarkand:
     def view(self, state: rules.State, seat: int | None) -> Any:
         return views.view(state, seat)
 
+    def views(self, state: rules.State) -> dict[int | None, Any]:
+        return views.views(state)
+
     def redact(self, event: Any, seat: int | None) -> Any:
         return views.redact(event, seat)
 

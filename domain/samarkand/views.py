@@ -29,15 +29,26 @@ replace = msgspec.structs.replace
 
 
 def view(state: State, seat: int | None) -> SamarkandView:
-    lifted = state.phase in (SCORING, OVER)
-    goods_public = lifted or not state.options.hidden_goods
-    choosing = state.phase == CHOOSING
-    players = []
-    you = None
-    for i, p in enumerate(state.players):
-        own = i == seat
-        show = own or lifted
-        players.append(
+    return _personal(state, seat, _Public(state))
+
+
+def views(state: State) -> dict[int | None, SamarkandView]:
+    """Every seat's view, then the spectator's: what they share is built once."""
+    public = _Public(state)
+    return {seat: _personal(state, seat, public) for seat in (*range(state.seats), None)}
+
+
+class _Public:
+    """What every seat sees alike: the players as others see them, the market, the piles."""
+
+    __slots__ = ("lifted", "players", "awaiting")
+
+    def __init__(self, state: State) -> None:
+        self.lifted = state.phase in (SCORING, OVER)
+        goods_public = self.lifted or not state.options.hidden_goods
+        choosing = state.phase == CHOOSING
+        self.awaiting = awaiting(state)
+        self.players = tuple(
             PlayerView(
                 seat=i,
                 sells=p.sells,
@@ -45,30 +56,39 @@ def view(state: State, seat: int | None) -> SamarkandView:
                 has_chosen=choosing and p.chosen is not None,
                 has_answered=p.answered,
                 offer=p.offer,
-                goods=p.goods if (own or goods_public) else None,
-                money=p.money if show else None,
-                camels=p.camels if show else None,
+                goods=p.goods if goods_public else None,
+                money=p.money if self.lifted else None,
+                camels=p.camels if self.lifted else None,
                 discarded=p.discarded,
                 least_bought=p.least_bought,
             )
+            for i, p in enumerate(state.players)
         )
-        if own:
-            you = PrivateView(
-                seat=i,
-                hand=p.hand,
-                chosen=p.chosen,
-                answered=p.answered,
-                stop=(p.stop is not None) if p.answered else None,
-                target=p.stop,
-            )
+
+
+def _personal(state: State, seat: int | None, public: _Public) -> SamarkandView:
+    players, you = public.players, None
+    if seat is not None:
+        p = state.players[seat]
+        if not public.lifted:  # behind the screen: only its owner sees money, camels (and goods, hidden)
+            mine = replace(players[seat], goods=p.goods, money=p.money, camels=p.camels)
+            players = (*players[:seat], mine, *players[seat + 1:])
+        you = PrivateView(
+            seat=seat,
+            hand=p.hand,
+            chosen=p.chosen,
+            answered=p.answered,
+            stop=(p.stop is not None) if p.answered else None,
+            target=p.stop,
+        )
     return SamarkandView(
         seat=seat,
         phase=state.phase,
         round=state.round,
         dean=state.dean,
         value=state.value if state.phase == COUNTDOWN else None,
-        awaiting=awaiting(state),
-        players=tuple(players),
+        awaiting=public.awaiting,
+        players=players,
         bank_goods=state.bank_goods,
         bank_offer=state.bank_offer,
         bank_pile=len(state.bank_pile),

@@ -31,6 +31,7 @@ class Yspahan:
     check_options = staticmethod(rules.check_options)
     view = staticmethod(views.view)
     redact = staticmethod(views.redact)
+    views = staticmethod(views.views)  # last: the name shadows the module in this class body
 
 
 GAME = Yspahan()

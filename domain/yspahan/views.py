@@ -22,7 +22,23 @@ from domain.yspahan.state import MOVE, OVER, PLACE, SHIP, State, caravan_capacit
 
 
 def view(state: State, seat: int | None) -> YspahanView:
-    own = seat is not None and 0 <= seat < state.seats
+    return _personal(state, seat, _public(state))
+
+
+def views(state: State) -> dict[int | None, YspahanView]:
+    """Every seat's view, then the spectator's: all but the hand is public, so it is built once."""
+    public = _public(state)
+    return {seat: _personal(state, seat, public) for seat in (*range(state.seats), None)}
+
+
+def _personal(state: State, seat: int | None, public: YspahanView) -> YspahanView:
+    if seat is None or not 0 <= seat < state.seats:
+        return public
+    return replace(public, seat=seat, hand=state.players[seat].hand)
+
+
+def _public(state: State) -> YspahanView:
+    """The spectator's view, which every seat's extends with its hand."""
     pending = PendingView()
     if state.step == PLACE:
         pending = PendingView(quarter=data.FLOORS[state.quarter], cubes_left=state.cubes_left)
@@ -34,7 +50,7 @@ def view(state: State, seat: int | None) -> YspahanView:
             shipping=board.SHOPS[state.ship_shop] if state.ship_shop >= 0 else None,
         )
     return YspahanView(
-        seat=seat if own else None,
+        seat=None,
         phase=phase(state),
         week=state.week,
         day=state.day,
@@ -61,7 +77,7 @@ def view(state: State, seat: int | None) -> YspahanView:
             )
             for i, p in enumerate(state.players)
         ),
-        hand=state.players[seat].hand if own else None,
+        hand=None,
         deck_size=len(state.deck),
         discard=state.discard,
         gold_supply=state.gold_supply,

@@ -3,7 +3,8 @@
 - ``Spec``: given these game events (folded from ``initial_state``), when this seat sends this command,
   then these events, or this error code (fmodel's DeciderEventSourcedSpec).
 - ``playout``: a whole game through ``domain.table`` with seeded random choices among ``legal_commands``;
-  every legal command must be accepted, replay must rebuild the same table, and a game-specific ``check``
+  every legal command must be accepted, replay must rebuild the same table, ``views`` must equal ``view`` for
+  every seat, an event a spectator sees whole must hide nothing from any seat, and a game-specific ``check``
   runs after every event (conservation, views leaking nothing, ...).
 """
 
@@ -109,7 +110,7 @@ def playout(
     rng = random.Random(seed)
     table, events = start_table(game, seats, options, seed=seed.to_bytes(8, "big"))
     secret = seed.to_bytes(8, "big")
-    for _ in range(max_commands):
+    for n in range(max_commands):
         if table.status == tbl.OVER:
             break
         flow = tbl.flow(table)
@@ -127,8 +128,14 @@ def playout(
             pytest.fail(f"legal command {command!r} refused: {exc.code} {exc.message}")
         for event in new:
             table = tbl.evolve(table, event)
+            if tbl.redact(table, event, None) is event:  # hides nothing from a spectator: nor from any seat
+                assert all(tbl.redact(table, event, s) is event for s in range(seats)), event
             if check is not None:
                 check(table)
+        if n % 5 == 0:  # views built at once are each seat's view (every 5th state: they are costly)
+            all_views = game.views(table.state)
+            assert list(all_views) == [*range(seats), None]
+            assert all(all_views[s] == game.view(table.state, s) for s in all_views)
         events.extend(new)
     else:
         pytest.fail(f"game not over after {max_commands} commands")

@@ -85,6 +85,9 @@ class Tally:
     def view(self, state: State, seat: int | None) -> TallyView:
         return TallyView(state.total, state.turn, None if seat is None else state.secrets[seat])
 
+    def views(self, state: State) -> dict[int | None, TallyView]:
+        return {seat: self.view(state, seat) for seat in (*range(state.seats), None)}
+
     def redact(self, event: Any, seat: int | None) -> Any:
         if isinstance(event, SecretsDrawn):
             return SecretsDrawn(tuple(s if i == seat else -1 for i, s in enumerate(event.secrets)), event.first)

@@ -1,0 +1,197 @@
+"""A lean asyncio Redis connection for the hot paths, with automatic pipelining.
+
+Every command issued during one turn of the event loop goes out in a single write, and the replies are matched
+to their callers in order (Redis answers each connection in order). Many concurrent callers therefore cost one
+syscall each way instead of one per command, and a command costs a few microseconds of Python instead of the
+tens that redis-py's general client spends (connection pool, retries, per-command parsing hooks).
+
+Used where Souk sends many small commands: the engine's and the projector's batch scripts, and the benchmark
+driver. Everything else (FastStream's consumer groups, the gateway, tests) uses redis-py. Errors are redis-py's
+exception classes, so callers handle both clients alike.
+
+``Subscriber`` is the pub/sub side: one connection whose pushed messages go to a callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import hiredis
+from redis.connection import parse_url
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, ResponseError
+
+_pack = hiredis.pack_command
+
+
+def _error(reply: hiredis.ReplyError) -> ResponseError:
+    text = str(reply)
+    return NoScriptError(text) if text.startswith("NOSCRIPT") else ResponseError(text)
+
+
+class _Protocol(asyncio.Protocol):
+    def __init__(self, on_reply: Callable[[Any], None], on_lost: Callable[[Exception], None]) -> None:
+        self.reader = hiredis.Reader(replyError=hiredis.ReplyError)
+        self.on_reply = on_reply
+        self.on_lost = on_lost
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.reader.feed(data)
+        gets, on_reply = self.reader.gets, self.on_reply
+        reply = gets()
+        while reply is not False:
+            on_reply(reply)
+            reply = gets()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+        self.on_lost(RedisConnectionError(f"connection to Redis lost: {exc or 'closed'}"))
+
+
+async def _open(params: dict, on_reply, on_lost) -> _Protocol:
+    loop = asyncio.get_running_loop()
+    if "path" in params:
+        _, proto = await loop.create_unix_connection(lambda: _Protocol(on_reply, on_lost), params["path"])
+    else:
+        _, proto = await loop.create_connection(lambda: _Protocol(on_reply, on_lost),
+                                                params.get("host", "localhost"), params.get("port", 6379))
+    return proto
+
+
+def _hello(params: dict) -> list[tuple]:
+    """The commands a new connection sends first: AUTH, SELECT."""
+    out: list[tuple] = []
+    if params.get("password"):
+        out.append(("AUTH", *([params["username"]] if params.get("username") else []), params["password"]))
+    if params.get("db"):
+        out.append(("SELECT", params["db"]))
+    return out
+
+
+class Resp:
+    """One auto-pipelined connection. ``await resp.call("HGET", key, field)``; it reconnects on the next call
+    after a lost connection (the calls that were in flight fail with ``redis.exceptions.ConnectionError``)."""
+
+    def __init__(self, url: str | None = None, **params: Any) -> None:
+        self.params = parse_url(url) if url else params
+        self._proto: _Protocol | None = None
+        self._waiting: deque[asyncio.Future] = deque()
+        self._buffer: list[bytes] = []
+        self._flush_scheduled = False
+        self._connecting: asyncio.Lock | None = None
+
+    @classmethod
+    def like(cls, client: Any) -> Resp:
+        """A lean connection to the server a redis-py client talks to."""
+        kw = client.connection_pool.connection_kwargs
+        return cls(**{k: kw[k] for k in ("host", "port", "path", "db", "username", "password") if kw.get(k)})
+
+    async def call(self, *args: Any) -> Any:
+        if self._proto is None or self._proto.transport is None:
+            await self._connect()
+        return await self._send(args)
+
+    def _send(self, args: tuple) -> asyncio.Future:
+        future = asyncio.get_running_loop().create_future()
+        self._waiting.append(future)
+        self._buffer.append(_pack(args))
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+        return future
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        buffer, self._buffer = self._buffer, []
+        if self._proto is not None and self._proto.transport is not None:
+            self._proto.transport.write(b"".join(buffer))
+
+    def _on_reply(self, reply: Any) -> None:
+        future = self._waiting.popleft()
+        if future.done():  # its caller was cancelled
+            return
+        if isinstance(reply, hiredis.ReplyError):
+            future.set_exception(_error(reply))
+        else:
+            future.set_result(reply)
+
+    def _on_lost(self, exc: Exception) -> None:
+        self._proto = None
+        waiting, self._waiting = self._waiting, deque()
+        self._buffer = []
+        for future in waiting:
+            if not future.done():
+                future.set_exception(exc)
+
+    async def _connect(self) -> None:
+        if self._connecting is None:
+            self._connecting = asyncio.Lock()
+        async with self._connecting:
+            if self._proto is not None and self._proto.transport is not None:
+                return
+            try:
+                self._proto = await _open(self.params, self._on_reply, self._on_lost)
+            except OSError as exc:
+                raise RedisConnectionError(f"cannot connect to Redis ({self.params.get('host')}:"
+                                           f"{self.params.get('port')}): {exc}") from exc
+            for hello in _hello(self.params):
+                await self._send(hello)
+
+    async def evalsha(self, sha: str, script: str, *args: Any) -> Any:
+        """EVALSHA with no keys (Souk's scripts take keys as arguments: single Redis); loads the script if the
+        server does not have it (a restart) and runs it again — nothing ran the first time."""
+        try:
+            return await self.call("EVALSHA", sha, 0, *args)
+        except NoScriptError:
+            await self.call("SCRIPT", "LOAD", script)
+            return await self.call("EVALSHA", sha, 0, *args)
+
+    async def aclose(self) -> None:
+        if self._proto is not None and self._proto.transport is not None:
+            self._proto.transport.close()
+        self._proto = None
+
+
+class Subscriber:
+    """A pub/sub connection: every message on the channels and patterns subscribed goes to
+    ``on_message(channel, data)``. Subscribe before awaiting messages; it does not reconnect."""
+
+    def __init__(self, url: str, on_message: Callable[[bytes, bytes], None]) -> None:
+        self.params = parse_url(url)
+        self.on_message = on_message
+        self._proto: _Protocol | None = None
+        self.lost: asyncio.Future | None = None
+
+    async def start(self, channels: tuple[str, ...] = (), patterns: tuple[str, ...] = ()) -> None:
+        self.lost = asyncio.get_running_loop().create_future()
+        self._proto = await _open(self.params, self._on_reply, self._on_lost)
+        for hello in _hello(self.params):
+            self._proto.transport.write(_pack(hello))
+        if channels:
+            self._proto.transport.write(_pack(("SUBSCRIBE", *channels)))
+        if patterns:
+            self._proto.transport.write(_pack(("PSUBSCRIBE", *patterns)))
+
+    def _on_reply(self, reply: Any) -> None:
+        if isinstance(reply, list):
+            kind = reply[0]
+            if kind == b"message":
+                self.on_message(reply[1], reply[2])
+            elif kind == b"pmessage":
+                self.on_message(reply[2], reply[3])
+
+    def _on_lost(self, exc: Exception) -> None:
+        if self.lost is not None and not self.lost.done():
+            self.lost.set_result(exc)
+
+    async def aclose(self) -> None:
+        if self._proto is not None and self._proto.transport is not None:
+            self._proto.transport.close()
+        self._proto = None
