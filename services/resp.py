@@ -33,7 +33,7 @@ def _error(reply: hiredis.ReplyError) -> ResponseError:
 
 
 class _Protocol(asyncio.Protocol):
-    def __init__(self, on_reply: Callable[[Any], None], on_lost: Callable[[Exception], None]) -> None:
+    def __init__(self, on_reply: Callable[[Any], None], on_lost: Callable[[_Protocol, Exception], None]) -> None:
         self.reader = hiredis.Reader(replyError=hiredis.ReplyError)
         self.on_reply = on_reply
         self.on_lost = on_lost
@@ -52,7 +52,7 @@ class _Protocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
-        self.on_lost(RedisConnectionError(f"connection to Redis lost: {exc or 'closed'}"))
+        self.on_lost(self, RedisConnectionError(f"connection to Redis lost: {exc or 'closed'}"))
 
 
 async def _open(params: dict, on_reply, on_lost) -> _Protocol:
@@ -86,6 +86,7 @@ class Resp:
         self._buffer: list[bytes] = []
         self._flush_scheduled = False
         self._connecting: asyncio.Lock | None = None
+        self._handshaking: _Protocol | None = None
 
     @classmethod
     def like(cls, client: Any) -> Resp:
@@ -122,8 +123,13 @@ class Resp:
         else:
             future.set_result(reply)
 
-    def _on_lost(self, exc: Exception) -> None:
-        self._proto = None
+    def _on_lost(self, proto: _Protocol, exc: Exception) -> None:
+        if proto is not self._proto and proto is not self._handshaking:
+            return  # a connection already given up (aclose): its calls were failed then
+        self._proto = self._handshaking = None
+        self._fail_waiting(exc)
+
+    def _fail_waiting(self, exc: Exception) -> None:
         waiting, self._waiting = self._waiting, deque()
         self._buffer = []
         for future in waiting:
@@ -131,18 +137,33 @@ class Resp:
                 future.set_exception(exc)
 
     async def _connect(self) -> None:
+        """Opens a connection and says hello (AUTH, SELECT) on it before any caller may use it: callers wait
+        on the lock meanwhile, and a hello that fails closes the connection."""
         if self._connecting is None:
             self._connecting = asyncio.Lock()
         async with self._connecting:
             if self._proto is not None and self._proto.transport is not None:
                 return
             try:
-                self._proto = await _open(self.params, self._on_reply, self._on_lost)
+                proto = await _open(self.params, self._on_reply, self._on_lost)
             except OSError as exc:
                 raise RedisConnectionError(f"cannot connect to Redis ({self.params.get('host')}:"
                                            f"{self.params.get('port')}): {exc}") from exc
-            for hello in _hello(self.params):
-                await self._send(hello)
+            self._handshaking = proto
+            try:
+                for hello in _hello(self.params):
+                    future = asyncio.get_running_loop().create_future()
+                    self._waiting.append(future)
+                    proto.transport.write(_pack(hello))
+                    await future
+            except BaseException:
+                self._handshaking = None
+                if proto.transport is not None:
+                    proto.transport.close()
+                self._fail_waiting(RedisConnectionError("connection to Redis closed: its hello failed"))
+                raise
+            self._handshaking = None
+            self._proto = proto
 
     async def evalsha(self, sha: str, script: str, *args: Any) -> Any:
         """EVALSHA with no keys (Souk's scripts take keys as arguments: single Redis); loads the script if the
@@ -154,9 +175,11 @@ class Resp:
             return await self.call("EVALSHA", sha, 0, *args)
 
     async def aclose(self) -> None:
-        if self._proto is not None and self._proto.transport is not None:
-            self._proto.transport.close()
-        self._proto = None
+        """Closes the connection; calls still waiting fail with ``ConnectionError``. A later call reconnects."""
+        proto, self._proto = self._proto, None
+        if proto is not None and proto.transport is not None:
+            proto.transport.close()
+        self._fail_waiting(RedisConnectionError("connection to Redis closed"))
 
 
 class Subscriber:
@@ -187,7 +210,7 @@ class Subscriber:
             elif kind == b"pmessage":
                 self.on_message(reply[2], reply[3])
 
-    def _on_lost(self, exc: Exception) -> None:
+    def _on_lost(self, proto: _Protocol, exc: Exception) -> None:
         if self.lost is not None and not self.lost.done():
             self.lost.set_result(exc)
 
