@@ -2,8 +2,10 @@
 
 ``souk bench pipeline``: many concurrent games driven with random legal commands through the gateway-less
 path: the driver XADDs commands to ``souk:commands``; ``souk engine`` and ``souk projector`` run as separate
-processes; latency is command published -> the game's views updated (the projector's notification).
-Closed loop per game (one command in flight per game); ``--rate`` paces the offered load.
+processes; latency is command published -> the projector's notice that the game's views reached the command's
+last event (the version in the engine's accepted reply). Closed loop per game (one command in flight per game);
+``--rate`` paces the offered load. ``cpu_us_per_command``: the CPU time each process spent per command while
+measuring (/proc for the driver and the workers, INFO cpu for each Redis).
 
 ``souk bench domain``: random playouts of the pure domain (no Redis): games and commands per second.
 """
@@ -170,6 +172,7 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
              for role in ("engine", "projector")]
     try:
         xadd_per_s = await _xadd_rate(redis)
+
         async def cpu() -> dict[str, float]:
             """CPU seconds used so far by each part of the pipeline (the driver is this process)."""
             usage = resource.getrusage(resource.RUSAGE_SELF)

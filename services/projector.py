@@ -200,8 +200,8 @@ class Projector:
 _APPLY = """
 -- ARGV[1]: MessagePack of [expected, commands]: expected is a flat list of position keys and the positions
 -- they must hold; commands are lists (name, arguments...). Nothing is written unless every position is as
--- expected; then the commands run in order (atomically). One packed argument instead of thousands: most of
--- a batch's cost was in passing and parsing arguments one by one.
+-- expected; then the commands run in order (atomically). One packed argument instead of thousands: packing
+-- them one by one was a tenth of the projector's time.
 local batch = cmsgpack.unpack(ARGV[1])
 local expected, commands = batch[1], batch[2]
 local conflicts = {}
