@@ -50,6 +50,11 @@ async def test_each_seat_sees_its_secret_and_nobody_elses(redis):
         assert [s for i, s in enumerate(drawn["secrets"]) if i != seat] == [-1] * (1 if seat is not None else 2)
         assert all(h.event.get("token_hash", "") == "" for h in history)
     assert secrets[None] is None and secrets[0] != secrets[1] or secrets[0] == secrets[1]
+    # an event that hides something is stored once per audience; every other one once for all (token hashes
+    # blanked)
+    records = [msgspec.json.decode(h, type=HistoryRecord) for h in await redis.lrange(keys.history("g1"), 0, -1)]
+    assert [sorted(r.by_audience) if r.shared is None else "shared" for r in records] == \
+        ["shared"] * 4 + [["0", "1", "spectator"]]
     turn = view_of(await redis.hget(keys.views("g1"), keys.audience(None))).flow.awaiting[0]
     assert view_of(await redis.hget(keys.views("g1"), keys.audience(turn))).legal
     assert view_of(await redis.hget(keys.views("g1"), keys.audience(1 - turn))).legal == ()
