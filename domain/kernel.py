@@ -3,8 +3,8 @@
 A game is a *decider* (Chassaing): ``setup`` gives the first events, ``decide`` turns a seat's command into
 events or raises ``RuleViolation``, ``evolve`` folds one event into the state. ``flow`` says whose decision is
 awaited, ``legal_commands`` lists exactly what ``decide`` accepts from a seat now, ``view`` shows a seat (or a
-spectator, ``None``) what it may see (``views``: all of them at once), ``redact`` does the same for one event of the history, ``result`` is
-``None`` until the game is over.
+spectator, ``None``) what it may see (``views``: all of them at once), ``redact`` does the same for one event
+of the history, ``result`` is ``None`` until the game is over.
 """
 
 from __future__ import annotations

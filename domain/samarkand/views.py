@@ -70,7 +70,7 @@ def _personal(state: State, seat: int | None, public: _Public) -> SamarkandView:
     players, you = public.players, None
     if seat is not None:
         p = state.players[seat]
-        if not public.lifted:  # behind the screen: only its owner sees money, camels (and goods, hidden)
+        if not public.lifted:  # behind the screen: only its owner sees money and camels (goods too in the hidden-goods variant)
             mine = replace(players[seat], goods=p.goods, money=p.money, camels=p.camels)
             players = (*players[:seat], mine, *players[seat + 1:])
         you = PrivateView(
