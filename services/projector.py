@@ -32,8 +32,6 @@ from services.store import EventStore
 log = structlog.get_logger("souk.projector")
 MAX_ATTEMPTS = 10
 REBUILD_LOCK = "souk:projection:rebuilding"
-AUDIENCES = tuple(keys.audience(seat) for seat in range(16))
-SPECTATOR = keys.audience(None)
 
 
 @dataclass(slots=True)
@@ -130,16 +128,16 @@ class Projector:
             if spectator is event:  # stored as it came (its JSON is not encoded again)
                 record = HistoryRecord(shared=self._entry(env, env.payload))
             else:
-                variants = {AUDIENCES[seat]: tbl.redact(table, event, seat) for seat in range(table.seats)}
+                variants = {keys.audience(seat): tbl.redact(table, event, seat) for seat in range(table.seats)}
                 if all(v == spectator for v in variants.values()):
                     record = HistoryRecord(shared=self._entry(env, spectator))
                 else:
-                    variants[SPECTATOR] = spectator
+                    variants[keys.audience(None)] = spectator
                     record = HistoryRecord(by_audience={a: self._entry(env, v) for a, v in variants.items()})
             history.append(encoder.encode(record).decode())
         views = tbl.views(table, game_id)
-        writes.hset(keys.views(game_id), *(x for s, v in views.items()
-                                           for x in (AUDIENCES[s] if s is not None else SPECTATOR, encoder.encode(v).decode())))
+        writes.hset(keys.views(game_id),
+                    *(x for s, v in views.items() for x in (keys.audience(s), encoder.encode(v).decode())))
         writes.rpush(keys.history(game_id), *history)
         if lobby_changed:
             lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status,
