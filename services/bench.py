@@ -47,6 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int, default=300, help="concurrent games (pipeline)")
     p.add_argument("--rate", type=float, default=0.0, help="offered commands/s (0: as fast as it goes)")
     p.add_argument("--senders", type=int, default=64, help="concurrent sender tasks (pipeline)")
+    p.add_argument("--projectors", type=int, default=1, help="projector processes, one partition each (pipeline)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -168,8 +169,10 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
     views_url = views_url or url
     redis, views = Resp(url), Resp(views_url)
     env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning"}
-    procs = [subprocess.Popen([sys.executable, "-m", "services.cli", role], env=env, preexec_fn=die_with_parent)
-             for role in ("engine", "projector")]
+    roles = [("engine", env)] + [("projector", {**env, "SOUK_PROJECTOR_PARTITION": f"{i}/{args.projectors}"})
+                                 for i in range(args.projectors)]
+    procs = [subprocess.Popen([sys.executable, "-m", "services.cli", role], env=role_env, preexec_fn=die_with_parent)
+             for role, role_env in roles]
     try:
         xadd_per_s = await _xadd_rate(redis)
 
@@ -177,7 +180,7 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
             """CPU seconds used so far by each part of the pipeline (the driver is this process)."""
             usage = resource.getrusage(resource.RUSAGE_SELF)
             out = {"driver": usage.ru_utime + usage.ru_stime, "engine": _process_cpu(procs[0].pid),
-                   "projector": _process_cpu(procs[1].pid), "redis_events": await _redis_cpu(redis)}
+                   "projector": sum(_process_cpu(p.pid) for p in procs[1:]), "redis_events": await _redis_cpu(redis)}
             if views_url != url:
                 out["redis_views"] = await _redis_cpu(views)
             return out
@@ -186,7 +189,8 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
         result["redis_xadd_per_s"] = round(xadd_per_s)
         result["command"] = ("souk bench pipeline " + " ".join(
             f"--{k} {v}" for k, v in (("game", args.game), ("seconds", f"{args.seconds:g}"),
-                                        ("games", args.games), ("rate", f"{args.rate:g}"))) + " --json")
+                                        ("games", args.games), ("rate", f"{args.rate:g}"),
+                                        ("senders", args.senders), ("projectors", args.projectors))) + " --json")
         return result
     finally:
         for p in procs:

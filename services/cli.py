@@ -1,7 +1,7 @@
 """The ``souk`` command.
 
   souk serve                    engine + projector + gateway in one process (embedded Redis if REDIS_URL is unset)
-  souk engine | projector       one worker role (REDIS_URL required)
+  souk engine | projector       one worker role (REDIS_URL required; projector --partition i/N to scale out)
   souk gateway                  HTTP + WebSocket only (REDIS_URL required)
   souk schema [--out FILE]      JSON Schema of the wire format
   souk projections rebuild      drop the read models and project every game again from its first event
@@ -81,11 +81,17 @@ def run(coro):
     return uvloop.run(coro)
 
 
-def _worker(role: str) -> None:
+def _worker(role: str, args: argparse.Namespace) -> None:
+    from services.projector import Partition
     from services.workers import Workers
 
-    settings = _require_redis(Settings.from_env())
-    log.info("worker_starting", role=role, consumer=settings.consumer)
+    settings = _require_redis(Settings.from_env(projector_partition=getattr(args, "partition", None)))
+    try:
+        Partition.parse(settings.projector_partition)
+    except ValueError as exc:
+        sys.exit(f"souk: {exc}")
+    log.info("worker_starting", role=role, consumer=settings.consumer,
+             **({"partition": settings.projector_partition} if role == "projector" else {}))
     run(Workers(settings, roles=(role,)).app().run())
 
 
@@ -131,12 +137,19 @@ async def _active_projectors(redis) -> list[str]:
 
     from services import keys
 
+    def text(value) -> str:
+        return value.decode() if isinstance(value, bytes) else value
+
     try:
-        consumers = await redis.xinfo_consumers(keys.EVENTS, keys.PROJECTOR_GROUP)
-    except ResponseError:  # no such stream or group yet
+        groups = [text(g["name"]) for g in await redis.xinfo_groups(keys.EVENTS)]
+    except ResponseError:  # no events stream yet
         return []
-    return [c["name"].decode() if isinstance(c["name"], bytes) else c["name"]
-            for c in consumers if c.get("inactive", c.get("idle", 10**9)) < 60_000]
+    active = []
+    for group in groups:  # `projector`, or `projector:i/N` for a partition
+        if group == keys.PROJECTOR_GROUP or group.startswith(f"{keys.PROJECTOR_GROUP}:"):
+            active += [text(c["name"]) for c in await redis.xinfo_consumers(keys.EVENTS, group)
+                       if c.get("inactive", c.get("idle", 10**9)) < 60_000]
+    return active
 
 
 def _bench(args: argparse.Namespace) -> None:
@@ -153,8 +166,12 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--host", default=None)
         sp.add_argument("--port", type=int, default=None)
         sp.set_defaults(fn=fn)
-    for role in ("engine", "projector"):
-        sub.add_parser(role).set_defaults(fn=lambda _a, r=role: _worker(r))
+    sub.add_parser("engine").set_defaults(fn=lambda a: _worker("engine", a))
+    sp = sub.add_parser("projector")
+    sp.add_argument("--partition", default=None,
+                    help="i/N: project the games of partition i of N; run every partition (default: "
+                         "SOUK_PROJECTOR_PARTITION, else 0/1: every game)")
+    sp.set_defaults(fn=lambda a: _worker("projector", a))
     sp = sub.add_parser("schema")
     sp.add_argument("--out", default=None, help="file to write (default: print)")
     sp.set_defaults(fn=_schema)

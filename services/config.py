@@ -24,6 +24,7 @@ class Settings:
     reply_timeout: float = 5.0  # seconds the gateway waits for the engine's answer
     reclaim_idle_ms: int = 30_000  # pending entries idle this long are reclaimed from a dead consumer
     events_maxlen: int = 1_000_000  # approximate cap of the global events stream (game streams are never trimmed)
+    projector_partition: str = "0/1"  # 'i/N': this projector projects the games of partition i of N
     consumer: str = field(default_factory=_consumer_name)
 
     @property
@@ -45,6 +46,7 @@ class Settings:
             reply_timeout=float(env.get("SOUK_REPLY_TIMEOUT", cls.reply_timeout)),
             reclaim_idle_ms=int(env.get("SOUK_RECLAIM_IDLE_MS", cls.reclaim_idle_ms)),
             events_maxlen=int(env.get("SOUK_EVENTS_MAXLEN", cls.events_maxlen)),
+            projector_partition=env.get("SOUK_PROJECTOR_PARTITION", cls.projector_partition),
         )
         if env.get("SOUK_CONSUMER"):
             values["consumer"] = env["SOUK_CONSUMER"]

@@ -5,12 +5,16 @@ seat may see it, the lobby, the seats' token hashes for the gateway).
 past the game's recorded position) into its cached table, then writes every read model *and* the new position
 in one Lua call, so a redelivered event changes nothing. The same call announces ``ViewsUpdated`` on
 ``souk:updates:{game}`` (the gateway pushes views to WebSockets from there).
+
+Projectors scale out by partition: ``souk projector --partition 1/2`` reads every event through its own consumer
+group and projects the games whose id hashes to it (``Partition``); every partition must run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +38,32 @@ MAX_ATTEMPTS = 10
 REBUILD_LOCK = "souk:projection:rebuilding"
 
 
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """Which games a projector projects: those whose id's CRC-32 modulo ``count`` is ``index``."""
+
+    index: int = 0
+    count: int = 1
+
+    @classmethod
+    def parse(cls, text: str) -> Partition:
+        """'i/N' with 0 <= i < N (e.g. '0/2' and '1/2' for two projectors)."""
+        try:
+            index, count = (int(x) for x in text.split("/"))
+        except ValueError:
+            raise ValueError(f"a projector partition is 'index/count', like 0/2, not {text!r}") from None
+        if not 0 <= index < count:
+            raise ValueError(f"a projector partition index is 0 to count - 1, not {text!r}")
+        return cls(index, count)
+
+    @property
+    def group(self) -> str:
+        return keys.projector_group(self.index, self.count)
+
+    def owns(self, game_id: bytes) -> bool:
+        return self.count == 1 or zlib.crc32(game_id) % self.count == self.index
+
+
 @dataclass(slots=True)
 class Projected:
     table: tbl.Table
@@ -43,18 +73,25 @@ class Projected:
 class Projector:
     """``redis`` is the read store (views, history, lobby, positions); ``store`` is the event store."""
 
-    def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000) -> None:
+    def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000,
+                 partition: Partition = Partition()) -> None:
         self.redis = redis
+        self.partition = partition
         self.lean = Resp.like(redis)  # the batch's writes: the hot path (see services/resp.py)
         self.store = store
         self.cache: Lru[str, Projected] = Lru(cache_size)
 
     async def handle(self, entries: Sequence[dict[bytes, bytes]]) -> None:
+        """Projects the entries of this projector's partition (field ``g``: the game id) and skips the others."""
         by_game: dict[str, list[EventEnvelope]] = {}
+        owns = self.partition.owns
         for fields in entries:
+            if not owns(fields[b"g"]):
+                continue
             env = event_envelope_decoder.decode(fields[b"e"])
             by_game.setdefault(env.game_id, []).append(env)
-        await self.project(by_game)
+        if by_game:
+            await self.project(by_game)
 
     async def project(self, by_game: dict[str, list[EventEnvelope]]) -> None:
         """Writes the read models of these events and the games' new positions atomically, on condition that

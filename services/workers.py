@@ -19,7 +19,7 @@ from services import keys
 from services.codec import command_envelope_decoder
 from services.config import Settings
 from services.engine import Engine
-from services.projector import Projector
+from services.projector import Partition, Projector
 from services.store import RedisEventStore
 from services.streams import Entries, batch_subscription, ensure_group
 
@@ -40,7 +40,8 @@ class Workers:
         self.views_redis = aioredis.Redis.from_url(settings.views_url)
         self.store = RedisEventStore(self.redis, settings.events_maxlen)
         self.engine = Engine(self.redis, self.store)
-        self.projector = Projector(self.views_redis, self.store)
+        self.partition = Partition.parse(settings.projector_partition)
+        self.projector = Projector(self.views_redis, self.store, partition=self.partition)
         if ENGINE in roles:
             batch_subscription(
                 self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
@@ -56,9 +57,10 @@ class Workers:
                                               "on the command's reply_to channel.")
         if PROJECTOR in roles:
             batch_subscription(
-                self.broker, keys.EVENTS, keys.PROJECTOR_GROUP, f"projector-{settings.consumer}", self.on_events,
+                self.broker, keys.EVENTS, self.partition.group, f"projector-{settings.consumer}", self.on_events,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:events",
-                description="Events (field `e`: EventEnvelope JSON) folded into the read models.",
+                description="Events (field `e`: EventEnvelope JSON) folded into the read models. Group `projector`, "
+                            "or `projector:i/N` for partition i of N (each reads every event, projects its games).",
             )
             self.broker.publisher("souk:updates:{game_id}", title="souk:updates",
                                   description="A game's read models reached a new version (ViewsUpdated JSON: version, "
@@ -69,7 +71,7 @@ class Workers:
         if ENGINE in self.roles:
             await ensure_group(self.redis, keys.COMMANDS, keys.ENGINE_GROUP)
         if PROJECTOR in self.roles:
-            await ensure_group(self.redis, keys.EVENTS, keys.PROJECTOR_GROUP)
+            await ensure_group(self.redis, keys.EVENTS, self.partition.group)
             rebuilt = await self.projector.initialise()
             if rebuilt is not None:
                 log.info("read_store_initialised", games=rebuilt)
