@@ -46,13 +46,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--games", type=int, default=300, help="concurrent games (pipeline)")
     p.add_argument("--rate", type=float, default=0.0, help="offered commands/s (0: as fast as it goes)")
-    p.add_argument("--senders", type=int, default=64, help="concurrent sender tasks (pipeline)")
+    p.add_argument("--senders", type=int, default=256, help="concurrent sender tasks (pipeline)")
     p.add_argument("--projectors", type=int, default=1, help="projector processes, one partition each (pipeline)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def main(args: argparse.Namespace) -> None:
+    if args.projectors < 1 or args.games < 1 or args.senders < 1:
+        sys.exit("souk bench: --projectors, --games and --senders must be at least 1")
     seats = args.seats or DEFAULT_SEATS[args.game]
     if args.kind == "domain":
         result = bench_domain(args.game, seats, args.seconds, args.seed)
@@ -171,8 +173,13 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
     env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning"}
     roles = [("engine", env)] + [("projector", {**env, "SOUK_PROJECTOR_PARTITION": f"{i}/{args.projectors}"})
                                  for i in range(args.projectors)]
-    procs = [subprocess.Popen([sys.executable, "-m", "services.cli", role], env=role_env, preexec_fn=die_with_parent)
-             for role, role_env in roles]
+    # The workers' logs go to files, shown only if the run fails or a worker stops on its own (their shutdown
+    # chatter would bury the figures).
+    outputs = [tempfile.TemporaryFile() for _ in roles]
+    procs = [subprocess.Popen([sys.executable, "-m", "services.cli", role], env=role_env, preexec_fn=die_with_parent,
+                              stdout=out, stderr=subprocess.STDOUT)
+             for (role, role_env), out in zip(roles, outputs)]
+    failed = True
     try:
         xadd_per_s = await _xadd_rate(redis)
 
@@ -191,13 +198,21 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
             f"--{k} {v}" for k, v in (("game", args.game), ("seconds", f"{args.seconds:g}"),
                                         ("games", args.games), ("rate", f"{args.rate:g}"),
                                         ("senders", args.senders), ("projectors", args.projectors))) + " --json")
+        failed = False
         return result
     finally:
+        stopped = [p.poll() is not None for p in procs]
         for p in procs:
             p.terminate()
         for p in procs:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(timeout=10)
+        for (role, _), p, out, early in zip(roles, procs, outputs, stopped):
+            if failed or early:
+                out.seek(0)
+                print(f"--- souk {role} (exit {p.returncode}):\n{out.read()[-8000:].decode(errors='replace')}",
+                      file=sys.stderr)
+            out.close()
         await redis.aclose()
         await views.aclose()
         for server in servers:
