@@ -35,6 +35,7 @@ from services.store import EventStore
 
 log = structlog.get_logger("souk.projector")
 MAX_ATTEMPTS = 10
+CHUNK = 64  # games per Lua call in a big batch
 REBUILD_LOCK = "souk:projection:rebuilding"
 
 
@@ -95,32 +96,59 @@ class Projector:
 
     async def project(self, by_game: dict[str, list[EventEnvelope]]) -> None:
         """Writes the read models of these events and the games' new positions atomically, on condition that
-        every position is still the one they were projected from (one Lua call): if another projector or a
-        rebuild moved one meanwhile, nothing is written and the batch is projected again from the positions as
-        they now are. Positions come from this projector's cache, so a batch usually costs one round trip."""
+        every position is still the one they were projected from (one Lua call per chunk of ``CHUNK`` games):
+        if another projector or a rebuild moved one meanwhile, nothing of that chunk is written and its games are
+        projected again from the positions as they now are. Positions come from this projector's cache, so a
+        batch usually costs one round trip. Each chunk is sent as soon as it is computed: Redis applies it while
+        the next one is computed."""
+        pending = by_game
         for _ in range(MAX_ATTEMPTS):
-            positions = {g: c.table.version for g in by_game if (c := self.cache.get(g)) is not None}
-            unknown = [g for g in by_game if g not in positions]
-            if unknown:
-                raw = await self.lean.call("MGET", *[keys.position(g) for g in unknown])
-                positions.update((g, int(r or 0)) for g, r in zip(unknown, raw))
-            writes = Writes()
-            changed = [g for g in by_game if await self._project_game(writes, g, positions[g], by_game[g])]
-            if not changed:
-                return
+            positions = await self._positions(pending)
+            games = list(pending)
+            sent: list[tuple[list[str], asyncio.Future]] = []
             try:
-                conflicts = await writes.apply(self.lean, {keys.position(g): positions[g] for g in changed})
-            except BaseException:
-                conflicts = changed
+                for start in range(0, len(games), CHUNK):
+                    if sent:  # let the previous chunk's call be queued, and send it before computing this one
+                        await asyncio.sleep(0)
+                        self.lean.write_now()
+                    writes = Writes()
+                    changed = [g for g in games[start:start + CHUNK]
+                               if await self._project_game(writes, g, positions[g], pending[g])]
+                    if changed:
+                        expected = {keys.position(g): positions[g] for g in changed}
+                        sent.append((changed, asyncio.ensure_future(writes.apply(self.lean, expected))))
+                outcomes = await asyncio.gather(*(call for _, call in sent), return_exceptions=True)
+            except BaseException:  # which chunks were written is unknown: their cached tables are dropped
+                for changed, call in sent:
+                    call.cancel()
+                    self._forget(changed)
                 raise
-            finally:
-                if conflicts:  # nothing was written: the cached tables ran ahead of the read store
-                    for game_id in changed:
-                        self.cache.pop(game_id)
-            if not conflicts:
+            again: list[str] = []
+            for (changed, _), outcome in zip(sent, outcomes):
+                if isinstance(outcome, BaseException) or outcome:  # nothing of this chunk was written
+                    self._forget(changed)
+                    again += [] if isinstance(outcome, BaseException) else changed
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+            if not again:
                 return
-            log.info("projection_conflict", games=len(conflicts))
+            log.info("projection_conflict", games=len(again))
+            pending = {g: pending[g] for g in again}
         raise RuntimeError(f"projection conflicted {MAX_ATTEMPTS} times; the batch stays pending")
+
+    async def _positions(self, games: dict[str, Any]) -> dict[str, int]:
+        positions = {g: c.table.version for g in games if (c := self.cache.get(g)) is not None}
+        unknown = [g for g in games if g not in positions]
+        if unknown:
+            raw = await self.lean.call("MGET", *[keys.position(g) for g in unknown])
+            positions.update((g, int(r or 0)) for g, r in zip(unknown, raw))
+        return positions
+
+    def _forget(self, games: list[str]) -> None:
+        """The cached tables of games whose writes did not land: they ran ahead of the read store."""
+        for game_id in games:
+            self.cache.pop(game_id)
 
     async def _project_game(self, writes: Writes, game_id: str, position: int, envelopes: list[EventEnvelope]) -> bool:
         envelopes = [e for e in envelopes if e.seq > position]

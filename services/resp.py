@@ -111,8 +111,14 @@ class Resp:
     def _flush(self) -> None:
         self._flush_scheduled = False
         buffer, self._buffer = self._buffer, []
-        if self._proto is not None and self._proto.transport is not None:
+        if buffer and self._proto is not None and self._proto.transport is not None:
             self._proto.transport.write(b"".join(buffer))
+
+    def write_now(self) -> None:
+        """Sends the commands queued so far now rather than at the end of this turn of the event loop: for a
+        caller about to compute a while before it yields (Redis runs them meanwhile)."""
+        if self._buffer:
+            self._flush()
 
     def _on_reply(self, reply: Any) -> None:
         future = self._waiting.popleft()

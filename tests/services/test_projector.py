@@ -244,3 +244,26 @@ async def test_two_partitioned_projector_workers_project_every_game_through_thei
     finally:
         for w in workers:
             await w.stop()
+
+
+async def test_a_big_batch_goes_in_chunks_and_a_chunk_that_conflicts_is_projected_again(redis, monkeypatch):
+    from services import projector as projector_module
+
+    monkeypatch.setattr(projector_module, "CHUNK", 3)  # 8 games: chunks of 3, 3 and 2
+    store = RedisEventStore(redis)
+    engine = Engine(redis, store)
+    games = [f"c{i}" for i in range(8)]
+    for game_id in games:
+        await started(engine, game_id)
+    entries = [fields for _, fields in await redis.xrange(keys.EVENTS)]
+    seq = [msgspec.json.decode(f[b"e"])["seq"] for f in entries]
+    mine = Projector(redis, store)
+    await mine.handle([f for f, s in zip(entries, seq) if s <= 2])  # its cache: every game at 2
+    rival = [f for f, s in zip(entries, seq) if s == 3 and f[b"g"] == b"c4"]
+    await Projector(redis, store).handle(rival)  # moves c4 to 3 behind its back
+    await mine.handle([f for f, s in zip(entries, seq) if s > 2])  # c4's chunk conflicts, is redone
+    for game_id in games:
+        history = await redis.lrange(keys.history(game_id), 0, -1)
+        assert [msgspec.json.decode(h, type=HistoryRecord).for_audience("spectator").seq for h in history] == \
+            [1, 2, 3, 4, 5], game_id
+        assert int(await redis.get(keys.position(game_id))) == 5

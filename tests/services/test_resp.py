@@ -243,3 +243,23 @@ async def test_calls_waiting_when_closed_fail_and_a_new_connection_gets_only_its
     with pytest.raises(RedisConnectionError):
         await blocked
     assert await asyncio.gather(*(resp.call("ECHO", str(i)) for i in range(5))) == [str(i).encode() for i in range(5)]
+
+
+async def test_write_now_sends_the_queued_commands_before_the_loop_turns(resp, redis_url):
+    import time
+
+    import redis as sync_redis
+
+    await resp.call("PING")  # connected
+    pending = asyncio.ensure_future(resp.call("SET", "now", "sent"))
+    await asyncio.sleep(0)  # the call is queued; its write would wait for the end of this loop turn
+    resp.write_now()
+    observer = sync_redis.Redis.from_url(redis_url)
+    try:
+        deadline = time.monotonic() + 2
+        while observer.get("now") is None and time.monotonic() < deadline:  # blocking: the loop does not turn
+            time.sleep(0.005)
+        assert observer.get("now") == b"sent"
+    finally:
+        observer.close()
+    assert await pending == b"OK"
