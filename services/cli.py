@@ -133,21 +133,14 @@ def _rebuild(args: argparse.Namespace) -> None:
 
 
 async def _active_projectors(redis) -> list[str]:
-    from redis.exceptions import ResponseError
-
     from services import keys
+    from services.streams import consumer_groups
 
-    def text(value) -> str:
-        return value.decode() if isinstance(value, bytes) else value
-
-    try:
-        groups = [text(g["name"]) for g in await redis.xinfo_groups(keys.EVENTS)]
-    except ResponseError:  # no events stream yet
-        return []
     active = []
-    for group in groups:  # `projector`, or `projector:i/N` for a partition
+    for group in await consumer_groups(redis, keys.EVENTS):  # `projector`, or `projector:i/N` for a partition
         if group == keys.PROJECTOR_GROUP or group.startswith(f"{keys.PROJECTOR_GROUP}:"):
-            active += [text(c["name"]) for c in await redis.xinfo_consumers(keys.EVENTS, group)
+            active += [c["name"].decode() if isinstance(c["name"], bytes) else c["name"]
+                       for c in await redis.xinfo_consumers(keys.EVENTS, group)
                        if c.get("inactive", c.get("idle", 10**9)) < 60_000]
     return active
 

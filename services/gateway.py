@@ -44,7 +44,9 @@ from services import keys
 from services.codec import command_decoder, encoder, event_decoder, reply_decoder
 from services.config import Settings
 from services.engine import command_key
+from services.projector import Partition
 from services.store import RedisEventStore
+from services.streams import consumer_groups
 
 log = structlog.get_logger("souk.gateway")
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
@@ -297,13 +299,19 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
 
     @get("/health", tags=["platform"])
     async def health() -> dict[str, Any]:
-        """Checks both stores (the event store's Redis and the read store's, which may be the same)."""
+        """Checks both stores (the event store's Redis and the read store's, which may be the same), and shows
+        each consumer group's backlog (``pending``: delivered, not yet acknowledged; ``lag``: not yet delivered)
+        on the commands and events streams. ``warnings`` names projector partitions that never ran."""
         for name, redis in (("event store", events), ("read store", client)):
             try:
                 await redis.ping()
             except Exception as exc:  # noqa: BLE001 - any failure is "unhealthy"
                 raise ApiError(503, "redis_unavailable", f"the {name} Redis does not answer: {exc}") from None
-        return {"status": "ok", "event_store": "ok", "read_store": "ok"}
+        groups = {stream: await consumer_groups(events, stream) for stream in (keys.COMMANDS, keys.EVENTS)}
+        warnings = [f"projector partition {p} has never run: its games' views are not kept"
+                    for p in Partition.missing(groups[keys.EVENTS])]
+        return {"status": "ok", "event_store": "ok", "read_store": "ok", "consumer_groups": groups,
+                "warnings": warnings}
 
     @get("/catalog", tags=["platform"])
     async def catalog() -> list[GameInfo]:

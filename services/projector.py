@@ -13,9 +13,10 @@ group and projects the games whose id hashes to it (``Partition``); every partit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +61,19 @@ class Partition:
     @property
     def group(self) -> str:
         return keys.projector_group(self.index, self.count)
+
+    @classmethod
+    def missing(cls, groups: Iterable[str]) -> list[str]:
+        """The partitions no projector ever read for, among those of every N that some group names (a partition
+        of 2 without the other one leaves that one's games unprojected)."""
+        prefix = f"{keys.PROJECTOR_GROUP}:"
+        seen: set[tuple[int, int]] = set()
+        for name in groups:
+            if name.startswith(prefix):
+                with contextlib.suppress(ValueError):
+                    p = cls.parse(name[len(prefix):])
+                    seen.add((p.index, p.count))
+        return [f"{i}/{n}" for n in sorted({n for _, n in seen}) for i in range(n) if (i, n) not in seen]
 
     def owns(self, game_id: bytes) -> bool:
         return self.count == 1 or zlib.crc32(game_id) % self.count == self.index

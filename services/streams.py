@@ -6,6 +6,7 @@
   (``list[dict[bytes, bytes]]``): FastStream's own JSON passes are skipped, msgspec decodes the fields.
 - ``batch_subscription`` subscribes a batch handler twice on the same group: one reader for new entries, and
   one that reclaims entries left pending by a consumer that died (XAUTOCLAIM after ``reclaim_idle_ms``).
+- ``consumer_groups``: each group's backlog on a stream (for the health endpoint and the CLI).
 """
 
 from __future__ import annotations
@@ -27,6 +28,21 @@ async def ensure_group(redis: aioredis.Redis, stream: str, group: str) -> None:
     except ResponseError as exc:
         if "BUSYGROUP" not in str(exc):
             raise
+
+
+def _text(value: Any) -> Any:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+async def consumer_groups(redis: aioredis.Redis, stream: str) -> dict[str, dict[str, Any]]:
+    """Group name -> ``pending`` (delivered, not yet acknowledged), ``lag`` (not yet delivered; None when
+    Redis cannot tell, after trimming) and ``consumers``. Empty when the stream does not exist yet."""
+    try:
+        groups = await redis.xinfo_groups(stream)
+    except ResponseError:  # no such stream yet
+        return {}
+    return {_text(g["name"]): {"pending": g["pending"], "lag": g.get("lag"), "consumers": g["consumers"]}
+            for g in groups}
 
 
 async def raw_parser(message: Any, original: Callable[[Any], Awaitable[Any]]) -> Any:

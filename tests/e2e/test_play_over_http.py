@@ -152,3 +152,24 @@ async def test_players_joining_at_once_each_get_a_different_seat(souk_url):
         assert seats == [0, 1, 2, 3, 4]
         [late] = [r for r in answers if r.status_code != 201]
         assert late.status_code == 409 and late.json()["code"] == "game_started"
+
+
+async def test_health_shows_each_consumer_groups_backlog_and_a_partition_that_never_ran(souk_url, redis_url):
+    import redis.asyncio as aioredis
+
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        r = await client.post("/games", json={"game": "samarkand", "title": "health", "seats": 3})
+        assert r.status_code == 201, r.text
+        health = (await client.get("/health")).json()
+        assert health["status"] == "ok" and health["warnings"] == []
+        groups = health["consumer_groups"]
+        assert set(groups["souk:commands"]) == {"engine"} and set(groups["souk:events"]) == {"projector"}
+        assert {"pending", "lag", "consumers"} <= set(groups["souk:events"]["projector"])
+        # an operator starts partition 0 of 2 and forgets partition 1
+        events = aioredis.Redis.from_url(redis_url)
+        try:
+            await events.xgroup_create("souk:events", "projector:0/2", id="0")
+        finally:
+            await events.aclose()
+        health = (await client.get("/health")).json()
+        assert health["warnings"] == ["projector partition 1/2 has never run: its games' views are not kept"]

@@ -199,6 +199,12 @@ def test_a_partition_is_index_of_count():
             Partition.parse(bad)
 
 
+def test_the_partitions_that_never_ran_are_named():
+    assert Partition.missing(["projector", "projector:0/2", "engine"]) == ["1/2"]
+    assert Partition.missing(["projector:0/2", "projector:1/2", "projector:2/3"]) == ["0/3", "1/3"]
+    assert Partition.missing(["projector", "projector:junk", "projector:5/2"]) == []
+
+
 async def test_partitioned_projectors_each_project_their_own_games_and_together_all(redis):
     store = RedisEventStore(redis)
     engine = Engine(redis, store)
