@@ -132,19 +132,20 @@ class Projector:
                         expected = {keys.position(g): positions[g] for g in changed}
                         sent.append((changed, asyncio.ensure_future(writes.apply(self.lean, expected))))
                 outcomes = await asyncio.gather(*(call for _, call in sent), return_exceptions=True)
-            except BaseException:  # which chunks were written is unknown: their cached tables are dropped
-                for changed, call in sent:
+            except BaseException:  # which chunks were written is unknown: every cached table of the batch goes
+                for _, call in sent:
                     call.cancel()
-                    self._forget(changed)
+                self._forget(games)
                 raise
             again: list[str] = []
             for (changed, _), outcome in zip(sent, outcomes):
                 if isinstance(outcome, BaseException) or outcome:  # nothing of this chunk was written
                     self._forget(changed)
-                    again += [] if isinstance(outcome, BaseException) else changed
-            for outcome in outcomes:
-                if isinstance(outcome, BaseException):
-                    raise outcome
+                    if not isinstance(outcome, BaseException):  # positions moved: project them again
+                        again += changed
+            errors = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+            if errors:
+                raise errors[0]
             if not again:
                 return
             log.info("projection_conflict", games=len(again))

@@ -273,3 +273,35 @@ async def test_a_big_batch_goes_in_chunks_and_a_chunk_that_conflicts_is_projecte
         assert [msgspec.json.decode(h, type=HistoryRecord).for_audience("spectator").seq for h in history] == \
             [1, 2, 3, 4, 5], game_id
         assert int(await redis.get(keys.position(game_id))) == 5
+
+
+async def test_a_chunk_whose_write_fails_is_projected_when_the_batch_comes_again(redis, monkeypatch):
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from services import projector as projector_module
+
+    monkeypatch.setattr(projector_module, "CHUNK", 3)
+    store = RedisEventStore(redis)
+    engine = Engine(redis, store)
+    games = [f"f{i}" for i in range(8)]
+    for game_id in games:
+        await started(engine, game_id)
+    entries = [fields for _, fields in await redis.xrange(keys.EVENTS)]
+    projector = Projector(redis, store)
+    real, calls = projector.lean.evalsha, [0]
+
+    async def second_call_fails(*args):
+        calls[0] += 1
+        if calls[0] == 2:
+            raise RedisConnectionError("connection to Redis lost")
+        return await real(*args)
+
+    monkeypatch.setattr(projector.lean, "evalsha", second_call_fails)
+    with pytest.raises(RedisConnectionError):
+        await projector.handle(entries)
+    assert 0 < sum([await redis.exists(keys.views(g)) for g in games]) < len(games)  # some chunks landed
+    await projector.handle(entries)  # redelivered: what did not land is projected, nothing twice
+    for game_id in games:
+        history = await redis.lrange(keys.history(game_id), 0, -1)
+        assert [msgspec.json.decode(h, type=HistoryRecord).for_audience("spectator").seq for h in history] == \
+            [1, 2, 3, 4, 5], game_id
