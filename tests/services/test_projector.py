@@ -305,3 +305,32 @@ async def test_a_chunk_whose_write_fails_is_projected_when_the_batch_comes_again
         history = await redis.lrange(keys.history(game_id), 0, -1)
         assert [msgspec.json.decode(h, type=HistoryRecord).for_audience("spectator").seq for h in history] == \
             [1, 2, 3, 4, 5], game_id
+
+
+async def test_a_batch_that_fails_while_computed_leaves_no_cached_table_ahead_of_the_read_store(redis, monkeypatch):
+    from services import projector as projector_module
+
+    monkeypatch.setattr(projector_module, "CHUNK", 3)
+    store = RedisEventStore(redis)
+    engine = Engine(redis, store)
+    games = [f"h{i}" for i in range(8)]
+    for game_id in games:
+        await started(engine, game_id)
+    entries = [fields for _, fields in await redis.xrange(keys.EVENTS)]
+    projector = Projector(redis, store)
+    real = projector._write
+
+    def fails_on_h4(writes, game_id, projected, envelopes):
+        if game_id == "h4":  # the second chunk's second game: h3 is computed (and cached) before it
+            raise RuntimeError("boom")
+        return real(writes, game_id, projected, envelopes)
+
+    monkeypatch.setattr(projector, "_write", fails_on_h4)
+    with pytest.raises(RuntimeError, match="boom"):
+        await projector.handle(entries)
+    monkeypatch.setattr(projector, "_write", real)
+    await projector.handle(entries)
+    for game_id in games:
+        history = await redis.lrange(keys.history(game_id), 0, -1)
+        assert [msgspec.json.decode(h, type=HistoryRecord).for_audience("spectator").seq for h in history] == \
+            [1, 2, 3, 4, 5], game_id
