@@ -122,9 +122,8 @@ class Projector:
             sent: list[tuple[list[str], asyncio.Future]] = []
             try:
                 for start in range(0, len(games), CHUNK):
-                    if sent:  # let the previous chunk's call be queued, and send it before computing this one
+                    if sent:  # the previous chunk's call goes out (a big write) while this one is computed
                         await asyncio.sleep(0)
-                        self.lean.write_now()
                     writes = Writes()
                     changed = [g for g in games[start:start + CHUNK]
                                if await self._project_game(writes, g, positions[g], pending[g])]

@@ -1,7 +1,7 @@
 """A lean asyncio Redis connection for the hot paths, with automatic pipelining.
 
-Every command issued during one turn of the event loop goes out in a single write, and the replies are matched
-to their callers in order (Redis answers each connection in order). Many concurrent callers therefore cost one
+Every command issued during one turn of the event loop goes out in a single write (a big one at once), and the
+replies are matched to their callers in order (Redis answers each connection in order). Many concurrent callers therefore cost one
 syscall each way instead of one per command, and a command costs a few microseconds of Python instead of the
 tens that redis-py's general client spends (connection pool, retries, per-command parsing hooks).
 
@@ -25,6 +25,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 
 _pack = hiredis.pack_command
+SEND_AT_ONCE = 32 * 1024  # a command this big (bytes) is written at once, not at the end of the loop's turn
 
 
 def _error(reply: hiredis.ReplyError) -> ResponseError:
@@ -102,8 +103,11 @@ class Resp:
     def _send(self, args: tuple) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
         self._waiting.append(future)
-        self._buffer.append(_pack(args))
-        if not self._flush_scheduled:
+        packed = _pack(args)
+        self._buffer.append(packed)
+        if len(packed) >= SEND_AT_ONCE:  # a big write gains nothing by waiting: Redis starts on it meanwhile
+            self._flush()
+        elif not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
         return future
@@ -114,11 +118,6 @@ class Resp:
         if buffer and self._proto is not None and self._proto.transport is not None:
             self._proto.transport.write(b"".join(buffer))
 
-    def write_now(self) -> None:
-        """Sends the commands queued so far now rather than at the end of this turn of the event loop: for a
-        caller about to compute a while before it yields (Redis runs them meanwhile)."""
-        if self._buffer:
-            self._flush()
 
     def _on_reply(self, reply: Any) -> None:
         future = self._waiting.popleft()

@@ -245,21 +245,23 @@ async def test_calls_waiting_when_closed_fail_and_a_new_connection_gets_only_its
     assert await asyncio.gather(*(resp.call("ECHO", str(i)) for i in range(5))) == [str(i).encode() for i in range(5)]
 
 
-async def test_write_now_sends_the_queued_commands_before_the_loop_turns(resp, redis_url):
+async def test_a_big_command_is_written_at_once_not_at_the_end_of_the_loops_turn(resp, redis_url):
     import time
 
     import redis as sync_redis
 
+    from services.resp import SEND_AT_ONCE
+
     await resp.call("PING")  # connected
-    pending = asyncio.ensure_future(resp.call("SET", "now", "sent"))
-    await asyncio.sleep(0)  # the call is queued; its write would wait for the end of this loop turn
-    resp.write_now()
+    big = b"x" * SEND_AT_ONCE
+    pending = asyncio.ensure_future(resp.call("SET", "now", big))
+    await asyncio.sleep(0)  # the call runs up to its reply; the loop does not turn again below
     observer = sync_redis.Redis.from_url(redis_url)
     try:
         deadline = time.monotonic() + 2
         while observer.get("now") is None and time.monotonic() < deadline:  # blocking: the loop does not turn
             time.sleep(0.005)
-        assert observer.get("now") == b"sent"
+        assert observer.get("now") == big
     finally:
         observer.close()
     assert await pending == b"OK"
