@@ -9,7 +9,6 @@ are recorded under the command key too, so a redelivered or retried command gets
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import time
 from collections.abc import Sequence
@@ -31,7 +30,6 @@ from services.store import CONFLICT, DUPLICATE, OK, Append, EventStore
 
 log = structlog.get_logger("souk.engine")
 MAX_RETRIES = 5
-CHUNK = 64  # games per append call in a big batch
 
 
 @dataclass(slots=True)
@@ -96,9 +94,7 @@ class Engine:
         return [replies[i] for i in range(len(batch))]
 
     async def _round(self, pending, replies) -> list[tuple[int, CommandEnvelope]]:
-        """One pass: decide every pending command, append, return those to redo. A big batch is appended in
-        chunks of ``CHUNK`` games, each sent as soon as it is decided: Redis appends one while the next is
-        decided.
+        """One pass: decide every pending command, append in one pipeline, return those to redo.
 
         A refusal is appended too, with no events: the store records its outcome only if the game is still at
         the version it was decided on, so a refusal decided on a stale cache is decided again."""
@@ -106,34 +102,18 @@ class Engine:
         by_game: dict[str, list[tuple[int, CommandEnvelope]]] = {}
         for index, env in pending:
             by_game.setdefault(env.game_id, []).append((index, env))
-        calls: list[asyncio.Future] = []
-        sent = 0  # decided[:sent] are in calls
-        try:
-            for n, (game_id, items) in enumerate(by_game.items(), 1):
-                slot = await self.load(game_id)
-                for index, env in items:
-                    structlog.contextvars.bind_contextvars(game_id=game_id, seat=env.seat, command_id=env.command_id)
-                    append, reply, slot = await self._decide(slot, env)
-                    decided.append((index, env, append, reply))
-                    if slot.table.exists:
-                        self.cache.put(game_id, slot)
-                if n % CHUNK == 0 or n == len(by_game):
-                    calls.append(asyncio.ensure_future(self.store.append([a for _, _, a, _ in decided[sent:]])))
-                    sent = len(decided)
-                    if n < len(by_game):
-                        await asyncio.sleep(0)  # the call goes out while the next chunk is decided
-            chunks = await asyncio.gather(*calls)
-        except BaseException:  # which appends landed is unknown: the cached games are loaded again
-            for call in calls:
-                call.cancel()
-            for game_id in by_game:
-                self.cache.pop(game_id)
-            raise
-        finally:
-            structlog.contextvars.clear_contextvars()
-        results = [result for chunk in chunks for result in chunk]
+        for game_id, items in by_game.items():
+            slot = await self.load(game_id)
+            for index, env in items:
+                structlog.contextvars.bind_contextvars(game_id=game_id, seat=env.seat, command_id=env.command_id)
+                append, reply, slot = await self._decide(slot, env)
+                decided.append((index, env, append, reply))
+                if slot.table.exists:
+                    self.cache.put(game_id, slot)
+        structlog.contextvars.clear_contextvars()
 
         redo: list[tuple[int, CommandEnvelope]] = []
+        results = await self.store.append([a for _, _, a, _ in decided])
         broken: set[str] = set()
         for (index, env, _, reply), result in zip(decided, results):
             if env.game_id in broken:  # decided on a state that was never stored

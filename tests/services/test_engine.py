@@ -149,33 +149,3 @@ async def test_a_command_refused_before_its_game_existed_is_decided_again_later(
     await engine.handle([cmd("g1", CreateGame("tally", "t", 2, {}, "00"), cid="create")])
     [again] = await engine.handle([early])
     assert again.status == "accepted"
-
-
-async def test_a_big_batch_is_appended_in_chunks_and_a_stale_game_among_them_is_decided_again(redis, monkeypatch):
-    from services import engine as engine_module
-
-    monkeypatch.setattr(engine_module, "CHUNK", 2)  # 5 games: chunks of 2, 2 and 1
-    store = RedisEventStore(redis)
-    one, two = Engine(redis, store), Engine(redis, store)
-    games = [f"k{i}" for i in range(5)]
-    turns = {g: await started(one, g) for g in games}
-    await two.load("k2")  # two caches k2 at version 5; one moves it on
-    [moved] = await one.handle([cmd("k2", Add(1), seat=turns["k2"], token=th(turns["k2"]), cid="m")])
-    assert moved.version == 6
-    batch = [cmd(g, Add(2), seat=s, token=th(s), cid=f"b-{g}")
-             for g in games for s in ([1 - turns[g]] if g == "k2" else [turns[g]])]
-    sizes, append = [], store.append
-
-    async def counted(appends):
-        sizes.append(len(appends))
-        return await append(appends)
-
-    monkeypatch.setattr(store, "append", counted)
-    replies = await two.handle(batch)
-    assert sizes == [2, 2, 1, 1]  # three chunks, then k2 again (its chunk conflicted)
-    assert [(r.game_id, r.status, r.version) for r in replies] == \
-        [(g, "accepted", 7 if g == "k2" else 6) for g in games]
-    for g in games:
-        events = await store.read(g)
-        assert [e.seq for e in events] == list(range(1, len(events) + 1))
-        assert all(later.prev_hash == earlier.hash for earlier, later in zip(events, events[1:]))
