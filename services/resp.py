@@ -1,9 +1,10 @@
 """A lean asyncio Redis connection for the hot paths, with automatic pipelining.
 
-Every command issued during one turn of the event loop goes out in a single write (a big one at once), and the
-replies are matched to their callers in order (Redis answers each connection in order). Many concurrent callers therefore cost one
+Every command issued during one turn of the event loop goes out in a single write, and the replies are matched
+to their callers in order (Redis answers each connection in order). Many concurrent callers therefore cost one
 syscall each way instead of one per command, and a command costs a few microseconds of Python instead of the
-tens that redis-py's general client spends (connection pool, retries, per-command parsing hooks).
+tens that redis-py's general client spends (connection pool, retries, per-command parsing hooks). A big command
+(``SEND_AT_ONCE``) goes out at once: Redis works on it while its caller computes the next one.
 
 Used where Souk sends many small commands: the engine's and the projector's batch scripts, and the benchmark
 driver. Everything else (FastStream's consumer groups, the gateway, tests) uses redis-py. Errors are redis-py's
