@@ -252,22 +252,20 @@ async def test_two_partitioned_projector_workers_project_every_game_through_thei
             await w.stop()
 
 
-async def test_a_big_batch_goes_in_chunks_and_a_chunk_that_conflicts_is_projected_again(redis, monkeypatch):
+async def games_in_chunks_of_three(redis, monkeypatch, prefix: str):
+    """Eight started tally games and their events, with the projector's chunks cut to 3 games (3, 3 and 2)."""
     from services import projector as projector_module
 
-    monkeypatch.setattr(projector_module, "CHUNK", 3)  # 8 games: chunks of 3, 3 and 2
+    monkeypatch.setattr(projector_module, "CHUNK", 3)
     store = RedisEventStore(redis)
     engine = Engine(redis, store)
-    games = [f"c{i}" for i in range(8)]
+    games = [f"{prefix}{i}" for i in range(8)]
     for game_id in games:
         await started(engine, game_id)
-    entries = [fields for _, fields in await redis.xrange(keys.EVENTS)]
-    seq = [msgspec.json.decode(f[b"e"])["seq"] for f in entries]
-    mine = Projector(redis, store)
-    await mine.handle([f for f, s in zip(entries, seq) if s <= 2])  # its cache: every game at 2
-    rival = [f for f, s in zip(entries, seq) if s == 3 and f[b"g"] == b"c4"]
-    await Projector(redis, store).handle(rival)  # moves c4 to 3 behind its back
-    await mine.handle([f for f, s in zip(entries, seq) if s > 2])  # c4's chunk conflicts, is redone
+    return store, games, [fields for _, fields in await redis.xrange(keys.EVENTS)]
+
+
+async def assert_each_event_projected_once(redis, games: list[str]) -> None:
     for game_id in games:
         history = await redis.lrange(keys.history(game_id), 0, -1)
         assert [msgspec.json.decode(h, type=HistoryRecord).for_audience("spectator").seq for h in history] == \
@@ -275,18 +273,21 @@ async def test_a_big_batch_goes_in_chunks_and_a_chunk_that_conflicts_is_projecte
         assert int(await redis.get(keys.position(game_id))) == 5
 
 
+async def test_a_big_batch_goes_in_chunks_and_a_chunk_that_conflicts_is_projected_again(redis, monkeypatch):
+    store, games, entries = await games_in_chunks_of_three(redis, monkeypatch, "c")
+    seq = [msgspec.json.decode(f[b"e"])["seq"] for f in entries]
+    mine = Projector(redis, store)
+    await mine.handle([f for f, s in zip(entries, seq) if s <= 2])  # its cache: every game at 2
+    rival = [f for f, s in zip(entries, seq) if s == 3 and f[b"g"] == b"c4"]
+    await Projector(redis, store).handle(rival)  # moves c4 to 3 behind its back
+    await mine.handle([f for f, s in zip(entries, seq) if s > 2])  # c4's chunk conflicts, is redone
+    await assert_each_event_projected_once(redis, games)
+
+
 async def test_a_chunk_whose_write_fails_is_projected_when_the_batch_comes_again(redis, monkeypatch):
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    from services import projector as projector_module
-
-    monkeypatch.setattr(projector_module, "CHUNK", 3)
-    store = RedisEventStore(redis)
-    engine = Engine(redis, store)
-    games = [f"f{i}" for i in range(8)]
-    for game_id in games:
-        await started(engine, game_id)
-    entries = [fields for _, fields in await redis.xrange(keys.EVENTS)]
+    store, games, entries = await games_in_chunks_of_three(redis, monkeypatch, "f")
     projector = Projector(redis, store)
     real, calls = projector.lean.evalsha, [0]
 
@@ -301,22 +302,11 @@ async def test_a_chunk_whose_write_fails_is_projected_when_the_batch_comes_again
         await projector.handle(entries)
     assert 0 < sum([await redis.exists(keys.views(g)) for g in games]) < len(games)  # some chunks landed
     await projector.handle(entries)  # redelivered: what did not land is projected, nothing twice
-    for game_id in games:
-        history = await redis.lrange(keys.history(game_id), 0, -1)
-        assert [msgspec.json.decode(h, type=HistoryRecord).for_audience("spectator").seq for h in history] == \
-            [1, 2, 3, 4, 5], game_id
+    await assert_each_event_projected_once(redis, games)
 
 
 async def test_a_batch_that_fails_while_computed_leaves_no_cached_table_ahead_of_the_read_store(redis, monkeypatch):
-    from services import projector as projector_module
-
-    monkeypatch.setattr(projector_module, "CHUNK", 3)
-    store = RedisEventStore(redis)
-    engine = Engine(redis, store)
-    games = [f"h{i}" for i in range(8)]
-    for game_id in games:
-        await started(engine, game_id)
-    entries = [fields for _, fields in await redis.xrange(keys.EVENTS)]
+    store, games, entries = await games_in_chunks_of_three(redis, monkeypatch, "h")
     projector = Projector(redis, store)
     real = projector._write
 
@@ -330,7 +320,4 @@ async def test_a_batch_that_fails_while_computed_leaves_no_cached_table_ahead_of
         await projector.handle(entries)
     monkeypatch.setattr(projector, "_write", real)
     await projector.handle(entries)
-    for game_id in games:
-        history = await redis.lrange(keys.history(game_id), 0, -1)
-        assert [msgspec.json.decode(h, type=HistoryRecord).for_audience("spectator").seq for h in history] == \
-            [1, 2, 3, 4, 5], game_id
+    await assert_each_event_projected_once(redis, games)
