@@ -46,7 +46,7 @@ from services.config import Settings
 from services.engine import command_key
 from services.projector import Partition
 from services.store import RedisEventStore
-from services.streams import consumer_groups
+from services.streams import stream_backlog
 
 log = structlog.get_logger("souk.gateway")
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
@@ -300,18 +300,18 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     @get("/health", tags=["platform"])
     async def health() -> dict[str, Any]:
         """Checks both stores (the event store's Redis and the read store's, which may be the same), and shows
-        each consumer group's backlog (``pending``: delivered, not yet acknowledged; ``lag``: not yet delivered)
-        on the commands and events streams. ``warnings`` names projector partitions that never ran."""
+        the commands and events streams (length, last id) with each consumer group's backlog (``pending``:
+        delivered, not yet acknowledged; ``last_delivered_id``; ``lag``: not yet delivered, Redis 7+).
+        ``warnings`` names projector partitions that never ran."""
         for name, redis in (("event store", events), ("read store", client)):
             try:
                 await redis.ping()
             except Exception as exc:  # noqa: BLE001 - any failure is "unhealthy"
                 raise ApiError(503, "redis_unavailable", f"the {name} Redis does not answer: {exc}") from None
-        groups = {stream: await consumer_groups(events, stream) for stream in (keys.COMMANDS, keys.EVENTS)}
+        streams = {stream: await stream_backlog(events, stream) for stream in (keys.COMMANDS, keys.EVENTS)}
         warnings = [f"projector partition {p} has never run: its games' views are not kept"
-                    for p in Partition.missing(groups[keys.EVENTS])]
-        return {"status": "ok", "event_store": "ok", "read_store": "ok", "consumer_groups": groups,
-                "warnings": warnings}
+                    for p in Partition.missing(streams[keys.EVENTS]["groups"])]
+        return {"status": "ok", "event_store": "ok", "read_store": "ok", "streams": streams, "warnings": warnings}
 
     @get("/catalog", tags=["platform"])
     async def catalog() -> list[GameInfo]:

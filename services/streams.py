@@ -6,7 +6,7 @@
   (``list[dict[bytes, bytes]]``): FastStream's own JSON passes are skipped, msgspec decodes the fields.
 - ``batch_subscription`` subscribes a batch handler twice on the same group: one reader for new entries, and
   one that reclaims entries left pending by a consumer that died (XAUTOCLAIM after ``reclaim_idle_ms``).
-- ``consumer_groups``: each group's backlog on a stream (for the health endpoint and the CLI).
+- ``consumer_groups`` / ``stream_backlog``: each group's backlog on a stream (for the health endpoint and the CLI).
 """
 
 from __future__ import annotations
@@ -35,14 +35,27 @@ def _text(value: Any) -> Any:
 
 
 async def consumer_groups(redis: aioredis.Redis, stream: str) -> dict[str, dict[str, Any]]:
-    """Group name -> ``pending`` (delivered, not yet acknowledged), ``lag`` (not yet delivered; None when
-    Redis cannot tell, after trimming) and ``consumers``. Empty when the stream does not exist yet."""
+    """Group name -> ``pending`` (delivered, not yet acknowledged), ``lag`` (not yet delivered: Redis 7 and
+    later, None before or when Redis cannot tell), ``last_delivered_id`` and ``consumers``. Empty when the stream
+    does not exist yet."""
     try:
         groups = await redis.xinfo_groups(stream)
     except ResponseError:  # no such stream yet
         return {}
-    return {_text(g["name"]): {"pending": g["pending"], "lag": g.get("lag"), "consumers": g["consumers"]}
+    return {_text(g["name"]): {"pending": g["pending"], "lag": g.get("lag"),
+                               "last_delivered_id": _text(g["last-delivered-id"]), "consumers": g["consumers"]}
             for g in groups}
+
+
+async def stream_backlog(redis: aioredis.Redis, stream: str) -> dict[str, Any]:
+    """A stream's length and last entry id, and its consumer groups (``consumer_groups``): a group whose
+    ``last_delivered_id`` trails ``last_id`` has entries still to read."""
+    try:
+        info = await redis.xinfo_stream(stream)
+    except ResponseError:  # no such stream yet
+        return {"length": 0, "last_id": None, "groups": {}}
+    return {"length": info["length"], "last_id": _text(info["last-generated-id"]),
+            "groups": await consumer_groups(redis, stream)}
 
 
 async def raw_parser(message: Any, original: Callable[[Any], Awaitable[Any]]) -> Any:

@@ -160,11 +160,20 @@ async def test_health_shows_each_consumer_groups_backlog_and_a_partition_that_ne
     async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
         r = await client.post("/games", json={"game": "samarkand", "title": "health", "seats": 3})
         assert r.status_code == 201, r.text
-        health = (await client.get("/health")).json()
+        for _ in range(100):  # until the projector has read the game's first event
+            health = (await client.get("/health")).json()
+            events = health["streams"]["souk:events"]
+            if events["groups"].get("projector", {}).get("last_delivered_id") == events["last_id"]:
+                break
+            await asyncio.sleep(0.05)
         assert health["status"] == "ok" and health["warnings"] == []
-        groups = health["consumer_groups"]
-        assert set(groups["souk:commands"]) == {"engine"} and set(groups["souk:events"]) == {"projector"}
-        assert {"pending", "lag", "consumers"} <= set(groups["souk:events"]["projector"])
+        commands, events = health["streams"]["souk:commands"], health["streams"]["souk:events"]
+        assert set(commands["groups"]) == {"engine"} and set(events["groups"]) == {"projector"}
+        assert commands["length"] == 1 and events["length"] == 1
+        for stream in (commands, events):
+            group = next(iter(stream["groups"].values()))
+            assert group["last_delivered_id"] == stream["last_id"] and group["consumers"] == 1
+            assert group["lag"] in (0, None)  # Redis 7+ counts it; the embedded 6.2 does not
         # an operator starts partition 0 of 2 and forgets partition 1
         events = aioredis.Redis.from_url(redis_url)
         try:
