@@ -5,7 +5,8 @@ path: the driver XADDs commands to ``souk:commands``; ``souk engine`` and ``souk
 processes; latency is command published -> the projector's notice that the game's views reached the command's
 last event (the version in the engine's accepted reply). Closed loop per game (one command in flight per game);
 ``--rate`` paces the offered load. ``cpu_us_per_command``: the CPU time each process spent per command while
-measuring (/proc for the driver and the workers, INFO cpu for each Redis).
+measuring (/proc for the driver and the workers, INFO cpu for each Redis). ``machine_domain_games_per_s``: a
+2-second ``souk bench domain`` run first, to place the machine (they differ a lot).
 
 ``souk bench domain``: random playouts of the pure domain (no Redis): games and commands per second.
 """
@@ -162,6 +163,9 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
     from services.cli import embedded_redis
     from services.redis_server import die_with_parent
 
+    # The machine's Python speed, before anything else runs: pipeline figures from different machines compare
+    # only through it (the same code has measured 49.5 and 145 games/s here on different days).
+    gauge = bench_domain("samarkand", 4, 2.0, 1)["games_per_s"]
     url, views_url = os.environ.get("REDIS_URL"), os.environ.get("SOUK_VIEWS_REDIS_URL")
     servers, tmp = [], None
     if not url:  # the same two stores as `souk serve`: events with AOF, read models in memory
@@ -194,6 +198,7 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
 
         result = await _drive(redis, views, url, views_url, args, seats, cpu)
         result["redis_xadd_per_s"] = round(xadd_per_s)
+        result["machine_domain_games_per_s"] = gauge  # souk bench domain --game samarkand --seats 4, for 2 s
         result["command"] = ("souk bench pipeline " + " ".join(
             f"--{k} {v}" for k, v in (("game", args.game), ("seconds", f"{args.seconds:g}"),
                                         ("games", args.games), ("rate", f"{args.rate:g}"),
