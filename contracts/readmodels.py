@@ -61,14 +61,17 @@ class HistoryEntry(msgspec.Struct, frozen=True):
 
 
 class HistoryRecord(msgspec.Struct, frozen=True):
-    """How the projector stores one event of a game's history: once for everybody (``shared``), or, when the
-    event hides something from someone, one variant per audience ("0", "1", ..., "spectator")."""
+    """How the projector stores one event of a game's history: as everybody without a variant of their own sees
+    it (``shared``), and the variants of the audiences ("0", "1", ..., "spectator") that see it otherwise (the
+    seat that owns a secret). Records stored before 2026-11-22 hold no ``shared`` for a secret event, and a
+    variant for every audience: they read the same."""
 
     shared: HistoryEntry | None = None
     by_audience: dict[str, HistoryEntry] = {}
 
     def for_audience(self, audience: str) -> HistoryEntry:
-        return self.shared if self.shared is not None else self.by_audience[audience]
+        variant = self.by_audience.get(audience)
+        return variant if variant is not None else self.shared
 
 
 class HistoryPage(msgspec.Struct, frozen=True):

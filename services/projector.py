@@ -200,19 +200,18 @@ class Projector:
                 lobby_changed = True
                 if isinstance(event, SeatJoined):
                     writes.hset(keys.seat_tokens(game_id), str(event.seat), event.token_hash)
-            # Most events hide nothing: they are stored once. One that hides something from someone is stored
-            # as one variant per audience, so that each reader is served only what it may see. A spectator sees
-            # no more than any seat (domain.kernel.Game.redact): an event it sees whole is everybody's.
+            # Most events hide nothing: they are stored once. One that hides something is stored as the
+            # spectator sees it, plus a variant for each seat that sees more (the owner of a secret), so that each
+            # reader is served only what it may see. A spectator sees no more than any seat
+            # (domain.kernel.Game.redact): an event it sees whole is everybody's.
             spectator = tbl.redact(table, event, None)
             if spectator is event:  # stored as it came (its JSON is not encoded again)
                 record = HistoryRecord(shared=self._entry(env, env.payload))
             else:
-                variants = {keys.audience(seat): tbl.redact(table, event, seat) for seat in range(table.seats)}
-                if all(v == spectator for v in variants.values()):
-                    record = HistoryRecord(shared=self._entry(env, spectator))
-                else:
-                    variants[keys.audience(None)] = spectator
-                    record = HistoryRecord(by_audience={a: self._entry(env, v) for a, v in variants.items()})
+                more = {keys.audience(seat): variant for seat in range(table.seats)
+                        if (variant := tbl.redact(table, event, seat)) != spectator}
+                record = HistoryRecord(shared=self._entry(env, spectator),
+                                       by_audience={a: self._entry(env, v) for a, v in more.items()})
             history.append(encoder.encode(record).decode())
         views = tbl.views(table, game_id)
         writes.hset(keys.views(game_id),

@@ -50,11 +50,11 @@ async def test_each_seat_sees_its_secret_and_nobody_elses(redis):
         assert [s for i, s in enumerate(drawn["secrets"]) if i != seat] == [-1] * (1 if seat is not None else 2)
         assert all(h.event.get("token_hash", "") == "" for h in history)
     assert secrets[None] is None and secrets[0] != secrets[1] or secrets[0] == secrets[1]
-    # an event that hides something is stored once per audience; every other one once for all (token hashes
-    # blanked)
+    # an event that hides something is stored as the spectator sees it plus a variant for each seat that sees
+    # more (here both seats: each sees its own secret); every other one once for all (token hashes blanked)
     records = [msgspec.json.decode(h, type=HistoryRecord) for h in await redis.lrange(keys.history("g1"), 0, -1)]
-    assert [sorted(r.by_audience) if r.shared is None else "shared" for r in records] == \
-        ["shared"] * 4 + [["0", "1", "spectator"]]
+    assert all(r.shared is not None for r in records)
+    assert [sorted(r.by_audience) for r in records] == [[]] * 4 + [["0", "1"]]
     turn = view_of(await redis.hget(keys.views("g1"), keys.audience(None))).flow.awaiting[0]
     assert view_of(await redis.hget(keys.views("g1"), keys.audience(turn))).legal
     assert view_of(await redis.hget(keys.views("g1"), keys.audience(1 - turn))).legal == ()
@@ -189,6 +189,15 @@ async def test_each_projection_announces_the_version_status_and_awaited_seats(re
     notice = msgspec.json.decode(message["data"], type=ViewsUpdated)
     spectator = view_of(await redis.hget(keys.views("g1"), "spectator"))
     assert notice == ViewsUpdated(5, "playing", spectator.flow.awaiting) and len(notice.awaiting) == 1
+
+
+def test_a_history_record_stored_with_a_variant_for_every_audience_reads_the_same():
+    """The format before 2026-11-22: no shared entry for a secret event, one variant per audience."""
+    old = b'{"by_audience":{' + b",".join(
+        b'"%s":{"seq":5,"type":"tally.SecretsDrawn","seat":null,"command_id":"c","recorded_at":1.0,'
+        b'"event":{"who":"%s"},"hash":"h","prev_hash":"p"}' % (a, a) for a in (b"0", b"1", b"spectator")) + b"}}"
+    record = msgspec.json.decode(old, type=HistoryRecord)
+    assert [record.for_audience(a).event["who"] for a in ("0", "1", "spectator")] == ["0", "1", "spectator"]
 
 
 def test_a_partition_is_index_of_count():
