@@ -44,7 +44,7 @@ def _serve(args: argparse.Namespace) -> None:
     try:
         app = create_app(settings, Workers(settings))
         log.info("serving", url=f"http://{settings.host}:{settings.port}", docs=f"http://{settings.host}:{settings.port}/schema")
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", log_config=None)
     finally:
         for server in servers:
             server.stop()
@@ -69,7 +69,7 @@ def _gateway(args: argparse.Namespace) -> None:
     from services.gateway import create_app
 
     settings = _require_redis(Settings.from_env(host=args.host, port=args.port))
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning")
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning", log_config=None)
 
 
 def run(coro):

@@ -462,6 +462,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         openapi_config=OpenAPIConfig(title="Souk", version="0.1.0",
                                      description="Event-sourced board games: lobby, seats, commands, views, history."),
         debug=False,
+        logging_config=None,  # the root logger is set up by services/logs.py: every line JSON
     )
 
 

@@ -18,6 +18,7 @@ from contracts.envelope import CommandEnvelope
 from services import keys
 from services.codec import command_envelope_decoder
 from services.config import Settings
+from services.logs import LIBRARIES
 from services.engine import Engine
 from services.projector import Partition, Projector
 from services.store import RedisEventStore
@@ -35,7 +36,10 @@ class Workers:
         self.roles = roles
         # apply_types=False: the handlers take the entries as Redis gave them (services/streams.py); there is
         # nothing for FastDepends to inject or validate.
-        self.broker = RedisBroker(settings.redis_url, log_level=logging.DEBUG, apply_types=False)
+        # FastStream logs through a standard logger that structlog renders (services/logs.py), not its own
+        # coloured handler: every line a worker prints is JSON.
+        self.broker = RedisBroker(settings.redis_url, log_level=logging.DEBUG, apply_types=False,
+                                  logger=logging.getLogger(LIBRARIES))
         self.redis = aioredis.Redis.from_url(settings.redis_url)
         self.views_redis = aioredis.Redis.from_url(settings.views_url)
         self.store = RedisEventStore(self.redis, settings.events_maxlen)
@@ -104,6 +108,6 @@ class Workers:
                         description="Commands, events and replies of Souk on Redis Streams and pub/sub.")
 
     def app(self) -> FastStream:
-        app = FastStream(self.broker, specification=self.asyncapi())
+        app = FastStream(self.broker, specification=self.asyncapi(), logger=logging.getLogger(LIBRARIES))
         app.on_startup(self.prepare)
         return app
