@@ -18,8 +18,8 @@ from contracts.envelope import CommandEnvelope
 from services import keys
 from services.codec import command_envelope_decoder
 from services.config import Settings
-from services.logs import LIBRARIES
 from services.engine import Engine
+from services.logs import LIBRARIES
 from services.projector import Partition, Projector
 from services.store import RedisEventStore
 from services.streams import Entries, batch_subscription, ensure_group
