@@ -16,7 +16,8 @@ def souk(*args: str, env: dict[str, str] | None = None) -> dict:
 
 
 def test_the_pipeline_benchmark_plays_games_through_real_redis_and_prints_its_figures(redis_url):
-    result = souk("bench", "pipeline", "--game", "yspahan", "--seconds", "2", "--games", "20", "--projectors", "2", "--json",
+    result = souk("bench", "pipeline", "--game", "yspahan", "--seconds", "2", "--games", "20", "--projectors", "2",
+                  "--json",
                   env={"REDIS_URL": redis_url, "SOUK_VIEWS_REDIS_URL": ""})
     assert result["commands"] > 0 and result["rejected"] == 0, result
     assert result["commands_per_s"] > 0 and 0 < result["p50_ms"] <= result["p99_ms"] <= result["max_ms"]
