@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+import redis.asyncio as aioredis
 
 from domain import kernel
 from tests.services import tally
@@ -13,3 +14,11 @@ def tally_game():
     kernel._GAMES["tally"] = tally.GAME
     yield tally.GAME
     kernel._GAMES.pop("tally", None)
+
+
+@pytest.fixture
+async def redis(redis_url):
+    """A redis-py asyncio client on the test database (emptied by ``redis_url``)."""
+    client = aioredis.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()

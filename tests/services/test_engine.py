@@ -6,7 +6,6 @@ import hashlib
 
 import msgspec
 import pytest
-import redis.asyncio as aioredis
 
 from contracts.envelope import CommandEnvelope
 from contracts.table import CreateGame, JoinSeat
@@ -25,13 +24,6 @@ def th(seat: int) -> str:
 def cmd(game_id: str, body, seat=None, token=None, cid=None) -> CommandEnvelope:
     cid = cid or f"c-{id(body)}-{seat}"
     return CommandEnvelope(cid, game_id, msgspec.Raw(encoder.encode(body)), seat=seat, token_hash=token)
-
-
-@pytest.fixture
-async def redis(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture

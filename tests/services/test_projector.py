@@ -6,7 +6,6 @@ import asyncio
 
 import msgspec
 import pytest
-import redis.asyncio as aioredis
 
 from contracts.readmodels import HistoryRecord, LobbyEntry, TableView
 from contracts.table import CreateGame, JoinSeat
@@ -21,13 +20,6 @@ from tests.services.test_engine import cmd, started, th
 
 pytestmark = pytest.mark.anyio
 view_of = msgspec.json.Decoder(TableView).decode
-
-
-@pytest.fixture
-async def redis(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 async def project_all(redis, projector: Projector) -> None:

@@ -25,13 +25,6 @@ async def deadline():
 
 
 @pytest.fixture
-async def redis(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
-
-
-@pytest.fixture
 async def resp(redis_url):
     lean = Resp(redis_url)
     yield lean
