@@ -2,9 +2,8 @@
 
 ``append`` takes a batch and runs one Lua script over it, atomically; each append in it stands alone and answers
 ``duplicate`` (with the first outcome) for a command key seen before, ``conflict`` (with the current version)
-for a stale writer, or ``ok``. On ``ok`` the
-events are in the game's stream *and* in the global ``souk:events`` stream that projectors consume, and the
-command's outcome is recorded for idempotency, in one step.
+for a stale writer, or ``ok``. On ``ok`` the events are in the game's stream *and* in the global ``souk:events``
+stream that projectors consume, and the command's outcome is recorded for idempotency, in one step.
 
 An append with no events records only its outcome (a refused command), under the same guards, so a refusal
 decided on a stale state conflicts instead of being recorded.
@@ -28,11 +27,11 @@ import redis.asyncio as aioredis
 
 from contracts.envelope import GENESIS_HASH, EventEnvelope
 from services import keys
+from services.codec import event_envelope_decoder
 from services.resp import Resp
 
 OK, CONFLICT, DUPLICATE = "ok", "conflict", "duplicate"
 
-_envelope_decoder = msgspec.json.Decoder(EventEnvelope)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +135,7 @@ class RedisEventStore:
 
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
         entries = await self.redis.xrange(keys.game_stream(game_id), min=f"{after + 1}-0", max="+")
-        return [_envelope_decoder.decode(fields[b"e"]) for _, fields in entries]
+        return [event_envelope_decoder.decode(fields[b"e"]) for _, fields in entries]
 
     async def version(self, game_id: str) -> int:
         return await self.redis.xlen(keys.game_stream(game_id))
@@ -185,7 +184,7 @@ class InMemoryEventStore:
         return results
 
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
-        return [_envelope_decoder.decode(e) for e in self.streams.get(game_id, [])[after:]]
+        return [event_envelope_decoder.decode(e) for e in self.streams.get(game_id, [])[after:]]
 
     async def version(self, game_id: str) -> int:
         return len(self.streams.get(game_id, []))
