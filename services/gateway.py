@@ -357,6 +357,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     async def join(game_id: str, data: JoinRequest) -> Joined:
         """Take a seat (the lowest free one unless ``seat`` is given). Keep the returned token secret."""
         token = secrets.token_urlsafe(24)
+        hashed = token_hash(token)
         tried: set[int] = set()
         while True:
             seat = data.seat
@@ -366,7 +367,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
                 if not free:
                     raise ApiError(409, "game_started", "every seat of this game is taken")
                 seat = free[0]
-            body = JoinSeat(data.name, token_hash(token), seat)
+            body = JoinSeat(data.name, hashed, seat)
             reply = await gw.submit(CommandEnvelope(uuid.uuid4().hex, game_id, msgspec.Raw(encoder.encode(body)),
                                                     seat=seat))
             if reply.code == "seat_taken" and data.seat is None:
