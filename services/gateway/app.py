@@ -13,7 +13,6 @@ import hashlib
 import secrets
 import time
 import uuid
-from collections import defaultdict
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,10 +22,8 @@ import structlog
 from litestar import Litestar, MediaType, Request, Response, WebSocket, get, post, websocket
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException, WebSocketDisconnect
 from litestar.openapi import OpenAPIConfig
-from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from contracts.api import (
-    ApiErrorBody,
     Audit,
     CommandRequest,
     Created,
@@ -37,13 +34,21 @@ from contracts.api import (
     LegalCommands,
 )
 from contracts.envelope import CommandEnvelope, Reply
-from contracts.readmodels import HistoryPage, HistoryRecord, LobbyEntry, TableView, ViewsUpdated
+from contracts.readmodels import HistoryPage, HistoryRecord, LobbyEntry, TableView
 from contracts.table import CreateGame, JoinSeat
 from domain.kernel import games
 from services import keys
-from services.codec import command_decoder, encoder, event_decoder, reply_decoder
+from services.codec import command_decoder, encoder, event_decoder
 from services.config import Settings
-from services.engine import command_key
+from services.gateway.errors import (
+    ApiError,
+    on_api_error,
+    on_crash,
+    on_http,
+    on_validation,
+    raise_if_rejected,
+)
+from services.gateway.listeners import Replies, Updates
 from services.projector import Partition
 from services.store import RedisEventStore
 from services.streams import stream_backlog
@@ -52,144 +57,10 @@ log = structlog.get_logger("souk.gateway")
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
 _view_decoder = msgspec.json.Decoder(TableView)
 _history_decoder = msgspec.json.Decoder(HistoryRecord)
-_notice_decoder = msgspec.json.Decoder(ViewsUpdated)
-
-
-class ApiError(HTTPException):
-    def __init__(self, status_code: int, code: str, message: str) -> None:
-        super().__init__(status_code=status_code, detail=message)
-        self.code = code
-        self.message = message
-
-
-def _error(status: int, code: str, message: str) -> Response:
-    return Response(ApiErrorBody(code, message), status_code=status)
-
-
-def _on_api_error(_: Request, exc: ApiError) -> Response:
-    return _error(exc.status_code, exc.code, exc.message)
-
-
-def _on_validation(_: Request, exc: ValidationException) -> Response:
-    extra = f": {exc.extra}" if exc.extra else ""
-    return _error(400, "bad_request", f"{exc.detail}{extra}")
-
-
-def _on_http(_: Request, exc: HTTPException) -> Response:
-    code = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return _error(exc.status_code, code, str(exc.detail))
-
-
-def _on_crash(_: Request, exc: Exception) -> Response:
-    log.exception("gateway_error", error=str(exc))
-    return _error(HTTP_500_INTERNAL_SERVER_ERROR, "internal_error", "the server failed; the request may be retried")
 
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-class _Subscription:
-    """A background task reading one pub/sub subscription and handing each message to ``on_message``."""
-
-    def __init__(self, redis: aioredis.Redis) -> None:
-        self.redis = redis
-        self._task: asyncio.Task | None = None
-        self._ready = asyncio.Event()
-
-    async def subscribe(self, pubsub) -> None:
-        raise NotImplementedError
-
-    def on_message(self, message: dict) -> None:
-        raise NotImplementedError
-
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._listen())
-        await asyncio.wait_for(self._ready.wait(), 10)
-
-    async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    async def _listen(self) -> None:
-        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-        await self.subscribe(pubsub)
-        self._ready.set()
-        try:
-            while True:
-                message = await pubsub.get_message(timeout=1.0)
-                if message is not None:
-                    self.on_message(message)
-        finally:
-            await pubsub.aclose()
-
-
-class Replies(_Subscription):
-    """Sends commands and waits for the engine's answers on this gateway's own pub/sub channel."""
-
-    def __init__(self, redis: aioredis.Redis, timeout: float) -> None:
-        super().__init__(redis)
-        self.timeout = timeout
-        self.channel = keys.replies(uuid.uuid4().hex)
-        self.waiting: dict[tuple[str, int | None, str], asyncio.Future[Reply]] = {}
-
-    async def subscribe(self, pubsub) -> None:
-        await pubsub.subscribe(self.channel)
-
-    def on_message(self, message: dict) -> None:
-        reply = reply_decoder.decode(message["data"])
-        future = self.waiting.pop((reply.game_id, reply.seat, reply.command_id), None)
-        if future is not None and not future.done():
-            future.set_result(reply)
-
-    async def send(self, env: CommandEnvelope) -> Reply:
-        key = (env.game_id, env.seat, env.command_id)
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        self.waiting[key] = future
-        env = msgspec.structs.replace(env, reply_to=self.channel, sent_at=time.time())
-        try:
-            await self.redis.xadd(keys.COMMANDS, {"c": encoder.encode(env)})
-            return await asyncio.wait_for(future, self.timeout)
-        except TimeoutError:
-            recorded = await self.redis.hget(keys.outcomes(env.game_id), command_key(env))
-            if recorded is not None:
-                return reply_decoder.decode(recorded)
-            raise ApiError(504, "engine_timeout",
-                           "the engine did not answer in time; the command is queued: resend it with the same "
-                           "command_id to learn its outcome") from None
-        finally:
-            self.waiting.pop(key, None)
-
-
-class Updates(_Subscription):
-    """One pattern subscription to every game's view updates, fanned out to local WebSocket listeners."""
-
-    _prefix = len(keys.view_updates(""))
-
-    def __init__(self, redis: aioredis.Redis) -> None:
-        super().__init__(redis)
-        self.listeners: dict[str, set[asyncio.Queue[int]]] = defaultdict(set)
-
-    async def subscribe(self, pubsub) -> None:
-        await pubsub.psubscribe(keys.view_updates("*"))
-
-    def on_message(self, message: dict) -> None:
-        game_id = message["channel"][self._prefix:].decode()
-        for queue in list(self.listeners.get(game_id, ())):
-            queue.put_nowait(_notice_decoder.decode(message["data"]).version)
-
-    @contextlib.asynccontextmanager
-    async def listen(self, game_id: str) -> AsyncIterator[asyncio.Queue[int]]:
-        queue: asyncio.Queue[int] = asyncio.Queue()
-        self.listeners[game_id].add(queue)
-        try:
-            yield queue
-        finally:
-            self.listeners[game_id].discard(queue)
-            if not self.listeners[game_id]:
-                del self.listeners[game_id]
 
 
 class Gateway:
@@ -346,7 +217,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         game_id = uuid.uuid4().hex[:12]
         body = CreateGame(data.game, data.title, data.seats, data.options, data.seed)
         reply = await gw.submit(CommandEnvelope(uuid.uuid4().hex, game_id, msgspec.Raw(encoder.encode(body))))
-        _raise_if_rejected(reply)
+        raise_if_rejected(reply)
         return Created(game_id, reply.version)
 
     @get("/games/{game_id:str}", tags=["lobby"])
@@ -373,7 +244,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
             if reply.code == "seat_taken" and data.seat is None:
                 tried.add(seat)
                 continue
-            _raise_if_rejected(reply)
+            raise_if_rejected(reply)
             return Joined(game_id, seat, token, reply.version)
 
     @get("/games/{game_id:str}/view", tags=["spectator"])
@@ -435,7 +306,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         env = CommandEnvelope(data.command_id, game_id, msgspec.Raw(encoder.encode(command)), seat=seat,
                               token_hash=hashed)
         reply = await gw.submit(env)
-        _raise_if_rejected(reply)
+        raise_if_rejected(reply)
         return reply
 
     @websocket("/games/{game_id:str}/ws")
@@ -458,8 +329,8 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
                         spectator_history, audit, seat_view, seat_legal, seat_history, send_command,
                         spectator_socket, seat_socket, *_asyncapi_route(workers, settings)],
         lifespan=[lifespan],
-        exception_handlers={ApiError: _on_api_error, ValidationException: _on_validation,
-                            NotFoundException: _on_http, HTTPException: _on_http, Exception: _on_crash},
+        exception_handlers={ApiError: on_api_error, ValidationException: on_validation,
+                            NotFoundException: on_http, HTTPException: on_http, Exception: on_crash},
         openapi_config=OpenAPIConfig(title="Souk", version="0.1.0",
                                      description="Event-sourced board games: lobby, seats, commands, views, history."),
         debug=False,
@@ -473,15 +344,6 @@ def _convert(game: str, command: dict[str, Any]) -> Any:
     if isinstance(decoded, (CreateGame, JoinSeat)):
         raise msgspec.ValidationError("table commands go to /games and /games/{id}/seats")
     return decoded
-
-
-def _raise_if_rejected(reply: Reply) -> None:
-    if reply.status != "accepted":
-        status = 404 if reply.code == "game_not_found" else 409 if reply.code in _CONFLICTS else 422
-        raise ApiError(status, reply.code, reply.message)
-
-
-_CONFLICTS = {"seat_taken", "game_started", "game_exists", "conflict"}
 
 
 async def _push_views(gw: Gateway, socket: WebSocket, game_id: str, seat: int | None) -> None:

@@ -1,0 +1,54 @@
+"""The gateway's errors: every one is ``{"code", "message"}`` with a stable code (contracts.api.ApiErrorBody)."""
+
+from __future__ import annotations
+
+import structlog
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+
+from contracts.api import ApiErrorBody
+from contracts.envelope import Reply
+
+log = structlog.get_logger("souk.gateway")
+
+
+class ApiError(HTTPException):
+    def __init__(self, status_code: int, code: str, message: str) -> None:
+        super().__init__(status_code=status_code, detail=message)
+        self.code = code
+        self.message = message
+
+
+def error_response(status: int, code: str, message: str) -> Response:
+    return Response(ApiErrorBody(code, message), status_code=status)
+
+
+def on_api_error(_: Request, exc: ApiError) -> Response:
+    return error_response(exc.status_code, exc.code, exc.message)
+
+
+def on_validation(_: Request, exc: ValidationException) -> Response:
+    extra = f": {exc.extra}" if exc.extra else ""
+    return error_response(400, "bad_request", f"{exc.detail}{extra}")
+
+
+def on_http(_: Request, exc: HTTPException) -> Response:
+    code = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return error_response(exc.status_code, code, str(exc.detail))
+
+
+def on_crash(_: Request, exc: Exception) -> Response:
+    log.exception("gateway_error", error=str(exc))
+    return error_response(HTTP_500_INTERNAL_SERVER_ERROR, "internal_error", "the server failed; the request may be retried")
+
+
+def raise_if_rejected(reply: Reply) -> None:
+    if reply.status != "accepted":
+        status = 404 if reply.code == "game_not_found" else 409 if reply.code in _CONFLICTS else 422
+        raise ApiError(status, reply.code, reply.message)
+
+
+_CONFLICTS = {"seat_taken", "game_started", "game_exists", "conflict"}
+
+
