@@ -38,7 +38,7 @@ def dispute_payment(price: int) -> int:
 
 
 # --- scoring (H) ------------------------------------------------------------------------------------------
-WEALTH_POINTS = {3: (3, 1), 4: (5, 3, 1), 5: (5, 3, 1)}  # by rank of distinct amounts (ties all score)
+WEALTH_POINTS = {3: (3, 1), 4: (5, 3, 1), 5: (5, 3, 1)}  # by position, ties sharing one (competition ranking)
 SERIES_POINTS = {2: 1, 3: 2, 4: 4, 5: 8}  # cards of one value, any types
 SERIES_MAX_POINTS = 16  # 6 cards or more
 EMPTY_SLOT_PENALTY = 2  # points lost per unoccupied camel slot

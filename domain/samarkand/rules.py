@@ -617,9 +617,11 @@ def scoring_pending(state: State, seat: int) -> bool:
 
 
 def wealth_points(money: Sequence[int], table: Sequence[int]) -> tuple[int, ...]:
-    """Points by rank of distinct amounts: every tied player scores its rank's points, the next amount the next."""
-    ranks = sorted(set(money), reverse=True)
-    return tuple(table[ranks.index(m)] if ranks.index(m) < len(table) else 0 for m in money)
+    """Points by position, as in a competition ranking: a player's position is one more than the number of players
+    richer than it, so tied players share a position and score its points, and the next player's position
+    counts them all (10/10/8/5 -> positions 1, 1, 3, 4 -> 5/5/1/0). Positions beyond the table score nothing."""
+    positions = [sum(other > m for other in money) for m in money]  # 0-based
+    return tuple(table[p] if p < len(table) else 0 for p in positions)
 
 
 def seat_score(state: State, seat: int, wealth: int) -> SeatScore:

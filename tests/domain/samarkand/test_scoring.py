@@ -36,14 +36,41 @@ def test_wealth_scores_five_three_and_one_for_the_three_richest():
     assert [d.wealth for d in scored(state)] == [5, 1, 3, 0]
 
 
-def test_every_player_tied_on_wealth_scores_the_points_and_the_next_amount_scores_the_next_points():
+def test_players_tied_on_wealth_each_score_their_shared_position_and_the_next_player_counts_them():
+    """« En cas d'égalité, chaque joueur marque les points »: positions as in a competition ranking (DATA.md:
+    10/10/8/5 gives 5/5/1/0). The player with 8 is third, not second."""
     state = scoring_state(4, [{"money": 10}, {"money": 10}, {"money": 8}, {"money": 5}])
-    assert [d.wealth for d in scored(state)] == [5, 5, 3, 1]
+    assert [d.wealth for d in scored(state)] == [5, 5, 1, 0]
 
 
 def test_with_three_players_only_the_two_richest_score_three_and_one():
     state = scoring_state(3, [{"money": 30}, {"money": 12}, {"money": 4}])
     assert [d.wealth for d in scored(state)] == [3, 1, 0]
+
+
+def test_with_three_players_two_tied_first_take_both_positions_and_the_third_scores_nothing():
+    """« seuls les deux premiers joueurs ayant le plus d'argent marquent les points » (DATA.md: 2/2/0 gives 3/3/0)."""
+    state = scoring_state(3, [{"money": 2}, {"money": 2}, {"money": 0}])
+    assert [d.wealth for d in scored(state)] == [3, 3, 0]
+
+
+@pytest.mark.parametrize(
+    "money,wealth",
+    [
+        ((10, 10, 10, 5), (5, 5, 5, 0)),  # three tied first: the fourth is fourth
+        ((10, 8, 8, 5), (5, 3, 3, 0)),  # two tied second share 3; the next is fourth
+        ((10, 8, 6, 6), (5, 3, 1, 1)),  # tied third: both score 1
+        ((7, 7, 7, 7), (5, 5, 5, 5)),
+        ((10, 8, 6, 6, 2), (5, 3, 1, 1, 0)),  # 5 players: the same three positions
+        ((10, 10, 6, 6, 6), (5, 5, 1, 1, 1)),  # two tied first, then three tied third
+        ((9, 8, 7, 6, 5), (5, 3, 1, 0, 0)),
+        ((4, 4, 4), (3, 3, 3)),  # 3 players, all tied
+        ((5, 3, 3), (3, 1, 1)),  # 3 players, tied second
+    ],
+)
+def test_wealth_ties_follow_positions_at_every_table_size(money, wealth):
+    state = scoring_state(len(money), [{"money": m} for m in money])
+    assert tuple(d.wealth for d in scored(state)) == wealth
 
 
 @pytest.mark.parametrize("count,points", [(1, 0), (2, 1), (3, 2), (4, 4), (5, 8), (6, 16), (8, 16)])
@@ -168,7 +195,7 @@ def test_players_tied_on_points_all_win():
     s = spec(4)
     s.state = state
     result = GAME.result(rules.fold(state, rules._maybe_score(state)))
-    assert result.scores == (5, 5, 3, 3) and result.winners == (0, 1)
+    assert result.scores == (5, 5, 1, 1) and result.winners == (0, 1)
     assert result.details["seats"][0]["wealth"] == 5
 
 
