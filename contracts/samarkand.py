@@ -151,7 +151,8 @@ class Answered(Event, tag="samarkand.Answered"):
 
 
 class ValueClosed(Event, tag="samarkand.ValueClosed"):
-    """Everyone eligible answered: the stops are revealed; the countdown goes on at the value just below."""
+    """Everyone eligible answered: the stops are revealed; the countdown goes on at the value just below (after 1
+    it reaches 0: the round ends)."""
 
     value: int
     stops: tuple[StopCall, ...] = ()

@@ -25,9 +25,9 @@ GOODS_VALUES = (1, 1, 1, 2, 2, 3, 3, 4, 5, 7)  # ASSUMPTION (L), DATA.md
 # --- camels (L: 4 copies each of capacities 2, 3, 4, 5) --------------------------------------------------
 CAMELS = (2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5)
 
-# --- the countdown (H; DATA.md's stepwise adaptation answers at every value from 10 down to 0) -------------
+# --- the countdown (H: « Le tour de jeu s'arrête lorsque le décompte arrive à 0 »; DATA.md: 10 down to 1) ---
 COUNTDOWN_FROM = 10
-COUNTDOWN_TO = 0  # the last value at which a seat may stop (0: a free purchase); below it the round ends
+COUNTDOWN_TO = 1  # the last value at which a seat may stop; when it closes the countdown reaches 0: the round ends
 STOP_FINE = 1  # paid to the bank for a stop one cannot pay (capped at the money one has)
 COUNTDOWN_INTERVAL_MS = (200, 60_000)  # accepted range of the real-time option
 

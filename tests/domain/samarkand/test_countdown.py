@@ -10,6 +10,7 @@ import msgspec
 
 from contracts.samarkand import (
     Answered,
+    ChooseCard,
     CamelBought,
     CamelDeckShuffled,
     CamelDisputed,
@@ -301,27 +302,45 @@ def test_the_round_ends_as_soon_as_the_market_is_empty():
     ])
 
 
-def test_a_stop_at_zero_buys_for_nothing():
-    spec(4, OPEN + down_to(0) + passes(0, 0, 2, 3)).when(1, Stop(target=0)).then_starts_with([
-        Answered(seat=1, value=0, stop=True, target=0),
-        ValueClosed(value=0, stops=(StopCall(1, 0),)),
-        GoodsBought(buyer=1, seller=0, kind="carpets", value=7, price=0),
-    ])
+UNSOLD = (Goods("carpets", 7), Goods("spices", 5), Goods("fruits", 3), Goods("jewels", 1))
 
 
-def test_unsold_cards_are_discarded_at_zero_but_the_camel_stays_and_the_dean_moves_left():
-    state = spec(4, OPEN + down_to(0) + passes(0, 0, 1, 2)).when(3, Pass()).then([
-        Answered(seat=3, value=0, stop=False),
-        ValueClosed(value=0),
-        RoundEnded(round=1, discarded=(Goods("carpets", 7), Goods("spices", 5), Goods("fruits", 3),
-                                       Goods("jewels", 1))),
+def test_the_countdown_stops_at_0_so_after_1_the_round_ends_and_nothing_is_sold_for_nothing():
+    """« Le tour de jeu s'arrête lorsque le décompte arrive à 0 » (DATA.md: nothing is bought for 0): the last
+    value at which a seat answers is 1; when it closes with no stop the round ends."""
+    s = spec(4, OPEN + down_to(1) + passes(1, 0, 1, 2))
+    assert s.state.value == 1 and GAME.legal_commands(s.state, 3)[0] == Pass()
+    state = s.when(3, Pass()).then([
+        Answered(seat=3, value=1, stop=False),
+        ValueClosed(value=1),
+        RoundEnded(round=1, discarded=UNSOLD),
         RoundStarted(round=2, dean=1),
     ])
-    assert state.camel_up == 3 and len(state.discard) == 4 and all(p.offer is None for p in state.players)
+    assert state.phase == "choosing" and GAME.flow(state).awaiting == (0, 1, 2, 3)
+    assert all(type(c) is ChooseCard for seat in range(4) for c in GAME.legal_commands(state, seat))
+    s.state = state
+    s.when(1, Stop(target=0)).then_error("wrong_phase")
+    s.when(1, Pass()).then_error("wrong_phase")
+
+
+def test_a_stop_at_1_buys_for_1_and_ends_the_round():
+    spec(4, OPEN + down_to(1) + passes(1, 0, 2, 3)).when(1, Stop(target=0)).then([
+        Answered(seat=1, value=1, stop=True, target=0),
+        ValueClosed(value=1, stops=(StopCall(1, 0),)),
+        GoodsBought(buyer=1, seller=0, kind="carpets", value=7, price=1),
+        RoundEnded(round=1, discarded=UNSOLD[1:]),
+        RoundStarted(round=2, dean=1),
+    ])
+
+
+def test_unsold_cards_are_discarded_when_the_countdown_ends_but_the_camel_stays_and_the_dean_moves_left():
+    state = spec(4, OPEN + down_to(1) + passes(1, 0, 1, 2)).when(3, Pass()).state_after()
+    assert state.camel_up == 3 and state.discard == UNSOLD and all(p.offer is None for p in state.players)
+    assert state.dean == 1
 
 
 def test_the_last_seat_passes_the_deanship_back_to_the_first():
-    given = market(4, dean=3) + reveal((7, 5, 3, 1)) + down_to(0) + passes(0, 0, 1, 2)
+    given = market(4, dean=3) + reveal((7, 5, 3, 1)) + down_to(1) + passes(1, 0, 1, 2)
     events = spec(4, given).when(3, Pass()).events
     assert events[-1] == RoundStarted(round=2, dean=0)
 
@@ -349,13 +368,13 @@ def test_with_three_players_the_bank_card_is_bought_and_the_money_goes_to_the_ba
 
 
 def test_with_three_players_each_round_turns_a_new_bank_card():
-    s = spec(3, market(3) + reveal((7, 5, 3)) + down_to(0) + passes(0, 1, 2))
+    s = spec(3, market(3) + reveal((7, 5, 3)) + down_to(1) + passes(1, 1, 2))
     state = s.when(0, Pass()).state_after()
     assert state.bank_offer == 5 and state.discard[-1] == Goods("jewels", 7)
 
 
 def test_the_tenth_round_ends_in_scoring():
-    given = market(4) + [RoundStarted(round=10, dean=1)] + reveal((7, 5, 3, 1)) + down_to(0) + passes(0, 0, 1, 2)
+    given = market(4) + [RoundStarted(round=10, dean=1)] + reveal((7, 5, 3, 1)) + down_to(1) + passes(1, 0, 1, 2)
     then = spec(4, given).when(3, Pass())
     assert then.events[2:5] == [
         RoundEnded(round=10, discarded=(Goods("carpets", 7), Goods("spices", 5), Goods("fruits", 3),
@@ -368,7 +387,7 @@ def test_the_tenth_round_ends_in_scoring():
 
 
 def test_commands_after_the_end_are_refused():
-    given = market(4) + [RoundStarted(round=10, dean=1)] + reveal((7, 5, 3, 1)) + down_to(0) + passes(0, 0, 1, 2)
+    given = market(4) + [RoundStarted(round=10, dean=1)] + reveal((7, 5, 3, 1)) + down_to(1) + passes(1, 0, 1, 2)
     s = spec(4, given)
     s.state = s.when(3, Pass()).state_after()
     s.when(0, Pass()).then_error("game_over")

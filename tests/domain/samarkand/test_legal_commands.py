@@ -1,5 +1,5 @@
 """``legal_commands`` lists exactly what ``decide`` accepts, for every seat, at every step of seeded games whose
-players pass often (so the countdown goes down to 0 and rounds end with unsold cards)."""
+players pass often (so the countdown goes down to 1 and rounds end with unsold cards)."""
 
 from __future__ import annotations
 
@@ -45,6 +45,8 @@ def play(seats: int, seed: int, pass_rate: float) -> rules.State:
     while GAME.result(state) is None:
         awaited = GAME.flow(state).awaiting
         assert awaited, f"stuck in {state.phase}"
+        if state.phase == rules.COUNTDOWN:  # seats answer from 10 down to 1; nothing is sold for 0
+            assert data.COUNTDOWN_TO == 1 <= state.value <= data.COUNTDOWN_FROM == 10
         for seat in range(seats):
             legal = GAME.legal_commands(state, seat)
             assert bool(legal) == (seat in awaited)
