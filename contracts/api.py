@@ -62,9 +62,10 @@ class LegalCommands(msgspec.Struct, frozen=True):
 
 
 class Audit(msgspec.Struct, frozen=True):
-    """A finished game's whole history, unredacted, with its seed: anyone can check the chain and the seed."""
+    """A finished game's whole history, unredacted, with its seed: anyone can check the chain, the commitments
+    to its secrets and the seed (``services.audit.verify_audit``, ``souk verify``)."""
 
     game_id: str
     seed: str
     seed_hash: str
-    events: tuple[Any, ...]  # EventEnvelope objects with their payloads decoded
+    events: tuple[Any, ...]  # EventEnvelope: payload (and public) as the exact JSON the chain hashed

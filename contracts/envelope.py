@@ -10,6 +10,7 @@ Stream layout (Redis keys, see ``services.keys``):
 from __future__ import annotations
 
 import hashlib
+import hmac
 
 import msgspec
 
@@ -22,9 +23,10 @@ class CommandEnvelope(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     token_hash: str | None = None  # sha256 hex of the seat token; the raw token never enters the store
     reply_to: str = ""  # pub/sub channel the engine answers on ("" = nobody waits)
     sent_at: float = 0.0  # unix seconds when the gateway (or benchmark) published it
+    expected_version: int | None = None  # the version the client decided on: refused as ``stale`` if it moved on
 
 
-class EventEnvelope(msgspec.Struct, frozen=True):
+class EventEnvelope(msgspec.Struct, frozen=True, omit_defaults=True):
     game_id: str
     seq: int  # 1-based position in the game's stream
     type: str  # the payload's tag
@@ -35,16 +37,80 @@ class EventEnvelope(msgspec.Struct, frozen=True):
     prev_hash: str
     hash: str = ""
     sent_at: float = 0.0  # the command's sent_at, carried for end-to-end latency measurement
+    # Chain 2 (see ``chain_hash``); envelopes recorded before it have chain 1 and neither of the fields below.
+    chain: int = 1
+    public: msgspec.Raw = msgspec.Raw(b"")  # the event as a spectator sees it, when that differs from the payload
+    commitment: str = ""  # sha256(salt + payload) when ``public`` is set; the salt derives from the seed
 
 
 GENESIS_HASH = "0" * 64
+CHAIN = 2  # the chain version the engine writes
 _encoder = msgspec.json.Encoder()
 
 
+class _EnvelopeV1(msgspec.Struct, frozen=True):
+    """The fields chain 1 hashed, in its order (new fields must not change an old envelope's hash)."""
+
+    game_id: str
+    seq: int
+    type: str
+    payload: msgspec.Raw
+    command_id: str
+    seat: int | None
+    recorded_at: float
+    prev_hash: str
+    hash: str = ""
+    sent_at: float = 0.0
+
+
+class ChainLink(msgspec.Struct, frozen=True, array_like=True):
+    """What chain 2 hashes for one event: everything public about it, and a commitment to its secrets.
+
+    ``public`` is the event as a spectator sees it (the whole event when it hides nothing, then ``commitment`` is
+    ""). A secret part enters the chain only through ``commitment`` = sha256(salt || payload JSON), whose salt
+    (``commitment_salt``) derives from the game's secret seed: before the end, no digest any audience receives
+    lets it test a guess of a secret; after the end, the seed is published and anyone can check each commitment
+    against the revealed payload, and the chain itself at any time from the spectator's history (every field
+    here is in its entries). ``sent_at``, a latency measurement, is not part of the record."""
+
+    game_id: str
+    seq: int
+    type: str
+    command_id: str
+    seat: int | None
+    recorded_at: float
+    prev_hash: str
+    public: msgspec.Raw
+    commitment: str
+
+
+def commitment_salt(seed: bytes, game_id: str, seq: int) -> bytes:
+    return hmac.new(seed, f"commit:{game_id}:{seq}".encode(), hashlib.sha256).digest()
+
+
+def commitment(seed: bytes, game_id: str, seq: int, payload: bytes) -> str:
+    return hashlib.sha256(commitment_salt(seed, game_id, seq) + payload).hexdigest()
+
+
+def link_hash(link: ChainLink) -> str:
+    return hashlib.sha256(_encoder.encode(link)).hexdigest()
+
+
 def chain_hash(envelope: EventEnvelope) -> str:
-    """sha256 over the envelope's canonical JSON with ``hash`` empty; it covers ``prev_hash``, so it chains."""
-    unsigned = msgspec.structs.replace(envelope, hash="")
-    return hashlib.sha256(_encoder.encode(unsigned)).hexdigest()
+    """The event's hash in its game's chain (it covers ``prev_hash``, so it chains).
+
+    Chain 2: sha256 over the ``ChainLink`` (what a spectator sees, and a salted commitment to the rest).
+    Chain 1 (older envelopes): sha256 over the whole envelope, payload included, with ``hash`` empty."""
+    if envelope.chain == 1:
+        fields = {f: getattr(envelope, f) for f in _EnvelopeV1.__struct_fields__}
+        return hashlib.sha256(_encoder.encode(_EnvelopeV1(**{**fields, "hash": ""}))).hexdigest()
+    return link_hash(link_of(envelope))
+
+
+def link_of(envelope: EventEnvelope) -> ChainLink:
+    public = envelope.public if envelope.public else envelope.payload
+    return ChainLink(envelope.game_id, envelope.seq, envelope.type, envelope.command_id, envelope.seat,
+                     envelope.recorded_at, envelope.prev_hash, public, envelope.commitment)
 
 
 def seal(envelope: EventEnvelope) -> EventEnvelope:

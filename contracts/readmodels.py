@@ -28,6 +28,7 @@ class TableView(msgspec.Struct, frozen=True):
     legal: tuple[Any, ...]  # the commands this seat may send now, ready to post back as they are
     view: Any  # the game's own view for this seat (a tagged *View struct), None before the game starts
     result: Result | None = None
+    seed_chosen: bool = False  # the creator chose the seed: it can predict every shuffle and roll
 
 
 class ViewsUpdated(msgspec.Struct, frozen=True):
@@ -45,6 +46,7 @@ class LobbyEntry(msgspec.Struct, frozen=True):
     seats: tuple[SeatInfo, ...]
     status: str  # open / playing / over (rewritten when a seat is taken, the game starts or ends)
     created_at: float
+    seed_chosen: bool = False  # the creator chose the seed: it can predict every shuffle and roll
 
 
 class HistoryEntry(msgspec.Struct, frozen=True):
@@ -58,6 +60,9 @@ class HistoryEntry(msgspec.Struct, frozen=True):
     event: Any
     hash: str
     prev_hash: str
+    commitment: str = ""  # chain 2: set when the event hides something (contracts.envelope.ChainLink)
+    chain: int = 1  # how ``hash`` is computed: 2 = contracts.envelope.ChainLink, 1 = the whole envelope (older)
+    chain: int = 1
 
 
 class HistoryRecord(msgspec.Struct, frozen=True):

@@ -9,6 +9,8 @@ are recorded under the command key too, so a redelivered or retried command gets
 
 from __future__ import annotations
 
+import asyncio
+import random
 import secrets
 import time
 from collections.abc import Sequence
@@ -17,8 +19,9 @@ from dataclasses import dataclass
 import msgspec
 import redis.asyncio as aioredis
 import structlog
+from redis.exceptions import RedisError
 
-from contracts.envelope import GENESIS_HASH, CommandEnvelope, EventEnvelope, Reply, seal
+from contracts.envelope import CHAIN, GENESIS_HASH, CommandEnvelope, EventEnvelope, Reply, commitment, seal
 from contracts.table import CreateGame, SeatJoined
 from domain import table as tbl
 from domain.chance import Chance
@@ -29,7 +32,12 @@ from services.lru import Lru
 from services.store import CONFLICT, DUPLICATE, OK, Append, EventStore
 
 log = structlog.get_logger("souk.engine")
-MAX_RETRIES = 5
+MAX_RETRIES = 8
+PARKED_MAXLEN = 10_000
+
+
+class Contended(Exception):
+    """Commands whose games kept changing under them: the batch stays unacknowledged and comes again."""
 
 
 @dataclass(slots=True)
@@ -67,10 +75,21 @@ class Engine:
         return slot
 
     async def _seed_for(self, env: CommandEnvelope, command: CreateGame) -> bytes:
-        """The game's secret seed, set once (a retried CreateGame finds the first one)."""
-        wanted = bytes.fromhex(command.seed) if command.seed else secrets.token_bytes(32)
+        """The game's secret seed, set once (a retried CreateGame finds the first one): the server's own, or the
+        one the command chose (``tbl.chosen_seed`` checks it: the game then shows everyone it was chosen)."""
+        wanted = tbl.chosen_seed(command) or secrets.token_bytes(tbl.SEED_BYTES)
         await self.redis.set(keys.seed(env.game_id), wanted, nx=True)
         return await self.redis.get(keys.seed(env.game_id))
+
+    async def park(self, env: CommandEnvelope | None, reason: str, detail: str, reply: Reply | None = None,
+                   raw: bytes = b"") -> None:
+        """Puts a command that cannot be decided where an operator sees it (``souk:parked``, shown by /health),
+        and answers its sender when there is one."""
+        fields = {"reason": reason, "detail": detail[:500], "at": repr(time.time()),
+                  "c": raw or (encoder.encode(env) if env is not None else b"")}
+        await self.redis.xadd(keys.PARKED, fields, maxlen=PARKED_MAXLEN, approximate=True)
+        if env is not None and reply is not None and env.reply_to:
+            await self.redis.publish(env.reply_to, encoder.encode(reply))
 
     # --- deciding -----------------------------------------------------------------------------------------
 
@@ -79,18 +98,17 @@ class Engine:
         published on its command's ``reply_to`` channel (by the store's script, in the append itself)."""
         replies: dict[int, Reply] = {}
         pending = list(enumerate(batch))
-        for _ in range(MAX_RETRIES):
+        for attempt in range(MAX_RETRIES):
             if not pending:
                 break
+            if attempt > 1:  # a game several engines write at once: let the others finish
+                await asyncio.sleep(random.uniform(0.001, 0.005) * attempt)
             pending = await self._round(pending, replies)
-        if pending:  # still conflicting after every retry: not recorded, the sender may resend
-            pipe = self.redis.pipeline(transaction=False)
-            for index, env in pending:
-                replies[index] = Reply(env.command_id, env.game_id, "rejected", code="conflict", seat=env.seat,
-                                       message="the game changed under this command too often; send it again")
-                if env.reply_to:
-                    pipe.publish(env.reply_to, encoder.encode(replies[index]))
-            await pipe.execute()
+        if pending:
+            # Still conflicting after every retry (other engines keep moving these games). No answer is made up:
+            # a "conflict" told now could be contradicted by another copy of the command accepted later. The
+            # batch is not acknowledged; its commands come again (reclaimed), and what was decided is recorded.
+            raise Contended(f"{len(pending)} commands conflicted {MAX_RETRIES} times")
         return [replies[i] for i in range(len(batch))]
 
     async def _round(self, pending, replies) -> list[tuple[int, CommandEnvelope]]:
@@ -103,7 +121,18 @@ class Engine:
         for index, env in pending:
             by_game.setdefault(env.game_id, []).append((index, env))
         for game_id, items in by_game.items():
-            slot = await self.load(game_id)
+            try:
+                slot = await self.load(game_id)
+            except (RedisError, OSError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - a stream this build cannot fold: park, answer, go on
+                log.exception("game_unreadable", game_id=game_id, error=str(exc))
+                for index, env in items:
+                    replies[index] = Reply(env.command_id, env.game_id, "rejected", code="game_unreadable",
+                                           message="this game's history cannot be read by this server",
+                                           seat=env.seat)
+                    await self.park(env, "game_unreadable", str(exc), replies[index])
+                continue
             for index, env in items:
                 structlog.contextvars.bind_contextvars(game_id=game_id, seat=env.seat, command_id=env.command_id)
                 append, reply, slot = await self._decide(slot, env)
@@ -146,19 +175,29 @@ class Engine:
                             prev_hash=slot.head, head=slot.head, notify=env.reply_to)
             return append, reply, slot
 
+        # Whatever a command holds, it is answered: a body that cannot be decoded, or a decision that raises
+        # (a rules bug), is refused and recorded like any refusal, never retried for ever (issue #8, poison).
         try:
             command = command_decoder(table.game or None).decode(env.body)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, ValueError) as exc:
             if not table.exists:
                 return reject("game_not_found", "there is no such game")
-            return reject("bad_command", f"not a command of this game: {exc}")
-        seed = slot.seed
-        if isinstance(command, CreateGame) and not table.exists:
-            seed = await self._seed_for(env, command)
+            return reject("bad_command", f"not a command of this game: {str(exc)[:200]}")
+        if env.expected_version is not None and env.expected_version != table.version:
+            return reject("stale", f"the game is at version {table.version}, not {env.expected_version}: "
+                                   "look at it again and decide")
         try:
+            seed = slot.seed
+            if isinstance(command, CreateGame) and not table.exists:
+                seed = await self._seed_for(env, command)
             events = tbl.decide(table, env.seat, env.token_hash, command, Chance(seed, table.version))
         except RuleViolation as exc:
             return reject(exc.code, exc.message)
+        except (RedisError, OSError):
+            raise  # the store failed: the batch is not acknowledged and comes again
+        except Exception as exc:  # noqa: BLE001 - a bug in the rules must not poison the stream
+            log.exception("command_failed", error=str(exc))
+            return reject("command_failed", "the server could not decide this command; it changed nothing")
 
         now = time.time()
         head = slot.head
@@ -166,16 +205,23 @@ class Engine:
         for event in events:
             table = tbl.evolve(table, event)
             seat = event.seat if isinstance(event, SeatJoined) else env.seat
-            sealed = seal(EventEnvelope(
-                game_id=env.game_id, seq=table.version, type=tag_of(event), payload=msgspec.Raw(encoder.encode(event)),
+            payload = encoder.encode(event)
+            spectator = tbl.redact(table, event, None)
+            secret = {}
+            if spectator is not event:  # the chain covers what a spectator sees and a salted commitment to the rest
+                secret = {"public": msgspec.Raw(encoder.encode(spectator)),
+                          "commitment": commitment(seed, env.game_id, table.version, payload)}
+            sealed = seal(EventEnvelope(  # an event that hides nothing: the chain covers the event itself
+                game_id=env.game_id, seq=table.version, type=tag_of(event), payload=msgspec.Raw(payload),
                 command_id=env.command_id, seat=seat, recorded_at=now, prev_hash=head, sent_at=env.sent_at,
+                chain=CHAIN, **secret,
             ))
             head = sealed.hash
             envelopes.append(encoder.encode(sealed))
+        joined = next((e.seat for e in events if isinstance(e, SeatJoined)), None)
         reply = Reply(env.command_id, env.game_id, "accepted", version=table.version, events=len(events),
-                      seat=env.seat)
+                      seat=env.seat if joined is None else joined)
         append = Append(env.game_id, table.game, slot.table.version, envelopes, command_key(env),
                         encoder.encode(reply), prev_hash=slot.head, head=head, notify=env.reply_to)
         log.debug("command_accepted", version=table.version, events=len(events))
         return append, reply, Slot(table, head, seed)
-

@@ -210,7 +210,9 @@ class Projector:
             else:
                 more = {keys.audience(seat): variant for seat in range(table.seats)
                         if (variant := tbl.redact(table, event, seat)) != spectator}
-                record = HistoryRecord(shared=self._entry(env, spectator),
+                # chain 2: the spectator's event exactly as the chain hashed it
+                shared = env.public if env.public else spectator
+                record = HistoryRecord(shared=self._entry(env, shared),
                                        by_audience={a: self._entry(env, v) for a, v in more.items()})
             history.append(encoder.encode(record).decode())
         views = tbl.views(table, game_id)
@@ -219,7 +221,7 @@ class Projector:
         writes.rpush(keys.history(game_id), *history)
         if lobby_changed:
             lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status,
-                               projected.created_at)
+                               projected.created_at, table.seed_chosen)
             writes.hset(keys.LOBBY, game_id, encoder.encode(lobby).decode())
             writes.zadd_nx(keys.LOBBY_ORDER, projected.created_at, game_id)
         writes.set(keys.position(game_id), str(table.version))
@@ -231,7 +233,7 @@ class Projector:
     @staticmethod
     def _entry(env: EventEnvelope, event: Any) -> HistoryEntry:
         return HistoryEntry(env.seq, env.type, env.seat, env.command_id, env.recorded_at, event, env.hash,
-                            env.prev_hash)
+                            env.prev_hash, env.commitment, env.chain)
 
     async def aclose(self) -> None:
         await self.lean.aclose()

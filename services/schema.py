@@ -14,7 +14,7 @@ from domain.kernel import games
 def schema() -> dict[str, Any]:
     types: dict[str, Any] = {
         "CommandEnvelope": envelope.CommandEnvelope,
-        "EventEnvelope": envelope.EventEnvelope,
+        "EventEnvelope": _without_raw_defaults(envelope.EventEnvelope),
         "Reply": envelope.Reply,
         "TableView": readmodels.TableView,
         "LobbyEntry": readmodels.LobbyEntry,
@@ -40,6 +40,20 @@ def schema() -> dict[str, Any]:
         "properties": dict(zip(names, schemas)),
         "$defs": components,
     }
+
+
+def _without_raw_defaults(cls: type) -> type:
+    """The same struct for the schema, with a Raw default shown as absent (msgspec cannot write a Raw default;
+    the field is omitted from the JSON when it holds it)."""
+    spec = []
+    for f in msgspec.structs.fields(cls):
+        if f.required:
+            spec.append((f.name, f.type))
+        elif isinstance(f.default, msgspec.Raw):
+            spec.append((f.name, Any, msgspec.field(default_factory=lambda: None)))
+        else:
+            spec.append((f.name, f.type, f.default))
+    return msgspec.defstruct(cls.__name__, spec, frozen=True)
 
 
 def write(path: str | None) -> str:

@@ -268,8 +268,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         envelopes = await gw.store.read(game_id)
         decode = event_decoder(entry.game).decode
         created, ended = decode(envelopes[0].payload), decode(envelopes[-1].payload)
-        return Audit(game_id, ended.seed, created.seed_hash,
-                     tuple({**msgspec.structs.asdict(e), "payload": msgspec.json.decode(e.payload)} for e in envelopes))
+        return Audit(game_id, ended.seed, created.seed_hash, tuple(envelopes))
 
     @get("/games/{game_id:str}/seats/{seat:int}/view", tags=["seat"])
     async def seat_view(request: Request, game_id: str, seat: int, min_version: int = 0) -> Response[TableView]:
