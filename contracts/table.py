@@ -20,7 +20,9 @@ class CreateGame(Command, tag="table.CreateGame"):
     title: str
     seats: int
     options: dict[str, Any] = {}
-    seed: str | None = None  # hex; given only by tests and benchmarks that want a reproducible game
+    # 64 hex digits (the server's own 32 bytes), for a reproducible game: the game then says so to everyone
+    # (GameCreated.seed_chosen), since whoever chose it can predict every shuffle and roll.
+    seed: str | None = None
 
 
 class JoinSeat(Command, tag="table.JoinSeat"):
@@ -37,6 +39,7 @@ class GameCreated(Event, tag="table.GameCreated"):
     seats: int
     options: dict[str, Any]
     seed_hash: str  # sha256 hex of the secret seed; the seed itself is revealed by GameEnded
+    seed_chosen: bool = False  # the creator chose the seed (and so knows every chance outcome in advance)
 
 
 class SeatJoined(Event, tag="table.SeatJoined"):

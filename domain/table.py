@@ -42,6 +42,7 @@ class Table(msgspec.Struct, frozen=True):
     seats: int = 0
     options: Any = None
     seed_hash: str = ""
+    seed_chosen: bool = False
     players: tuple[Player | None, ...] = ()
     status: str = ""  # "" before GameCreated, then open / playing / over
     state: Any = None
@@ -76,6 +77,7 @@ def evolve(table: Table, event: Any) -> Table:
             seats=event.seats,
             options=options,
             seed_hash=event.seed_hash,
+            seed_chosen=event.seed_chosen,
             players=(None,) * event.seats,
             status=OPEN,
             state=game.initial_state(event.seats, options),
@@ -151,6 +153,7 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
         options = msgspec.convert(command.options, game.options_type, strict=True)
     except msgspec.ValidationError as exc:
         raise RuleViolation("bad_options", f"invalid options for {game.title}: {exc}") from None
+    chosen_seed(command)
     check = getattr(game, "check_options", None)
     if check is not None:
         check(command.seats, options)
@@ -161,8 +164,26 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
             seats=command.seats,
             options=msgspec.to_builtins(options),
             seed_hash=seed_hash(chance.seed),
+            seed_chosen=command.seed is not None,
         )
     ]
+
+
+SEED_BYTES = 32  # the length of the seeds the server draws; a chosen seed has the same
+
+
+def chosen_seed(command: CreateGame) -> bytes | None:
+    """The seed a CreateGame chooses, if any: exactly ``SEED_BYTES`` bytes in hex (a short seed would be found
+    from its public hash by trying every value), else ``bad_seed``."""
+    if command.seed is None:
+        return None
+    try:
+        seed = bytes.fromhex(command.seed)
+    except ValueError:
+        seed = b""
+    if len(seed) != SEED_BYTES:
+        raise RuleViolation("bad_seed", f"a chosen seed is {SEED_BYTES} bytes: {2 * SEED_BYTES} hex digits")
+    return seed
 
 
 def _join(table: Table, command: JoinSeat, chance: Chance) -> list[Any]:
@@ -252,6 +273,7 @@ def views(table: Table, game_id: str) -> dict[int | None, TableView]:
             legal=tuple(game.legal_commands(table.state, seat)) if playing and seat in now.awaiting else (),
             view=game_views.get(seat),
             result=table.result,
+            seed_chosen=table.seed_chosen,
         )
         for seat in audiences(table)
     }

@@ -248,7 +248,7 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: argpa
     async def new_game() -> None:
         game_id = uuid.uuid4().hex[:12]
         games[game_id] = Driven(game_id, seats, in_flight=True)
-        await send(game_id, CreateGame(args.game, "bench", seats, {}, rng.randbytes(8).hex()), None, None)
+        await send(game_id, CreateGame(args.game, "bench", seats, {}, rng.randbytes(32).hex()), None, None)
         for s in range(seats):
             await send(game_id, JoinSeat(f"p{s}", _token_hash(game_id, s), s), s, None)
 

@@ -180,7 +180,7 @@ class Engine:
         try:
             command = command_decoder(table.game or None).decode(env.body)
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, ValueError) as exc:
-            if not table.exists:
+            if not table.exists and not isinstance(exc, RecursionError):  # a game's command, before its game
                 return reject("game_not_found", "there is no such game")
             return reject("bad_command", f"not a command of this game: {str(exc)[:200]}")
         if env.expected_version is not None and env.expected_version != table.version:

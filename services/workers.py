@@ -96,8 +96,10 @@ class Workers:
         for fields in entries:
             try:
                 envelopes.append(command_envelope_decoder.decode(fields[b"c"]))
-            except (KeyError, msgspec.ValidationError, msgspec.DecodeError) as exc:
-                log.warning("command_envelope_unreadable", error=str(exc))  # nobody to answer: dropped, logged
+            except (KeyError, msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
+                # Nobody to answer (the reply channel is inside): parked for an operator, and acknowledged.
+                log.warning("command_envelope_unreadable", error=str(exc))
+                await self.engine.park(None, "envelope_unreadable", str(exc), raw=fields.get(b"c", b""))
         await self.engine.handle(envelopes)  # answers each sender on its reply_to channel
 
     async def on_events(self, entries: Entries) -> None:

@@ -10,8 +10,9 @@ import pytest
 from contracts.envelope import CommandEnvelope
 from contracts.table import CreateGame, JoinSeat
 from services.codec import encoder
-from services.engine import Engine
-from services.store import RedisEventStore
+from services import keys
+from services.engine import Contended, Engine
+from services.store import CONFLICT, AppendResult, RedisEventStore
 from tests.services.tally import Add
 
 pytestmark = pytest.mark.anyio
@@ -34,7 +35,7 @@ def engine(redis):
 async def started(engine: Engine, game_id: str = "g1", seats: int = 2) -> int:
     """Creates and fills a tally game; returns the seat whose turn it is."""
     replies = await engine.handle(
-        [cmd(game_id, CreateGame("tally", "t", seats, {}, "00ff"), cid="create")]
+        [cmd(game_id, CreateGame("tally", "t", seats, {}, "00ff" * 16), cid="create")]
         + [cmd(game_id, JoinSeat(f"p{s}", th(s), s), seat=s, cid=f"join{s}") for s in range(seats)]
     )
     assert [r.status for r in replies] == ["accepted"] * (seats + 1), replies
@@ -127,9 +128,9 @@ async def test_the_game_ends_with_the_seed_revealed(engine):
         seat = 1 - seat
     last = (await engine.store.read("g1"))[-1]
     ended = msgspec.json.decode(last.payload)
-    assert ended["type"] == "table.GameEnded" and ended["seed"] == "00ff"
+    assert ended["type"] == "table.GameEnded" and ended["seed"] == "00ff" * 16
     created = msgspec.json.decode((await engine.store.read("g1"))[0].payload)
-    assert created["seed_hash"] == hashlib.sha256(bytes.fromhex("00ff")).hexdigest()
+    assert created["seed_hash"] == hashlib.sha256(bytes.fromhex("00ff" * 16)).hexdigest()
     [late] = await engine.handle([cmd("g1", Add(1), seat=seat, token=th(seat), cid="late")])
     assert late.code == "game_over"
 
@@ -138,6 +139,107 @@ async def test_a_command_refused_before_its_game_existed_is_decided_again_later(
     early = cmd("g1", JoinSeat("a", th(0), 0), seat=0, cid="early")
     [first] = await engine.handle([early])
     assert first.code == "game_not_found"
-    await engine.handle([cmd("g1", CreateGame("tally", "t", 2, {}, "00"), cid="create")])
+    await engine.handle([cmd("g1", CreateGame("tally", "t", 2, {}), cid="create")])
     [again] = await engine.handle([early])
     assert again.status == "accepted"
+
+
+# --- issue #8: chosen seeds, expected versions, poison commands, final answers ---------------------------------
+
+@pytest.mark.parametrize("seed", ["00ff", "5eed", "00" * 31, "zz" * 32, "00" * 33])
+async def test_a_chosen_seed_must_be_as_long_as_the_servers_own(engine, seed):
+    [reply] = await engine.handle([cmd("g1", CreateGame("tally", "t", 2, {}, seed), cid="create")])
+    assert reply.status == "rejected" and reply.code == "bad_seed"
+    assert await engine.store.version("g1") == 0
+
+
+async def test_a_game_whose_seed_was_chosen_says_so_to_everyone(engine):
+    await started(engine)  # seed chosen
+    assert (await engine.load("g1")).table.seed_chosen is True
+    created = msgspec.json.decode((await engine.store.read("g1"))[0].payload)
+    assert created["seed_chosen"] is True
+    await engine.handle([cmd("g2", CreateGame("tally", "t", 2, {}), cid="create")])
+    slot = await engine.load("g2")
+    assert slot.table.seed_chosen is False and len(slot.seed) == 32
+
+
+async def test_a_command_decided_on_an_older_version_is_refused_as_stale_and_stays_refused(engine):
+    turn = await started(engine)
+    seen = (await engine.load("g1")).table.version
+    # a double click: two different commands from one view; the second is refused, not applied after the first
+    first = msgspec.structs.replace(cmd("g1", Add(1), seat=turn, token=th(turn), cid="click1"), expected_version=seen)
+    [a] = await engine.handle([first])
+    [b] = await engine.handle([cmd("g1", Add(1), seat=1 - turn, token=th(1 - turn), cid="click2")])
+    late = msgspec.structs.replace(cmd("g1", Add(2), seat=turn, token=th(turn), cid="click3"), expected_version=seen)
+    [c] = await engine.handle([late])
+    assert a.status == b.status == "accepted" and c.status == "rejected" and c.code == "stale"
+    assert await engine.store.version("g1") == seen + 2
+    engine.cache.clear()
+    [again] = await engine.handle([late])
+    assert again == c
+
+
+def nested(depth: int) -> bytes:
+    """A command body nested ``depth`` levels deep where its type lets anything in (a game's options)."""
+    return (b'{"type":"table.CreateGame","game":"tally","title":"t","seats":2,"options":{"x":'
+            + b"[" * depth + b"]" * depth + b"}}")
+
+
+@pytest.mark.parametrize("game_id", ["g1", "g2"])
+async def test_a_poison_command_is_refused_and_spares_the_rest_of_its_batch(engine, game_id):
+    turn = await started(engine)
+    deep = CommandEnvelope("deep", game_id, msgspec.Raw(nested(5000)))
+    good = cmd("g1", Add(1), seat=turn, token=th(turn), cid="good")
+    replies = await engine.handle([deep, good])
+    assert [r.status for r in replies] == ["rejected", "accepted"]
+    assert replies[0].code == "bad_command"
+    engine.cache.clear()
+    assert (await engine.handle([deep]))[0] == replies[0]  # a resend gets the same answer
+
+
+async def test_a_command_whose_rules_raise_is_refused_not_retried_for_ever(engine, tally_game, monkeypatch):
+    turn = await started(engine)
+
+    def broken(state, seat, command, chance):
+        raise ZeroDivisionError("a bug in the rules")
+
+    monkeypatch.setattr(tally_game, "decide", broken)
+    [reply] = await engine.handle([cmd("g1", Add(1), seat=turn, token=th(turn), cid="bug")])
+    assert reply.status == "rejected" and reply.code == "command_failed"
+    assert await engine.store.version("g1") == 5
+
+
+async def test_an_unreadable_envelope_is_parked_for_an_operator_and_acknowledged(redis, redis_url):
+    from services.config import Settings
+    from services.workers import Workers
+
+    workers = Workers(Settings(redis_url=redis_url))
+    try:
+        await workers.on_commands([{b"c": b"[" * 3000 + b"]" * 3000}, {b"x": b"no c field"}])
+        parked = await redis.xrange(keys.PARKED)
+        assert [f[b"reason"] for _, f in parked] == [b"envelope_unreadable"] * 2
+    finally:
+        await workers.stop()
+
+
+async def test_commands_that_keep_conflicting_get_no_made_up_answer(engine, redis, monkeypatch):
+    """An answer is final: a 'conflict' told while another copy of the command may be accepted later is not an
+    answer. The batch stays unacknowledged and comes again instead."""
+    turn = await started(engine)
+    real_append = engine.store.append
+
+    async def always_moved(appends):
+        return [AppendResult(CONFLICT, version=99) for _ in appends]
+
+    monkeypatch.setattr(engine.store, "append", always_moved)
+    pubsub = redis.pubsub()
+    await pubsub.subscribe("answers")
+    await pubsub.get_message(timeout=1)
+    env = msgspec.structs.replace(cmd("g1", Add(1), seat=turn, token=th(turn), cid="busy"), reply_to="answers")
+    with pytest.raises(Contended):
+        await engine.handle([env])
+    assert await pubsub.get_message(timeout=0.2) is None  # nothing told to the sender
+    await pubsub.aclose()
+    monkeypatch.setattr(engine.store, "append", real_append)
+    [reply] = await engine.handle([env])  # when the batch comes again, it is decided
+    assert reply.status == "accepted"
