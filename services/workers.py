@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 
 import msgspec
@@ -34,6 +36,7 @@ class Workers:
     def __init__(self, settings: Settings, roles: tuple[str, ...] = (ENGINE, PROJECTOR)) -> None:
         self.settings = settings
         self.roles = roles
+        self._watch: asyncio.Task | None = None
         # apply_types=False: the handlers take the entries as Redis gave them (services/streams.py); there is
         # nothing for FastDepends to inject or validate.
         # FastStream logs through a standard logger that structlog renders (services/logs.py), not its own
@@ -83,8 +86,38 @@ class Workers:
     async def start(self) -> None:
         await self.prepare()
         await self.broker.start()
+        self.start_watch()
+
+    def start_watch(self) -> None:
+        if PROJECTOR in self.roles and self._watch is None:
+            self._watch = asyncio.create_task(self.watch_read_store())
+
+    async def watch_read_store(self) -> None:
+        """A running projector notices a lost read store (a views Redis restarted empty, flushed, evicted) and
+        rebuilds it from the events, without a restart: every ``read_store_check_s`` it looks for the mark the
+        rebuild leaves. Writes in flight meanwhile are safe: each is conditional on the positions it read."""
+        while True:
+            await asyncio.sleep(self.settings.read_store_check_s)
+            try:
+                rebuilt = await self.projector.initialise()
+            except Exception as exc:  # noqa: BLE001 - a store down now is checked again next time
+                log.warning("read_store_check_failed", error=str(exc))
+                continue
+            if rebuilt is not None:
+                log.warning("read_store_rebuilt", games=rebuilt, reason="the read store was found empty")
+
+    async def _started(self) -> None:
+        self.start_watch()
+
+    async def _stop_watch(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
+            self._watch = None
 
     async def stop(self) -> None:
+        await self._stop_watch()
         await self.broker.stop()
         await self.store.aclose()
         await self.projector.aclose()
@@ -112,4 +145,6 @@ class Workers:
     def app(self) -> FastStream:
         app = FastStream(self.broker, specification=self.asyncapi(), logger=logging.getLogger(LIBRARIES))
         app.on_startup(self.prepare)
+        app.after_startup(self._started)
+        app.on_shutdown(self._stop_watch)
         return app

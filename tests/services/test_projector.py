@@ -6,6 +6,7 @@ import asyncio
 
 import msgspec
 import pytest
+import redis.asyncio as aioredis
 
 from contracts.readmodels import HistoryRecord, LobbyEntry, TableView
 from contracts.table import CreateGame, JoinSeat
@@ -322,3 +323,28 @@ async def test_a_batch_that_fails_while_computed_leaves_no_cached_table_ahead_of
     monkeypatch.setattr(projector, "_write", real)
     await projector.handle(entries)
     await assert_each_event_projected_once(redis, games)
+
+
+async def test_a_running_projector_rebuilds_a_lost_read_store_by_itself(redis, redis_url):
+    """Issue #8 item 10: a flushed (or restarted empty) read store used to leave every game 404 until the
+    projector was restarted."""
+    views_url = redis_url.rsplit("/", 1)[0] + "/1"
+    views = aioredis.Redis.from_url(views_url)
+    await views.flushdb()
+    workers = Workers(Settings(redis_url=redis_url, views_redis_url=views_url, read_store_check_s=0.2))
+    await workers.start()
+    try:
+        for c in [cmd("g1", CreateGame("tally", "t", 2, {}), cid="create"),
+                  cmd("g1", JoinSeat("a", th(0), 0), seat=0, cid="j0"),
+                  cmd("g1", JoinSeat("b", th(1), 1), seat=1, cid="j1")]:
+            await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(c)})
+        view = await wait_for_view(views, "g1", lambda v: v.status == "playing")
+        assert view.status == "playing"
+        await views.flushdb()  # the read store is lost; no command comes after
+        view = await wait_for_view(views, "g1", lambda v: v.status == "playing", tries=100)
+        assert view.status == "playing" and [s.name for s in view.seats] == ["a", "b"]
+        assert await views.hget(keys.seat_tokens("g1"), "0") == th(0).encode()
+        assert await views.hexists(keys.LOBBY, "g1")
+    finally:
+        await workers.stop()
+        await views.aclose()
