@@ -49,6 +49,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rate", type=float, default=0.0, help="offered commands/s (0: as fast as it goes)")
     p.add_argument("--senders", type=int, default=256, help="concurrent sender tasks (pipeline)")
     p.add_argument("--projectors", type=int, default=1, help="projector processes, one partition each (pipeline)")
+    p.add_argument("--fsync", default="always", choices=["always", "everysec"],
+                   help="the embedded event store's appendfsync (pipeline; the default is what `souk serve` runs)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -170,7 +172,7 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
     servers, tmp = [], None
     if not url:  # the same two stores as `souk serve`: events with AOF, read models in memory
         tmp = tempfile.TemporaryDirectory(prefix="souk-bench-")
-        servers = embedded_redis(tmp.name)
+        servers = embedded_redis(tmp.name, args.fsync)
         url, views_url = servers[0].url, servers[1].url
     views_url = views_url or url
     redis, views = Resp(url), Resp(views_url)
@@ -202,7 +204,8 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
         result["command"] = ("souk bench pipeline " + " ".join(
             f"--{k} {v}" for k, v in (("game", args.game), ("seconds", f"{args.seconds:g}"),
                                         ("games", args.games), ("rate", f"{args.rate:g}"),
-                                        ("senders", args.senders), ("projectors", args.projectors))) + " --json")
+                                        ("senders", args.senders), ("projectors", args.projectors),
+                                        ("fsync", args.fsync))) + " --json")
         failed = False
         return result
     finally:

@@ -38,7 +38,7 @@ def _serve(args: argparse.Namespace) -> None:
     settings = Settings.from_env(host=args.host, port=args.port)
     servers: list[RedisServer] = []
     if not settings.redis_url:
-        servers = embedded_redis(settings.data_dir)
+        servers = embedded_redis(settings.data_dir, settings.fsync)
         settings = Settings.from_env(host=args.host, port=args.port, redis_url=servers[0].url,
                                      views_redis_url=servers[1].url)
     try:
@@ -50,14 +50,14 @@ def _serve(args: argparse.Namespace) -> None:
             server.stop()
 
 
-def embedded_redis(data_dir: str) -> list:
-    """Two real redis-servers: the event store (AOF, in DATA_DIR/events) and the read store (no persistence:
-    the projector rebuilds it from the events when it starts empty)."""
+def embedded_redis(data_dir: str, fsync: str = "always") -> list:
+    """Two real redis-servers: the event store (AOF, in DATA_DIR/events, fsynced before each answer unless
+    ``fsync`` is everysec) and the read store (no persistence: the projector rebuilds it when it starts empty)."""
     from pathlib import Path
 
     from services.redis_server import RedisServer
 
-    events = RedisServer(Path(data_dir) / "events", appendonly=True).start()
+    events = RedisServer(Path(data_dir) / "events", appendonly=True, fsync=fsync).start()
     views = RedisServer(Path(data_dir) / "views", appendonly=False).start()
     log.info("embedded_redis_started", events=events.url, views=views.url, data_dir=data_dir)
     return [events, views]

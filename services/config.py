@@ -25,6 +25,7 @@ class Settings:
     reclaim_idle_ms: int = 30_000  # pending entries idle this long are reclaimed from a dead consumer
     events_maxlen: int = 1_000_000  # approximate cap of the global events stream (game streams are never trimmed)
     projector_partition: str = "0/1"  # 'i/N': this projector projects the games of partition i of N
+    fsync: str = "always"  # the embedded event store's appendfsync: always (accepted = on disk) or everysec
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
     consumer: str = field(default_factory=_consumer_name)
 
@@ -48,6 +49,7 @@ class Settings:
             reclaim_idle_ms=int(env.get("SOUK_RECLAIM_IDLE_MS", cls.reclaim_idle_ms)),
             events_maxlen=int(env.get("SOUK_EVENTS_MAXLEN", cls.events_maxlen)),
             projector_partition=env.get("SOUK_PROJECTOR_PARTITION", cls.projector_partition),
+            fsync=env.get("SOUK_FSYNC", cls.fsync),
             read_store_check_s=float(env.get("SOUK_READ_STORE_CHECK_S", cls.read_store_check_s)),
         )
         if env.get("SOUK_CONSUMER"):

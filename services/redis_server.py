@@ -52,10 +52,15 @@ def free_port() -> int:
 class RedisServer:
     """Start with ``start()``, stop with ``stop()``; ``url`` is its redis:// address."""
 
-    def __init__(self, data_dir: str | Path, port: int | None = None, appendonly: bool = True) -> None:
+    def __init__(self, data_dir: str | Path, port: int | None = None, appendonly: bool = True,
+                 fsync: str = "always") -> None:
+        """``fsync``: the AOF's appendfsync, ``always`` (an answered write is on disk) or ``everysec``."""
+        if fsync not in ("always", "everysec"):
+            raise ValueError(f"appendfsync is always or everysec, not {fsync!r}")
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.appendonly = appendonly
+        self.fsync = fsync
         self.process: subprocess.Popen | None = None
 
     @property
@@ -66,7 +71,7 @@ class RedisServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
             find_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.data_dir.resolve()),
-            "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", "everysec", "--save", "",
+            "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", self.fsync, "--save", "",
             "--auto-aof-rewrite-min-size", os.environ.get("SOUK_AOF_REWRITE_MIN_SIZE", "64mb"), "--daemonize", "no",
             "--logfile", str((self.data_dir / "redis.log").resolve()),
         ]
