@@ -23,6 +23,7 @@ from contracts.table import (
     Result,
     SeatJoined,
 )
+from domain import text
 from domain.chance import Chance, seed_hash
 from domain.kernel import Game, RuleViolation, get_game
 
@@ -147,8 +148,7 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
             "bad_seat_count",
             f"{game.title} is played by {game.min_seats} to {game.max_seats} players, not {command.seats}",
         )
-    if not command.title.strip() or len(command.title) > 200:
-        raise RuleViolation("bad_title", "the title must have 1 to 200 characters")
+    title = text.title(command.title)
     try:
         options = msgspec.convert(command.options, game.options_type, strict=True)
     except msgspec.ValidationError as exc:
@@ -160,7 +160,7 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
     return [
         GameCreated(
             game=game.name,
-            title=command.title.strip(),
+            title=title,
             seats=command.seats,
             options=msgspec.to_builtins(options),
             seed_hash=seed_hash(chance.seed),
@@ -189,8 +189,7 @@ def chosen_seed(command: CreateGame) -> bytes | None:
 def _join(table: Table, command: JoinSeat, chance: Chance) -> list[Any]:
     if table.status != OPEN:
         raise RuleViolation("game_started", "every seat of this game is taken")
-    if not command.name.strip() or len(command.name) > 60:
-        raise RuleViolation("bad_name", "a player's name must have 1 to 60 characters")
+    name = text.name(command.name)
     free = [i for i, p in enumerate(table.players) if p is None]
     if command.seat is None:
         seat = free[0]
@@ -200,7 +199,7 @@ def _join(table: Table, command: JoinSeat, chance: Chance) -> list[Any]:
         raise RuleViolation("seat_taken", f"seat {command.seat} is taken")
     else:
         seat = command.seat
-    events: list[Any] = [SeatJoined(seat=seat, name=command.name.strip(), token_hash=command.token_hash)]
+    events: list[Any] = [SeatJoined(seat=seat, name=name, token_hash=command.token_hash)]
     if len(free) == 1:
         events.append(GameStarted())
         events.extend(game_of(table).setup(table.seats, table.options, chance))
