@@ -100,3 +100,48 @@ def batch_subscription(
                          min_idle_time=reclaim_idle_ms, polling_interval=1000),
         title=f"{title or stream}-reclaim", include_in_schema=False, **common,
     )(handler)
+
+
+async def trim_acknowledged(redis: aioredis.Redis, stream: str, group: str) -> int:
+    """Removes the entries every reader is done with: those before the group's oldest pending entry, or up to its
+    last delivered entry when nothing is pending. Only for a stream read by this one group (``souk:commands``:
+    a command's outcome is recorded in the event store before its entry is acknowledged). Returns how many went."""
+    groups = await consumer_groups(redis, stream)
+    if set(groups) != {group}:
+        return 0
+    summary = await redis.xpending(stream, group)
+    floor = _text(summary["min"]) if summary["pending"] else groups[group]["last_delivered_id"]
+    if not floor or floor == "0-0":
+        return 0
+    return await redis.xtrim(stream, minid=floor, approximate=False)
+
+
+async def drop_stale_consumers(redis: aioredis.Redis, stream: str, idle_ms: int) -> list[str]:
+    """Removes the consumers of every group on ``stream`` that hold no pending entry and have not read for
+    ``idle_ms`` (those of processes that stopped or restarted under a new name). A consumer that still holds
+    entries is kept: removing it would drop them from the group's pending list, and nobody would reclaim them."""
+    dropped = []
+    for group in await consumer_groups(redis, stream):
+        for consumer in await redis.xinfo_consumers(stream, group):
+            idle = consumer.get("inactive", consumer.get("idle"))
+            if idle is None or idle < 0:
+                idle = consumer.get("idle", 0)
+            if consumer["pending"] == 0 and idle >= idle_ms:
+                name = _text(consumer["name"])
+                await redis.xgroup_delconsumer(stream, group, name)
+                dropped.append(f"{group}/{name}")
+    return dropped
+
+
+async def idle_consumers(redis: aioredis.Redis, stream: str, idle_ms: int) -> list[dict[str, Any]]:
+    """The consumers that have not read for ``idle_ms``: a worker that stopped reading, or one that is gone."""
+    out = []
+    for group in await consumer_groups(redis, stream):
+        for consumer in await redis.xinfo_consumers(stream, group):
+            idle = consumer.get("inactive", consumer.get("idle"))
+            if idle is None or idle < 0:
+                idle = consumer.get("idle", 0)
+            if idle >= idle_ms:
+                out.append({"group": group, "consumer": _text(consumer["name"]), "idle_ms": idle,
+                            "pending": consumer["pending"]})
+    return out

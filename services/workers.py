@@ -24,7 +24,7 @@ from services.engine import Engine
 from services.logs import LIBRARIES
 from services.projector import Partition, Projector
 from services.store import RedisEventStore
-from services.streams import Entries, batch_subscription, ensure_group
+from services.streams import Entries, batch_subscription, drop_stale_consumers, ensure_group, trim_acknowledged
 
 log = structlog.get_logger("souk.workers")
 ENGINE, PROJECTOR = "engine", "projector"
@@ -37,6 +37,7 @@ class Workers:
         self.settings = settings
         self.roles = roles
         self._watch: asyncio.Task | None = None
+        self._upkeep: asyncio.Task | None = None
         # apply_types=False: the handlers take the entries as Redis gave them (services/streams.py); there is
         # nothing for FastDepends to inject or validate.
         # FastStream logs through a standard logger that structlog renders (services/logs.py), not its own
@@ -91,6 +92,25 @@ class Workers:
     def start_watch(self) -> None:
         if PROJECTOR in self.roles and self._watch is None:
             self._watch = asyncio.create_task(self.watch_read_store())
+        if ENGINE in self.roles and self._upkeep is None:
+            self._upkeep = asyncio.create_task(self.keep_streams())
+
+    async def keep_streams(self) -> None:
+        """The engine's upkeep, every ``upkeep_s``: acknowledged commands are trimmed from ``souk:commands`` (it
+        used to grow without bound), and consumers of stopped processes, idle for ``stale_consumer_ms`` with
+        nothing pending, are removed from both streams' groups."""
+        while True:
+            await asyncio.sleep(self.settings.upkeep_s)
+            try:
+                trimmed = await trim_acknowledged(self.redis, keys.COMMANDS, keys.ENGINE_GROUP)
+                dropped = []
+                for stream in (keys.COMMANDS, keys.EVENTS):
+                    dropped += await drop_stale_consumers(self.redis, stream, self.settings.stale_consumer_ms)
+            except Exception as exc:  # noqa: BLE001 - tried again next time
+                log.warning("stream_upkeep_failed", error=str(exc))
+                continue
+            if trimmed or dropped:
+                log.info("stream_upkeep", commands_trimmed=trimmed, consumers_dropped=dropped)
 
     async def watch_read_store(self) -> None:
         """A running projector notices a lost read store (a views Redis restarted empty, flushed, evicted) and
@@ -110,11 +130,12 @@ class Workers:
         self.start_watch()
 
     async def _stop_watch(self) -> None:
-        if self._watch is not None:
-            self._watch.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watch
-            self._watch = None
+        for task in (self._watch, self._upkeep):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._watch = self._upkeep = None
 
     async def stop(self) -> None:
         await self._stop_watch()

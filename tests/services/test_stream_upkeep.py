@@ -1,0 +1,75 @@
+"""The engine's upkeep of the streams (issue #8 items 14 and 15): souk:commands no longer grows without bound,
+and consumers of stopped processes do not pile up in the groups."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from contracts.table import CreateGame
+from services import keys
+from services.streams import drop_stale_consumers, ensure_group, idle_consumers, trim_acknowledged
+from tests.services.test_engine import cmd
+
+pytestmark = pytest.mark.anyio
+
+
+async def add_commands(redis, n: int) -> list[bytes]:
+    return [await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(cmd(f"g{i}", CreateGame("tally", "t", 2)))})
+            for i in range(n)]
+
+
+async def test_acknowledged_commands_are_trimmed_and_pending_ones_kept(redis):
+    await ensure_group(redis, keys.COMMANDS, keys.ENGINE_GROUP)
+    ids = await add_commands(redis, 10)
+    delivered = await redis.xreadgroup(keys.ENGINE_GROUP, "e1", {keys.COMMANDS: ">"}, count=6)
+    got = [entry_id for entry_id, _ in delivered[0][1]]
+    await redis.xack(keys.COMMANDS, keys.ENGINE_GROUP, *got[:2], *got[3:])  # the third stays pending
+    await trim_acknowledged(redis, keys.COMMANDS, keys.ENGINE_GROUP)
+    left = [entry_id for entry_id, _ in await redis.xrange(keys.COMMANDS)]
+    assert left == ids[2:]  # from the pending one on: it, the acknowledged after it, and the undelivered
+
+    await redis.xack(keys.COMMANDS, keys.ENGINE_GROUP, got[2])
+    await trim_acknowledged(redis, keys.COMMANDS, keys.ENGINE_GROUP)
+    assert [entry_id for entry_id, _ in await redis.xrange(keys.COMMANDS)] == ids[5:]  # the last delivered on
+
+
+async def test_a_stream_read_by_another_group_too_is_not_trimmed(redis):
+    await ensure_group(redis, keys.COMMANDS, keys.ENGINE_GROUP)
+    await ensure_group(redis, keys.COMMANDS, "audit")
+    await add_commands(redis, 3)
+    delivered = await redis.xreadgroup(keys.ENGINE_GROUP, "e1", {keys.COMMANDS: ">"})
+    await redis.xack(keys.COMMANDS, keys.ENGINE_GROUP, *[i for i, _ in delivered[0][1]])
+    assert await trim_acknowledged(redis, keys.COMMANDS, keys.ENGINE_GROUP) == 0
+    assert await redis.xlen(keys.COMMANDS) == 3
+
+
+async def test_idle_consumers_with_nothing_pending_are_dropped_and_those_holding_entries_kept(redis):
+    await ensure_group(redis, keys.COMMANDS, keys.ENGINE_GROUP)
+    await add_commands(redis, 2)
+    await redis.xreadgroup(keys.ENGINE_GROUP, "holds", {keys.COMMANDS: ">"}, count=1)
+    await redis.xgroup_createconsumer(keys.COMMANDS, keys.ENGINE_GROUP, "gone")
+    assert {c["consumer"] for c in await idle_consumers(redis, keys.COMMANDS, 0)} == {"holds", "gone"}
+    assert await drop_stale_consumers(redis, keys.COMMANDS, idle_ms=0) == [f"{keys.ENGINE_GROUP}/gone"]
+    names = [c["name"] for c in await redis.xinfo_consumers(keys.COMMANDS, keys.ENGINE_GROUP)]
+    assert names == [b"holds"]
+    assert await drop_stale_consumers(redis, keys.COMMANDS, idle_ms=3_600_000) == []
+
+
+async def test_the_engine_keeps_the_commands_stream_short_while_it_runs(redis, redis_url):
+    import asyncio
+
+    from services.config import Settings
+    from services.workers import ENGINE, Workers
+
+    workers = Workers(Settings(redis_url=redis_url, upkeep_s=0.1), roles=(ENGINE,))
+    await workers.start()
+    try:
+        await add_commands(redis, 50)
+        for _ in range(100):
+            if await redis.xlen(keys.COMMANDS) <= 1:
+                break
+            await asyncio.sleep(0.05)
+        assert await redis.xlen(keys.COMMANDS) <= 1
+    finally:
+        await workers.stop()
