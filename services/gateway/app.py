@@ -35,10 +35,10 @@ from contracts.api import (
 )
 from contracts.envelope import CommandEnvelope, Reply
 from contracts.readmodels import HistoryPage, HistoryRecord, LobbyEntry, TableView
-from contracts.table import CreateGame, JoinSeat
+from contracts.table import CreateGame, GameCreated, GameStarted, JoinSeat, SeatJoined
 from domain.kernel import games
 from services import keys
-from services.codec import command_decoder, encoder, event_decoder
+from services.codec import command_decoder, encoder, event_decoder, event_envelope_decoder, table_event_decoder
 from services.config import Settings
 from services.gateway.errors import (
     ApiError,
@@ -80,19 +80,53 @@ class Gateway:
     async def lobby_entry(self, game_id: str) -> LobbyEntry:
         raw = await self.redis.hget(keys.LOBBY, game_id)
         if raw is None:
+            if await self.events.exists(keys.game_stream(game_id)):  # the read store lags or was lost
+                raise ApiError(503, "not_projected", "this game's read models are not built yet; retry shortly")
             raise ApiError(404, "game_not_found", f"there is no game {game_id!r}")
         return _lobby_decoder.decode(raw)
+
+    async def seats_of(self, game_id: str) -> tuple[str, dict[int, str]]:
+        """The game's name and its seats' token hashes, from its first events in the event store: what a lost or
+        lagging read store cannot take away (the game's name, and each SeatJoined, come before GameStarted)."""
+        game, hashes, after = "", {}, "-"
+        while True:
+            entries = await self.events.xrange(keys.game_stream(game_id), min=after, count=16)
+            for _, fields in entries:
+                env = event_envelope_decoder.decode(fields[b"e"])
+                if not env.type.startswith("table."):
+                    return game, hashes  # the game's own events: every seat is taken
+                event = table_event_decoder.decode(env.payload)
+                if isinstance(event, GameCreated):
+                    game = event.game
+                elif isinstance(event, SeatJoined):
+                    hashes[event.seat] = event.token_hash
+                elif isinstance(event, GameStarted):
+                    return game, hashes
+            if len(entries) < 16:
+                if not game:
+                    raise ApiError(404, "game_not_found", f"there is no game {game_id!r}")
+                return game, hashes
+            after = "(" + entries[-1][0].decode()
+
+    async def game_name(self, game_id: str) -> str:
+        raw = await self.redis.hget(keys.LOBBY, game_id)
+        if raw is not None:
+            return _lobby_decoder.decode(raw).game
+        return (await self.seats_of(game_id))[0]
 
     async def authorize(self, game_id: str, seat: int, token: str | None) -> str:
         """Checks the seat's token; returns its hash (what commands carry)."""
         if not token:
             raise ApiError(401, "missing_token", "send the seat token as 'Authorization: Bearer <token>'")
-        expected = await self.redis.hget(keys.seat_tokens(game_id), str(seat))
-        if expected is None:
-            await self.lobby_entry(game_id)
-            raise ApiError(401, "bad_token", "the seat token is not valid for this seat")
+        raw = await self.redis.hget(keys.seat_tokens(game_id), str(seat))
+        if raw is not None:
+            expected = raw.decode()
+        else:  # not projected yet, or the read store was lost: the events hold the token hashes
+            expected = (await self.seats_of(game_id))[1].get(seat)
+            if expected is None:
+                raise ApiError(401, "bad_token", "the seat token is not valid for this seat")
         hashed = token_hash(token)
-        if not secrets.compare_digest(expected.decode(), hashed):
+        if not secrets.compare_digest(expected, hashed):
             raise ApiError(401, "bad_token", "the seat token is not valid for this seat")
         return hashed
 
@@ -297,11 +331,11 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         hashed = await gw.authorize(game_id, seat, _bearer(request))
         if not 1 <= len(data.command_id) <= 100:
             raise ApiError(400, "bad_command_id", "command_id must have 1 to 100 characters")
-        entry = await gw.lobby_entry(game_id)
+        game = await gw.game_name(game_id)
         try:
-            command = _convert(entry.game, data.command)
+            command = _convert(game, data.command)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise ApiError(400, "bad_command", f"not a command of {entry.game}: {exc}") from None
+            raise ApiError(400, "bad_command", f"not a command of {game}: {exc}") from None
         env = CommandEnvelope(data.command_id, game_id, msgspec.Raw(encoder.encode(command)), seat=seat,
                               token_hash=hashed)
         reply = await gw.submit(env)

@@ -16,13 +16,19 @@ from services.redis_server import free_port
 
 
 @pytest.fixture
-def souk_url(redis_url: str, tmp_path) -> Iterator[str]:
+def souk_env() -> dict[str, str]:
+    """Extra environment for `souk serve` (a test module overrides this fixture to change a setting)."""
+    return {}
+
+
+@pytest.fixture
+def souk_url(redis_url: str, tmp_path, souk_env) -> Iterator[str]:
     """The event store in database 0 and the read store in database 1, as two Redis would be used."""
     views_url = redis_url.rsplit("/", 1)[0] + "/1"
     redis.Redis.from_url(views_url).flushdb()
     port = free_port()
     env = {**os.environ, "REDIS_URL": redis_url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning",
-           "SOUK_RECLAIM_IDLE_MS": "2000"}
+           "SOUK_RECLAIM_IDLE_MS": "2000", **souk_env}
     log = open(tmp_path / "souk.log", "wb")
     process = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", str(port)],
                                env=env, stdout=log, stderr=subprocess.STDOUT)
