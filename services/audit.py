@@ -64,3 +64,31 @@ def verify_history(game_id: str, entries: Sequence[dict[str, Any]]) -> list[str]
                 problems.append(f"{where}: its hash does not match what it shows and commits to")
         prev = entry["hash"]
     return problems
+
+
+def fetch(url: str) -> Any:
+    """GET a JSON document (the standard library's client: ``souk verify`` needs nothing the plain install lacks)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:  # noqa: S310 - the operator's own server
+            return json.load(response)
+    except urllib.error.HTTPError as exc:
+        body = exc.read().decode(errors="replace")
+        raise SystemExit(f"souk verify: {url} answered {exc.code}: {body[:300]}") from None
+
+
+def verify_game(server: str, game_id: str) -> tuple[str, list[str]]:
+    """What ``souk verify`` does: the audit of a finished game, else the spectator's history so far."""
+    server = server.rstrip("/")
+    lobby = fetch(f"{server}/games/{game_id}")
+    if lobby["status"] == "over":
+        return "audit", verify_audit(fetch(f"{server}/games/{game_id}/audit"))
+    entries: list[dict[str, Any]] = []
+    while True:
+        page = fetch(f"{server}/games/{game_id}/history?after={len(entries)}&limit=1000")
+        if not page["entries"]:
+            return "history", verify_history(game_id, entries)
+        entries += page["entries"]

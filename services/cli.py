@@ -4,6 +4,7 @@
   souk engine | projector       one worker role (REDIS_URL required; projector --partition i/N to scale out)
   souk gateway                  HTTP + WebSocket only (REDIS_URL required)
   souk schema [--out FILE]      JSON Schema of the wire format
+  souk verify GAME [--server]   check a game's record: its chain, and once over its commitments and seed
   souk projections rebuild      drop the read models and project every game again from its first event
   souk bench pipeline|domain    benchmarks (see the README)
 """
@@ -95,6 +96,18 @@ def _worker(role: str, args: argparse.Namespace) -> None:
     run(Workers(settings, roles=(role,)).app().run())
 
 
+def _verify(args: argparse.Namespace) -> None:
+    from services.audit import verify_game
+
+    what, problems = verify_game(args.server, args.game_id)
+    for problem in problems:
+        print(problem)
+    if problems:
+        sys.exit(f"souk verify: the {what} of {args.game_id} does not hold ({len(problems)} problems)")
+    print(f"the {what} of {args.game_id} holds: " + ("chain, commitments and seed checked" if what == "audit"
+          else "chain checked (secrets are committed to; they open once the game is over)"))
+
+
 def _schema(args: argparse.Namespace) -> None:
     from services.schema import write
 
@@ -165,6 +178,10 @@ def parser() -> argparse.ArgumentParser:
                     help="i/N: project the games of partition i of N; run every partition (default: "
                          "SOUK_PROJECTOR_PARTITION, else 0/1: every game)")
     sp.set_defaults(fn=lambda a: _worker("projector", a))
+    sp = sub.add_parser("verify", help="check a game's record on a server (chain, commitments, seed)")
+    sp.add_argument("game_id")
+    sp.add_argument("--server", default="http://127.0.0.1:8000")
+    sp.set_defaults(fn=_verify)
     sp = sub.add_parser("schema")
     sp.add_argument("--out", default=None, help="file to write (default: print)")
     sp.set_defaults(fn=_schema)

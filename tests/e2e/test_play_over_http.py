@@ -6,6 +6,8 @@ import asyncio
 import hashlib
 import json
 import random
+import subprocess
+import sys
 
 import httpx
 import pytest
@@ -100,6 +102,9 @@ async def test_a_whole_game_is_played_over_http_with_a_websocket_following_it(so
             spectator += page.json()["entries"]
         assert verify_history(game_id, spectator) == []
         assert any(e["commitment"] for e in spectator)  # secrets were committed to, not hashed in the clear
+        done = subprocess.run([sys.executable, "-m", "services.cli", "verify", game_id, "--server", souk_url],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "holds" in done.stdout, done.stdout + done.stderr
 
 
 async def test_bad_input_gets_a_clear_error_and_changes_nothing(souk_url):
