@@ -31,6 +31,13 @@ class JoinSeat(Command, tag="table.JoinSeat"):
     seat: int | None = None  # None: the lowest free seat
 
 
+class CancelGame(Command, tag="table.CancelGame"):
+    """Cancels a game that never started. Sent by the platform itself (the engine's upkeep expires open games;
+    no seat may send it)."""
+
+    reason: str = "expired"
+
+
 # --- events ---------------------------------------------------------------------------------------------
 
 class GameCreated(Event, tag="table.GameCreated"):
@@ -59,8 +66,12 @@ class GameEnded(Event, tag="table.GameEnded"):
     details: dict[str, Any] = {}
 
 
-TABLE_COMMANDS = (CreateGame, JoinSeat)
-TABLE_EVENTS = (GameCreated, SeatJoined, GameStarted, GameEnded)
+class GameCancelled(Event, tag="table.GameCancelled"):
+    reason: str  # "expired": nobody filled its seats in time
+
+
+TABLE_COMMANDS = (CreateGame, JoinSeat, CancelGame)
+TABLE_EVENTS = (GameCreated, SeatJoined, GameStarted, GameEnded, GameCancelled)
 
 
 class Flow(msgspec.Struct, frozen=True):

@@ -14,8 +14,10 @@ import msgspec
 
 from contracts.readmodels import SeatInfo, TableView
 from contracts.table import (
+    CancelGame,
     CreateGame,
     Flow,
+    GameCancelled,
     GameCreated,
     GameEnded,
     GameStarted,
@@ -27,7 +29,7 @@ from domain import text
 from domain.chance import Chance, seed_hash
 from domain.kernel import Game, RuleViolation, get_game
 
-OPEN, PLAYING, OVER = "open", "playing", "over"
+OPEN, PLAYING, OVER, CANCELLED = "open", "playing", "over", "cancelled"
 
 
 class Player(msgspec.Struct, frozen=True):
@@ -90,6 +92,8 @@ def evolve(table: Table, event: Any) -> Table:
         return msgspec.structs.replace(table, players=tuple(players), version=version)
     if isinstance(event, GameStarted):
         return msgspec.structs.replace(table, status=PLAYING, version=version)
+    if isinstance(event, GameCancelled):
+        return msgspec.structs.replace(table, status=CANCELLED, version=version)
     if isinstance(event, GameEnded):
         result = Result(event.scores, event.winners, event.details)
         return msgspec.structs.replace(table, status=OVER, result=result, version=version)
@@ -115,6 +119,8 @@ def flow(table: Table) -> Flow:
         return Flow(phase="waiting_for_players")
     if table.status == OVER:
         return Flow(phase="over")
+    if table.status == CANCELLED:
+        return Flow(phase="cancelled")
     if table.status == PLAYING:
         return game_of(table).flow(table.state)
     return Flow(phase="absent")
@@ -132,8 +138,12 @@ def decide(
         return _create(table, command, chance)
     if not table.exists:
         raise RuleViolation("game_not_found", "there is no such game")
+    if table.status == CANCELLED:
+        raise RuleViolation("game_cancelled", "this game was cancelled before it started")
     if isinstance(command, JoinSeat):
         return _join(table, command, chance)
+    if isinstance(command, CancelGame):
+        return _cancel(table, seat, command)
     return _play(table, seat, token_hash, command, chance)
 
 
@@ -206,6 +216,14 @@ def _join(table: Table, command: JoinSeat, chance: Chance) -> list[Any]:
     return events
 
 
+def _cancel(table: Table, seat: int | None, command: CancelGame) -> list[Any]:
+    if seat is not None:
+        raise RuleViolation("not_allowed", "a game is cancelled by the platform, not by a seat")
+    if table.status != OPEN:
+        raise RuleViolation("game_started", "only a game that has not started can be cancelled")
+    return [GameCancelled(reason=command.reason)]
+
+
 def _play(table: Table, seat: int | None, token_hash: str | None, command: Any, chance: Chance) -> list[Any]:
     if table.status == OPEN:
         raise RuleViolation("game_not_started", "the game starts when every seat is taken")
@@ -235,7 +253,7 @@ def redact(table: Table, event: Any, seat: int | None) -> Any:
     """The event as ``seat`` may see it in the history: token hashes never, other secrets as the game says."""
     if isinstance(event, SeatJoined):
         return msgspec.structs.replace(event, token_hash="")
-    if isinstance(event, (GameCreated, GameStarted, GameEnded)):
+    if isinstance(event, (GameCreated, GameStarted, GameEnded, GameCancelled)):
         return event
     return game_of(table).redact(event, seat)
 

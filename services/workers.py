@@ -24,6 +24,7 @@ from services.engine import Engine
 from services.logs import LIBRARIES
 from services.projector import Partition, Projector
 from services.store import RedisEventStore
+from services.upkeep import expire_open_games
 from services.streams import Entries, batch_subscription, drop_stale_consumers, ensure_group, trim_acknowledged
 
 log = structlog.get_logger("souk.workers")
@@ -96,21 +97,23 @@ class Workers:
             self._upkeep = asyncio.create_task(self.keep_streams())
 
     async def keep_streams(self) -> None:
-        """The engine's upkeep, every ``upkeep_s``: acknowledged commands are trimmed from ``souk:commands`` (it
-        used to grow without bound), and consumers of stopped processes, idle for ``stale_consumer_ms`` with
-        nothing pending, are removed from both streams' groups."""
+        """The engine's upkeep, every ``upkeep_s``: games still open ``open_game_ttl_s`` after their creation are
+        cancelled, acknowledged commands are trimmed from ``souk:commands`` (it used to grow without bound), and
+        consumers of stopped processes, idle for ``stale_consumer_ms`` with nothing pending, are removed from both
+        streams' groups."""
         while True:
             await asyncio.sleep(self.settings.upkeep_s)
             try:
+                expired = await expire_open_games(self.redis, self.settings.open_game_ttl_s)
                 trimmed = await trim_acknowledged(self.redis, keys.COMMANDS, keys.ENGINE_GROUP)
                 dropped = []
                 for stream in (keys.COMMANDS, keys.EVENTS):
                     dropped += await drop_stale_consumers(self.redis, stream, self.settings.stale_consumer_ms)
             except Exception as exc:  # noqa: BLE001 - tried again next time
-                log.warning("stream_upkeep_failed", error=str(exc))
+                log.warning("upkeep_failed", error=str(exc))
                 continue
-            if trimmed or dropped:
-                log.info("stream_upkeep", commands_trimmed=trimmed, consumers_dropped=dropped)
+            if trimmed or dropped or expired:
+                log.info("upkeep", commands_trimmed=trimmed, consumers_dropped=dropped, open_games_expired=expired)
 
     async def watch_read_store(self) -> None:
         """A running projector notices a lost read store (a views Redis restarted empty, flushed, evicted) and

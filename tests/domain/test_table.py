@@ -106,3 +106,25 @@ def test_chance_is_the_same_for_the_same_seed_and_position_and_differs_otherwise
     assert Chance(b"s", 3).shuffled(range(20)) != Chance(b"t", 3).shuffled(range(20))
     rolls = Chance(b"s", 0).roll(6000)
     assert set(rolls) == {1, 2, 3, 4, 5, 6} and all(800 < rolls.count(v) < 1200 for v in range(1, 7))
+
+
+def test_an_open_game_is_cancelled_by_the_platform_and_then_refuses_everything():
+    from contracts.table import CancelGame, GameCancelled
+
+    table = tbl.fold(decide(created(3), JoinSeat("a", "h0")), created(3))
+    refused(table, CancelGame(), "not_allowed", seat=0, token="h0")  # no seat may cancel it
+    [event] = decide(table, CancelGame("expired"))
+    assert event == GameCancelled("expired")
+    table = tbl.evolve(table, event)
+    assert table.status == tbl.CANCELLED and tbl.flow(table).phase == "cancelled"
+    refused(table, JoinSeat("b", "h1"), "game_cancelled")
+    refused(table, CancelGame(), "game_cancelled")
+    assert tbl.redact(table, event, None) is event
+    assert all(v.status == "cancelled" for v in tbl.views(table, "g").values())
+
+
+def test_a_started_game_cannot_be_cancelled():
+    from contracts.table import CancelGame
+
+    table, _ = start_table(get_game("samarkand"), 3)
+    refused(table, CancelGame(), "game_started")

@@ -73,3 +73,28 @@ async def test_the_engine_keeps_the_commands_stream_short_while_it_runs(redis, r
         assert await redis.xlen(keys.COMMANDS) <= 1
     finally:
         await workers.stop()
+
+
+async def test_games_nobody_filled_in_time_are_cancelled_once_and_started_ones_kept(redis):
+    import time
+
+    from services.engine import Engine
+    from services.store import RedisEventStore
+    from services.upkeep import expire_open_games
+    from tests.services.test_engine import started
+
+    engine = Engine(redis, RedisEventStore(redis))
+    await started(engine, "full")  # its seats are all taken
+    [reply] = await engine.handle([cmd("empty", CreateGame("tally", "t", 2), cid="create")])
+    assert reply.status == "accepted"
+    now = time.time()
+    assert await expire_open_games(redis, ttl_s=3600, now=now) == 0  # not old enough
+    assert await expire_open_games(redis, ttl_s=0, now=now + 1) == 2
+    assert await expire_open_games(redis, ttl_s=0, now=now + 2) == 0  # each game is looked at once
+    entries = await redis.xrange(keys.COMMANDS)
+    from services.codec import command_envelope_decoder
+    replies = await engine.handle([command_envelope_decoder.decode(f[b"c"]) for _, f in entries])
+    by_game = {r.game_id: r for r in replies}
+    assert by_game["empty"].status == "accepted" and by_game["full"].code == "game_started"
+    assert (await engine.load("empty")).table.status == "cancelled"
+    assert (await engine.load("full")).table.status == "playing"
