@@ -27,6 +27,7 @@ class Settings:
     projector_partition: str = "0/1"  # 'i/N': this projector projects the games of partition i of N
     fsync: str = "always"  # the embedded event store's appendfsync: always (accepted = on disk) or everysec
     open_game_ttl_s: float = 86_400.0  # a game whose seats are not all taken this long after creation is cancelled
+    refusal_ttl_s: int = 604_800  # a refused command's outcome is kept this long (an accepted one for ever)
     upkeep_s: float = 5.0  # how often the engine trims acknowledged commands and drops stale consumers
     stale_consumer_ms: int = 600_000  # a consumer idle this long with nothing pending belongs to a stopped process
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
@@ -54,6 +55,7 @@ class Settings:
             projector_partition=env.get("SOUK_PROJECTOR_PARTITION", cls.projector_partition),
             fsync=env.get("SOUK_FSYNC", cls.fsync),
             open_game_ttl_s=float(env.get("SOUK_OPEN_GAME_TTL_S", cls.open_game_ttl_s)),
+            refusal_ttl_s=int(env.get("SOUK_REFUSAL_TTL_S", cls.refusal_ttl_s)),
             upkeep_s=float(env.get("SOUK_UPKEEP_S", cls.upkeep_s)),
             stale_consumer_ms=int(env.get("SOUK_STALE_CONSUMER_MS", cls.stale_consumer_ms)),
             read_store_check_s=float(env.get("SOUK_READ_STORE_CHECK_S", cls.read_store_check_s)),

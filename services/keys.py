@@ -10,6 +10,7 @@ from __future__ import annotations
 COMMANDS = "souk:commands"  # stream of CommandEnvelope
 EVENTS = "souk:events"  # stream of every game's events, in commit order
 GAMES = "souk:games"  # sorted set: game id -> creation time (every game ever created)
+REFUSALS = "souk:refusals"  # sorted set: '{game}\n{command key}' -> when its refusal's outcome is forgotten
 PARKED = "souk:parked"  # stream: commands the engine could not decide nor answer normally (for operators)
 ENGINE_GROUP = "engine"
 PROJECTOR_GROUP = "projector"

@@ -73,11 +73,11 @@ class EventStore(Protocol):
 
 _APPEND = """
 -- A batch of appends, each standing alone, in order. ARGV[1]: MessagePack of [maxlen, now, the games key, the
--- events stream, appends]; an append is [stream, outcomes, head key, expected version, command key, outcome,
+-- events stream, appends, the refusals key, the refusals' lifetime]; an append is [stream, outcomes, head key, expected version, command key, outcome,
 -- game id, game, prev hash, new head, notify channel, events]. One packed argument instead of many: packing
 -- and parsing a batch's arguments one by one was a tenth of a worker's time (measured in the projector).
 local batch = cmsgpack.unpack(ARGV[1])
-local maxlen, now, games, all = batch[1], batch[2], batch[3], batch[4]
+local maxlen, now, games, all, refusals, refusal_ttl = batch[1], batch[2], batch[3], batch[4], batch[6], batch[7]
 local results = {}
 for a = 1, #batch[5] do
   local stream, outcomes, headkey, expected, ckey, outcome, game_id, game, prev, head, notify, events =
@@ -99,7 +99,11 @@ for a = 1, #batch[5] do
         redis.call('XADD', all, 'MAXLEN', '~', maxlen, '*', 'g', game_id, 'k', game, 'e', events[j])
       end
       if n > 0 then redis.call('SET', headkey, head) end
-      if ckey ~= '' then redis.call('HSET', outcomes, ckey, outcome) end
+      if ckey ~= '' then
+        redis.call('HSET', outcomes, ckey, outcome)
+        -- a refusal is remembered for a while (upkeep forgets it then); an acceptance for ever
+        if n == 0 then redis.call('ZADD', refusals, tonumber(now) + refusal_ttl, game_id .. '\\n' .. ckey) end
+      end
       if notify ~= '' then redis.call('PUBLISH', notify, outcome) end
       results[#results + 1] = {'ok', tostring(expected + n)}
     end
@@ -111,10 +115,12 @@ _pack = msgspec.msgpack.Encoder().encode
 
 
 class RedisEventStore:
-    def __init__(self, redis: aioredis.Redis, events_maxlen: int = 1_000_000) -> None:
+    def __init__(self, redis: aioredis.Redis, events_maxlen: int = 1_000_000,
+                 refusal_ttl_s: int = 7 * 86_400) -> None:
         self.redis = redis
         self.lean = Resp.like(redis)  # appends: the hot path (see services/resp.py)
         self.events_maxlen = events_maxlen
+        self.refusal_ttl_s = refusal_ttl_s
         self._sha = hashlib.sha1(_APPEND.encode()).hexdigest()
 
     async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
@@ -127,7 +133,7 @@ class RedisEventStore:
             (keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id), a.expected_version,
              a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash, a.head, a.notify,
              [e.decode() for e in a.envelopes])
-            for a in appends])
+            for a in appends], keys.REFUSALS, self.refusal_ttl_s)
         return [_result(r) for r in await self.lean.evalsha(self._sha, _APPEND, _pack(batch))]
 
     async def aclose(self) -> None:
@@ -146,6 +152,21 @@ class RedisEventStore:
     async def game_ids(self) -> AsyncIterator[str]:
         async for game_id, _ in self.redis.zscan_iter(keys.GAMES):
             yield game_id.decode()
+
+    async def forget_refusals(self, now: float | None = None, limit: int = 1000) -> int:
+        """Drops the outcomes of refusals recorded more than ``refusal_ttl_s`` ago (their command ids may then be
+        decided again; an accepted command's outcome is kept for ever). Returns how many went."""
+        now = time.time() if now is None else now
+        due = await self.redis.zrangebyscore(keys.REFUSALS, "-inf", repr(now), start=0, num=limit)
+        if not due:
+            return 0
+        pipe = self.redis.pipeline(transaction=True)
+        for member in due:
+            game_id, ckey = member.decode().split("\n", 1)
+            pipe.hdel(keys.outcomes(game_id), ckey)
+        pipe.zrem(keys.REFUSALS, *due)
+        await pipe.execute()
+        return len(due)
 
 
 def _result(raw) -> AppendResult:

@@ -47,7 +47,7 @@ class Workers:
                                   logger=logging.getLogger(LIBRARIES))
         self.redis = aioredis.Redis.from_url(settings.redis_url)
         self.views_redis = aioredis.Redis.from_url(settings.views_url)
-        self.store = RedisEventStore(self.redis, settings.events_maxlen)
+        self.store = RedisEventStore(self.redis, settings.events_maxlen, settings.refusal_ttl_s)
         self.engine = Engine(self.redis, self.store)
         self.partition = Partition.parse(settings.projector_partition)
         self.projector = Projector(self.views_redis, self.store, partition=self.partition)
@@ -98,7 +98,8 @@ class Workers:
 
     async def keep_streams(self) -> None:
         """The engine's upkeep, every ``upkeep_s``: games still open ``open_game_ttl_s`` after their creation are
-        cancelled, acknowledged commands are trimmed from ``souk:commands`` (it used to grow without bound), and
+        cancelled, acknowledged commands are trimmed from ``souk:commands`` (it used to grow without bound), the
+        outcomes of refusals older than ``refusal_ttl_s`` are forgotten, and
         consumers of stopped processes, idle for ``stale_consumer_ms`` with nothing pending, are removed from both
         streams' groups."""
         while True:
@@ -106,14 +107,16 @@ class Workers:
             try:
                 expired = await expire_open_games(self.redis, self.settings.open_game_ttl_s)
                 trimmed = await trim_acknowledged(self.redis, keys.COMMANDS, keys.ENGINE_GROUP)
+                forgotten = await self.store.forget_refusals()
                 dropped = []
                 for stream in (keys.COMMANDS, keys.EVENTS):
                     dropped += await drop_stale_consumers(self.redis, stream, self.settings.stale_consumer_ms)
             except Exception as exc:  # noqa: BLE001 - tried again next time
                 log.warning("upkeep_failed", error=str(exc))
                 continue
-            if trimmed or dropped or expired:
-                log.info("upkeep", commands_trimmed=trimmed, consumers_dropped=dropped, open_games_expired=expired)
+            if trimmed or dropped or expired or forgotten:
+                log.info("upkeep", commands_trimmed=trimmed, consumers_dropped=dropped, open_games_expired=expired,
+                         refusals_forgotten=forgotten)
 
     async def watch_read_store(self) -> None:
         """A running projector notices a lost read store (a views Redis restarted empty, flushed, evicted) and

@@ -98,3 +98,23 @@ async def test_games_nobody_filled_in_time_are_cancelled_once_and_started_ones_k
     assert by_game["empty"].status == "accepted" and by_game["full"].code == "game_started"
     assert (await engine.load("empty")).table.status == "cancelled"
     assert (await engine.load("full")).table.status == "playing"
+
+
+async def test_a_refusals_outcome_is_forgotten_after_its_time_and_an_acceptance_never(redis):
+    import time
+
+    from services.engine import Engine
+    from services.store import RedisEventStore
+    from tests.services.tally import Add
+    from tests.services.test_engine import started, th
+
+    engine = Engine(redis, RedisEventStore(redis, refusal_ttl_s=60))
+    turn = await started(engine)
+    [refused] = await engine.handle([cmd("g1", Add(1), seat=1 - turn, token=th(1 - turn), cid="early")])
+    [accepted] = await engine.handle([cmd("g1", Add(1), seat=turn, token=th(turn), cid="fine")])
+    assert refused.code == "not_your_turn" and accepted.status == "accepted"
+    assert await engine.store.forget_refusals(now=time.time() + 30) == 0  # not yet
+    assert await engine.store.forget_refusals(now=time.time() + 61) == 1
+    assert await engine.store.outcome("g1", f"{1 - turn}:early") is None
+    assert await engine.store.outcome("g1", f"{turn}:fine") is not None
+    assert await redis.zcard(keys.REFUSALS) == 0
