@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import hashlib
 import secrets
-import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -22,6 +21,8 @@ import structlog
 from litestar import Litestar, MediaType, Request, Response, WebSocket, get, post, websocket
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException, WebSocketDisconnect
 from litestar.openapi import OpenAPIConfig
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from contracts.api import (
     Audit,
@@ -131,15 +132,9 @@ class Gateway:
         return hashed
 
     async def wait_projected(self, game_id: str, version: int, timeout: float = 3.0) -> None:
-        """Until the read models of ``game_id`` reach ``version`` (bounded: a slow projector is not an error)."""
-        deadline = time.monotonic() + timeout
-        async with self.updates.listen(game_id) as queue:
-            while time.monotonic() < deadline:
-                position = await self.redis.get(keys.position(game_id))
-                if position is not None and int(position) >= version:
-                    return
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(queue.get(), max(0.0, min(0.25, deadline - time.monotonic())))
+        """Until the read models of ``game_id`` reach ``version`` (bounded: a slow projector is not an error).
+        Every caller waiting on one game shares one read of its position and the update notices."""
+        await self.updates.wait_for(game_id, version, timeout)
 
     async def view_bytes(self, game_id: str, seat: int | None) -> bytes:
         raw = await self.redis.hget(keys.views(game_id), keys.audience(seat))
@@ -181,8 +176,14 @@ def _json(raw: bytes) -> Response:
 
 def create_app(settings: Settings, workers: Any = None) -> Litestar:
     """The ASGI app. ``workers`` (a ``services.workers.Workers``) are started and stopped with it when given."""
-    events = aioredis.Redis.from_url(settings.redis_url)
-    client = aioredis.Redis.from_url(settings.views_url)
+    def pooled(url: str) -> aioredis.Redis:
+        """A bounded pool where a burst waits for a connection: redis-py's default pool raises "Too many
+        connections" past 100 in use, which 100 clients waiting on one game used to reach (issue #8 item 12).
+        A command that finds its pooled connection closed (Redis restarted) is sent once more on a new one."""
+        return aioredis.Redis.from_pool(aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=64, timeout=5, retry=Retry(NoBackoff(), 1)))
+
+    events, client = pooled(settings.redis_url), pooled(settings.views_url)
     gw = Gateway(events, client, settings)
 
     @contextlib.asynccontextmanager
@@ -203,11 +204,13 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
             await events.aclose()
 
     @get("/health", tags=["platform"])
-    async def health() -> dict[str, Any]:
+    async def health() -> Response[dict[str, Any]]:
         """Checks both stores (the event store's Redis and the read store's, which may be the same), and shows
         the commands and events streams (length, last id) with each consumer group's backlog (``pending``:
         delivered, not yet acknowledged; ``last_delivered_id``; ``lag``: not yet delivered, Redis 7+).
-        ``warnings`` names projector partitions that never ran."""
+        ``warnings`` names projector partitions that never ran. ``listeners``: the state of the gateway's pub/sub
+        listeners (engine replies, view updates); one that lost its connection makes the answer a 503 while it
+        reconnects (``status``: ``listener_down``)."""
         for name, redis in (("event store", events), ("read store", client)):
             try:
                 await redis.ping()
@@ -216,7 +219,14 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         streams = {stream: await stream_backlog(events, stream) for stream in (keys.COMMANDS, keys.EVENTS)}
         warnings = [f"projector partition {p} has never run: its games' views are not kept"
                     for p in Partition.missing(streams[keys.EVENTS]["groups"])]
-        return {"status": "ok", "event_store": "ok", "read_store": "ok", "streams": streams, "warnings": warnings}
+        listeners = {lst.name: lst.state for lst in (gw.replies, gw.updates)}
+        down = [name for name, state in listeners.items() if not state.connected]
+        warnings += [f"the {name} listener has no Redis connection since {listeners[name].since}: "
+                     f"{listeners[name].last_error}; it reconnects by itself" for name in down]
+        body = {"status": "listener_down" if down else "ok", "event_store": "ok", "read_store": "ok",
+                "streams": streams, "listeners": {name: msgspec.to_builtins(s) for name, s in listeners.items()},
+                "warnings": warnings}
+        return Response(body, status_code=503 if down else 200)
 
     @get("/catalog", tags=["platform"])
     async def catalog() -> list[GameInfo]:
@@ -380,36 +390,26 @@ def _convert(game: str, command: dict[str, Any]) -> Any:
 
 
 async def _push_views(gw: Gateway, socket: WebSocket, game_id: str, seat: int | None) -> None:
+    """Sends the view now and after every change. The socket holds no Redis connection and reads nothing itself:
+    the views come from ``gw.updates``, which reads each new view once for every socket following it."""
     await socket.accept()
-    closed = asyncio.Event()
+    async with gw.updates.follow(game_id, keys.audience(seat)) as follower:
 
-    async def drain() -> None:  # notices the client leaving
+        async def drain() -> None:  # notices the client leaving
+            try:
+                while True:
+                    await socket.receive_data(mode="text")
+            except (WebSocketDisconnect, Exception):  # noqa: BLE001
+                follower.close()
+
+        reader = asyncio.create_task(drain())
         try:
-            while True:
-                await socket.receive_data(mode="text")
-        except (WebSocketDisconnect, Exception):  # noqa: BLE001
-            closed.set()
-
-    reader = asyncio.create_task(drain())
-    sent = -1
-    try:
-        async with gw.updates.listen(game_id) as queue:
-            while not closed.is_set():
-                raw = await gw.redis.hget(keys.views(game_id), keys.audience(seat))
-                if raw is not None:
-                    version = _view_decoder.decode(raw).version
-                    if version > sent:
-                        await socket.send_data(raw.decode(), mode="text")
-                        sent = version
-                waiter = asyncio.create_task(queue.get())
-                closer = asyncio.create_task(closed.wait())
-                done, pending = await asyncio.wait({waiter, closer}, return_when=asyncio.FIRST_COMPLETED)
-                for task in pending:
-                    task.cancel()
-    except WebSocketDisconnect:
-        pass
-    finally:
-        reader.cancel()
+            while (view := await follower.next()) is not None:
+                await socket.send_data(view, mode="text")
+        except WebSocketDisconnect:
+            pass
+        finally:
+            reader.cancel()
 
 
 def _asyncapi_route(workers: Any, settings: Settings) -> list:

@@ -1,4 +1,15 @@
-"""The gateway's pub/sub listeners: the engine's replies to this gateway, and every game's view updates."""
+"""The gateway's pub/sub listeners: the engine's replies to this gateway, and every game's view updates.
+
+Each listener holds one pub/sub connection of its own and survives Redis going away: it reconnects with a
+backoff (50 ms doubling to 1 s), subscribes again, then catches up on what it may have missed meanwhile (pub/sub
+keeps nothing for an absent subscriber): ``Replies`` answers its waiting commands from the outcomes the engine
+recorded, ``Updates`` reads again every view and position someone waits on. ``state`` says how it is doing
+(``GET /health`` shows it).
+
+``Updates`` fans one subscription out to any number of WebSockets and long-polls: a notice costs one read of a
+game's view per audience followed in this gateway (and one read of its position for the long-polls), shared by
+every client waiting on it, never one read per client.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +17,14 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import msgspec
 import redis.asyncio as aioredis
+import structlog
+from redis.asyncio.client import PubSub
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from contracts.envelope import CommandEnvelope, Reply
 from contracts.readmodels import ViewsUpdated
@@ -19,72 +33,199 @@ from services.codec import encoder, reply_decoder
 from services.engine import command_key
 from services.gateway.errors import ApiError
 
+log = structlog.get_logger("souk.gateway")
+
+BACKOFF_FIRST = 0.05  # seconds before the first reconnection attempt; doubles on each failure
+BACKOFF_MAX = 1.0
+IDLE_PING = 15.0  # a listener that heard nothing for this long pings, and reconnects if no answer comes
+PING_ANSWER = 5.0
+
+
+class _Versioned(msgspec.Struct):
+    version: int
+
+
 _notice_decoder = msgspec.json.Decoder(ViewsUpdated)
+_version_decoder = msgspec.json.Decoder(_Versioned)  # a view's version, without decoding the rest of it
+
+
+class ListenerState(msgspec.Struct):
+    """What ``/health`` shows of a listener. ``since``: when it last connected or lost its connection (Unix
+    time); ``reconnects``: how many times it connected again after losing its connection."""
+
+    connected: bool = False
+    since: float | None = None
+    reconnects: int = 0
+    last_error: str | None = None
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+class _PubSub(PubSub):
+    """A pub/sub connection that never comes back by itself: redis-py would reconnect it and subscribe again
+    silently, without the catch-up."""
+
+    async def on_connect(self, connection) -> None:  # called when the connection is made again, never the first time
+        raise aioredis.ConnectionError("reconnected under the listener: subscribing again, with a catch-up")
 
 
 class _Subscription:
-    """A background task reading one pub/sub subscription and handing each message to ``on_message``."""
+    """A background task reading one pub/sub subscription and handing each message to ``on_message``; on any
+    failure it reconnects, subscribes again and calls ``catch_up``."""
+
+    name = "listener"
 
     def __init__(self, redis: aioredis.Redis) -> None:
         self.redis = redis
+        # Its own connection, without redis-py's silent retries: every reconnection goes through ``_listen``,
+        # so none happens without a catch-up.
+        pool = redis.connection_pool
+        kwargs = {**pool.connection_kwargs, "retry": Retry(NoBackoff(), 0)}
+        kwargs["socket_connect_timeout"] = kwargs.get("socket_connect_timeout") or PING_ANSWER
+        kwargs["socket_timeout"] = kwargs.get("socket_timeout") or PING_ANSWER
+        self._client = aioredis.Redis.from_pool(aioredis.ConnectionPool(connection_class=pool.connection_class,
+                                                                        **kwargs))
+        self.state = ListenerState()
+        self._was_connected = False
         self._task: asyncio.Task | None = None
         self._ready = asyncio.Event()
 
-    async def subscribe(self, pubsub) -> None:
+    async def subscribe(self, pubsub) -> int:
+        """Subscribes; returns how many subscription confirmations to expect."""
         raise NotImplementedError
 
     def on_message(self, message: dict) -> None:
         raise NotImplementedError
 
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._listen())
-        await asyncio.wait_for(self._ready.wait(), 10)
+    async def catch_up(self) -> None:
+        """Called once subscribed (again): what was published while no subscription was active is lost."""
+
+    async def start(self, timeout: float = 10.0) -> None:
+        """Starts listening; returns once subscribed, or after ``timeout`` (the listener keeps trying)."""
+        self._task = asyncio.create_task(self._listen(), name=f"souk-{self.name}-listener")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        if not self._ready.is_set():
+            log.error("listener_not_connected", listener=self.name, error=self.state.last_error)
 
     async def stop(self) -> None:
         if self._task:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
+            self._task = None
+        await self._client.aclose()
 
     async def _listen(self) -> None:
-        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-        await self.subscribe(pubsub)
-        self._ready.set()
-        try:
-            while True:
-                message = await pubsub.get_message(timeout=1.0)
-                if message is not None:
+        delay = BACKOFF_FIRST
+        while True:
+            pubsub = _PubSub(self._client.connection_pool)
+            try:
+                expected = await self.subscribe(pubsub)
+                while expected:  # subscribed once Redis confirms it: only then can the catch-up miss nothing
+                    message = await pubsub.get_message(timeout=PING_ANSWER)
+                    if message is None:
+                        raise TimeoutError("no subscription confirmation")
+                    if message["type"] in ("subscribe", "psubscribe"):
+                        expected -= 1
+                await self.catch_up()
+                self._connected()
+                delay = BACKOFF_FIRST
+                await self._read(pubsub)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - whatever broke the connection, listen again
+                self._disconnected(exc)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, BACKOFF_MAX)
+
+    async def _read(self, pubsub) -> None:
+        pinged = False
+        while True:
+            message = await pubsub.get_message(timeout=PING_ANSWER if pinged else IDLE_PING)
+            if message is None:
+                if pinged:
+                    raise TimeoutError(f"no answer to PING within {PING_ANSWER} s")
+                await pubsub.ping()
+                pinged = True
+                continue
+            pinged = False
+            if message["type"] in ("message", "pmessage"):
+                try:
                     self.on_message(message)
-        finally:
-            await pubsub.aclose()
+                except Exception as exc:  # noqa: BLE001 - one bad message must not stop the listener
+                    log.warning("listener_message_dropped", listener=self.name, error=_describe(exc))
+
+    def _connected(self) -> None:
+        state = self.state
+        if self._was_connected:
+            state.reconnects += 1
+            log.warning("listener_reconnected", listener=self.name, reconnects=state.reconnects,
+                        down_s=round(time.time() - state.since, 3), last_error=state.last_error)
+        state.connected, state.since = True, time.time()
+        self._was_connected = True
+        self._ready.set()
+
+    def _disconnected(self, exc: Exception) -> None:
+        state = self.state
+        state.last_error = _describe(exc)
+        if state.connected or state.since is None:
+            state.connected, state.since = False, time.time()
+            log.warning("listener_disconnected", listener=self.name, error=state.last_error)
 
 
 class Replies(_Subscription):
     """Sends commands and waits for the engine's answers on this gateway's own pub/sub channel."""
 
+    name = "replies"
+
     def __init__(self, redis: aioredis.Redis, timeout: float) -> None:
         super().__init__(redis)
         self.timeout = timeout
         self.channel = keys.replies(uuid.uuid4().hex)
-        self.waiting: dict[tuple[str, int | None, str], asyncio.Future[Reply]] = {}
+        # (game, seat, command id) -> the command and its answer to come, shared by concurrent resends
+        self.waiting: dict[tuple[str, int | None, str], _Waiting] = {}
 
-    async def subscribe(self, pubsub) -> None:
+    async def subscribe(self, pubsub) -> int:
         await pubsub.subscribe(self.channel)
+        return 1
 
     def on_message(self, message: dict) -> None:
         reply = reply_decoder.decode(message["data"])
-        future = self.waiting.pop((reply.game_id, reply.seat, reply.command_id), None)
-        if future is not None and not future.done():
-            future.set_result(reply)
+        waiting = self.waiting.get((reply.game_id, reply.seat, reply.command_id))
+        if waiting is not None and not waiting.answer.done():
+            waiting.answer.set_result(reply)
+
+    async def catch_up(self) -> None:
+        """Answers every waiting command the engine answered meanwhile, from the outcome it recorded."""
+        waiting = list(self.waiting.values())
+        if not waiting:
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        for w in waiting:
+            pipe.hget(keys.outcomes(w.env.game_id), command_key(w.env))
+        answered = 0
+        for w, recorded in zip(waiting, await pipe.execute()):
+            if recorded is not None and not w.answer.done():
+                w.answer.set_result(reply_decoder.decode(recorded))
+                answered += 1
+        log.info("replies_caught_up", waiting=len(waiting), answered=answered)
 
     async def send(self, env: CommandEnvelope) -> Reply:
         key = (env.game_id, env.seat, env.command_id)
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        self.waiting[key] = future
         env = msgspec.structs.replace(env, reply_to=self.channel, sent_at=time.time())
+        waiting = self.waiting.get(key)
+        if waiting is None:
+            waiting = self.waiting[key] = _Waiting(env, asyncio.get_running_loop().create_future())
+        waiting.senders += 1
         try:
             await self.redis.xadd(keys.COMMANDS, {"c": encoder.encode(env)})
-            return await asyncio.wait_for(future, self.timeout)
+            return await asyncio.wait_for(asyncio.shield(waiting.answer), self.timeout)
         except TimeoutError:
             recorded = await self.redis.hget(keys.outcomes(env.game_id), command_key(env))
             if recorded is not None:
@@ -93,35 +234,225 @@ class Replies(_Subscription):
                            "the engine did not answer in time; the command is queued: resend it with the same "
                            "command_id to learn its outcome") from None
         finally:
-            self.waiting.pop(key, None)
+            waiting.senders -= 1
+            if not waiting.senders and self.waiting.get(key) is waiting:
+                del self.waiting[key]
+
+
+class _Waiting:
+    __slots__ = ("answer", "env", "senders")
+
+    def __init__(self, env: CommandEnvelope, answer: asyncio.Future[Reply]) -> None:
+        self.env, self.answer, self.senders = env, answer, 0
+
+
+class _SharedRead:
+    """One read for any number of callers: ``request`` starts ``read`` unless one is running, in which case that
+    one runs once more when it ends (what it saw may predate the caller's request). A failed read is retried with
+    backoff while ``wanted()``."""
+
+    __slots__ = ("_again", "_read", "_task", "_wanted", "what")
+
+    def __init__(self, what: str, read: Callable[[], Awaitable[None]], wanted: Callable[[], bool]) -> None:
+        self.what, self._read, self._wanted = what, read, wanted
+        self._task: asyncio.Task | None = None
+        self._again = False
+
+    def request(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._again = True
+        else:
+            self._task = asyncio.create_task(self._run())
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    async def _run(self) -> None:
+        delay = BACKOFF_FIRST
+        while self._wanted():
+            self._again = False  # a request from now on is served by this read only if it comes after it
+            try:
+                await self._read()
+            except Exception as exc:  # noqa: BLE001 - the read store is away: try again while someone waits
+                log.warning("shared_read_failed", read=self.what, error=_describe(exc))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BACKOFF_MAX)
+                continue
+            if not self._again:
+                return
+
+
+class Follower:
+    """One WebSocket's place in a feed: the newest view offered to it, not yet taken (a slow socket skips the
+    views it had no time to send: each view is whole)."""
+
+    __slots__ = ("_changed", "_text", "closed", "version")
+
+    def __init__(self) -> None:
+        self.version = -1
+        self._text: str | None = None
+        self._changed = asyncio.Event()
+        self.closed = False
+
+    def offer(self, version: int, text: str) -> None:
+        if version > self.version:
+            self.version, self._text = version, text
+            self._changed.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._changed.set()
+
+    async def next(self) -> str | None:
+        """The next view to send (TableView JSON); None once closed."""
+        while True:
+            await self._changed.wait()
+            self._changed.clear()
+            if self.closed:
+                return None
+            if self._text is not None:
+                text, self._text = self._text, None
+                return text
+
+
+class _Feed:
+    """The followers of one game's view for one audience in this gateway, and the one read they share."""
+
+    __slots__ = ("audience", "followers", "read", "version")
+
+    def __init__(self, updates: Updates, game_id: str, audience: str) -> None:
+        self.audience = audience
+        self.followers: set[Follower] = set()
+        self.version = -1  # the newest version read
+
+        async def read() -> None:
+            raw = await updates.redis.hget(keys.views(game_id), audience)
+            if raw is None:  # not projected yet: the projection's notice brings it
+                return
+            version = _version_decoder.decode(raw).version
+            self.version = max(self.version, version)
+            text = raw.decode()
+            for follower in self.followers:
+                follower.offer(version, text)
+
+        self.read = _SharedRead(f"view {game_id}/{audience}", read, lambda: bool(self.followers))
+
+
+class _Game:
+    """Who waits on one game in this gateway: followers of its views, and long-polls waiting for a version."""
+
+    __slots__ = ("changed", "feeds", "position", "version", "waiters")
+
+    def __init__(self, updates: Updates, game_id: str) -> None:
+        self.feeds: dict[str, _Feed] = {}
+        self.waiters = 0
+        self.version = -1  # the newest projected version known (from notices and position reads)
+        self.changed = asyncio.Event()  # set, and replaced, whenever ``version`` grows
+
+        async def read() -> None:
+            self.reached(int(await updates.redis.get(keys.position(game_id)) or 0))
+
+        self.position = _SharedRead(f"position {game_id}", read, lambda: self.waiters > 0)
+
+    def reached(self, version: int) -> None:
+        if version > self.version:
+            self.version = version
+            self.changed.set()
+            self.changed = asyncio.Event()
+
+    def idle(self) -> bool:
+        return not self.feeds and not self.waiters
+
+    def cancel(self) -> None:
+        self.position.cancel()
+        for feed in self.feeds.values():
+            feed.read.cancel()
 
 
 class Updates(_Subscription):
-    """One pattern subscription to every game's view updates, fanned out to local WebSocket listeners."""
+    """One pattern subscription to every game's view updates, fanned out to this gateway's WebSockets
+    (``follow``) and long-polls (``wait_for``)."""
 
+    name = "updates"
     _prefix = len(keys.view_updates(""))
 
     def __init__(self, redis: aioredis.Redis) -> None:
         super().__init__(redis)
-        self.listeners: dict[str, set[asyncio.Queue[int]]] = defaultdict(set)
+        self.games: dict[str, _Game] = {}
 
-    async def subscribe(self, pubsub) -> None:
+    async def subscribe(self, pubsub) -> int:
         await pubsub.psubscribe(keys.view_updates("*"))
+        return 1
 
     def on_message(self, message: dict) -> None:
-        game_id = message["channel"][self._prefix:].decode()
-        for queue in list(self.listeners.get(game_id, ())):
-            queue.put_nowait(_notice_decoder.decode(message["data"]).version)
+        game = self.games.get(message["channel"][self._prefix:].decode())
+        if game is None:  # nobody here waits on that game
+            return
+        version = _notice_decoder.decode(message["data"]).version
+        game.reached(version)
+        for feed in game.feeds.values():
+            if version > feed.version:
+                feed.read.request()
+
+    async def catch_up(self) -> None:
+        """Notices may have been missed: every followed view and every awaited position is read again."""
+        for game in self.games.values():
+            if game.waiters:
+                game.position.request()
+            for feed in game.feeds.values():
+                feed.read.request()
+
+    def _game(self, game_id: str) -> _Game:
+        game = self.games.get(game_id)
+        if game is None:
+            game = self.games[game_id] = _Game(self, game_id)
+        return game
+
+    def _release(self, game_id: str, game: _Game) -> None:
+        if game.idle() and self.games.get(game_id) is game:
+            del self.games[game_id]
+            game.cancel()
 
     @contextlib.asynccontextmanager
-    async def listen(self, game_id: str) -> AsyncIterator[asyncio.Queue[int]]:
-        queue: asyncio.Queue[int] = asyncio.Queue()
-        self.listeners[game_id].add(queue)
+    async def follow(self, game_id: str, audience: str) -> AsyncIterator[Follower]:
+        """A follower of the game's view for this audience, offered the current view at once, then each newer one."""
+        game = self._game(game_id)
+        feed = game.feeds.get(audience)
+        if feed is None:
+            feed = game.feeds[audience] = _Feed(self, game_id, audience)
+        follower = Follower()
+        feed.followers.add(follower)
         try:
-            yield queue
+            feed.read.request()  # the current view, read after this follower joined
+            yield follower
         finally:
-            self.listeners[game_id].discard(queue)
-            if not self.listeners[game_id]:
-                del self.listeners[game_id]
+            follower.close()
+            feed.followers.discard(follower)
+            if not feed.followers and game.feeds.get(audience) is feed:
+                del game.feeds[audience]
+                feed.read.cancel()
+            self._release(game_id, game)
 
-
+    async def wait_for(self, game_id: str, version: int, timeout: float) -> bool:
+        """Until the game's read models reach ``version`` (True), or ``timeout`` seconds pass (False)."""
+        game = self._game(game_id)
+        game.waiters += 1
+        try:
+            game.position.request()  # read after this waiter counted: a notice from now on wakes it too
+            deadline = time.monotonic() + timeout
+            while game.version < version:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                # While the subscription is down no notice comes: read the position again now and then.
+                poll = left if self.state.connected else min(left, 0.25)
+                try:
+                    await asyncio.wait_for(game.changed.wait(), poll)
+                except TimeoutError:
+                    if not self.state.connected:
+                        game.position.request()
+            return True
+        finally:
+            game.waiters -= 1
+            self._release(game_id, game)

@@ -1,0 +1,229 @@
+"""The gateway's pub/sub listeners against a real Redis that goes away: they reconnect, subscribe again and catch
+up on what they missed (issue #8 item 9); and one notice costs one read per game and audience, however many
+clients wait on it (item 12)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import time
+from collections.abc import Callable, Iterator
+
+import msgspec
+import pytest
+import redis.asyncio as aioredis
+from litestar.testing import AsyncTestClient
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+from contracts.envelope import CommandEnvelope, Reply
+from contracts.readmodels import ViewsUpdated
+from services import keys
+from services.codec import encoder
+from services.config import Settings
+from services.gateway import create_app
+from services.gateway.listeners import Replies, Updates
+from services.redis_server import RedisServer
+
+pytestmark = pytest.mark.anyio
+
+
+def redis_client(url: str) -> aioredis.Redis:
+    """The test's own client: a command that finds its connection closed by a restart is sent again."""
+    return aioredis.Redis.from_url(url, retry=Retry(NoBackoff(), 1))
+
+
+@pytest.fixture
+def server(tmp_path) -> Iterator[RedisServer]:
+    """A Redis of the test's own, with AOF, to restart at will."""
+    server = RedisServer(tmp_path / "redis", appendonly=True).start()
+    yield server
+    server.stop()
+
+
+async def eventually(check: Callable[[], object], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not await _value(check()):
+        assert time.monotonic() < deadline, "not within the deadline"
+        await asyncio.sleep(0.01)
+
+
+async def listener_cut_off(redis: aioredis.Redis) -> None:
+    """Closes every pub/sub connection and forbids new subscriptions: a listener is down, Redis answers."""
+    await redis.execute_command("ACL", "SETUSER", "default", "resetchannels")
+    await redis.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+
+
+async def listener_let_back(redis: aioredis.Redis) -> None:
+    await redis.execute_command("ACL", "SETUSER", "default", "allchannels")
+
+
+def view(version: int) -> bytes:
+    return msgspec.json.encode({"version": version, "status": "playing", "flow": {}, "legal": [], "view": None})
+
+
+async def project(redis: aioredis.Redis, game_id: str, version: int, audiences, notify: bool = True) -> None:
+    """What the projector does: the views and the position, then the notice (unless it is to be missed)."""
+    await redis.hset(keys.views(game_id), mapping={a: view(version) for a in audiences})
+    await redis.set(keys.position(game_id), version)
+    if notify:
+        await redis.publish(keys.view_updates(game_id), encoder.encode(ViewsUpdated(version, "playing", ())))
+
+
+async def test_a_command_answered_while_the_replies_listener_was_away_is_answered_from_its_recorded_outcome(server):
+    redis = redis_client(server.url)
+    replies = Replies(redis, timeout=5)
+    await replies.start()
+    try:
+        sending = asyncio.create_task(replies.send(CommandEnvelope("c1", "g1", msgspec.Raw(b"{}"), seat=0)))
+        await eventually(lambda: commands_queued(redis, 1))
+        await listener_cut_off(redis)
+        await eventually(lambda: not replies.state.connected)
+        # The engine answers meanwhile: it records the outcome; what it publishes reaches nobody.
+        reply = Reply("c1", "g1", "accepted", version=7, events=1, seat=0)
+        await redis.hset(keys.outcomes("g1"), "0:c1", encoder.encode(reply))
+        await asyncio.sleep(0.3)
+        assert not sending.done()
+        started = time.monotonic()
+        await listener_let_back(redis)
+        assert await asyncio.wait_for(sending, 10) == reply
+        assert time.monotonic() - started < 1.5  # not the reply timeout (5 s)
+        assert replies.state.connected and replies.state.reconnects == 1
+        assert "NoPermission" in replies.state.last_error
+        assert replies.waiting == {}
+    finally:
+        await listener_let_back(redis)
+        await replies.stop()
+        await redis.aclose()
+
+
+async def test_after_a_redis_restart_the_replies_listener_hears_the_engine_again_at_once(server):
+    redis = redis_client(server.url)
+    replies = Replies(redis, timeout=5)
+    await replies.start()
+    try:
+        server.stop()
+        await asyncio.sleep(1.2)  # away for a while: the listener finds it gone
+        server.start()
+        await eventually(lambda: replies.state.connected and replies.state.reconnects == 1)
+        sending = asyncio.create_task(replies.send(CommandEnvelope("c2", "g1", msgspec.Raw(b"{}"), seat=1)))
+        await eventually(lambda: commands_queued(redis, 1))
+        started = time.monotonic()
+        reply = Reply("c2", "g1", "rejected", version=3, code="not_your_turn", seat=1)
+        await redis.publish(replies.channel, encoder.encode(reply))
+        assert await asyncio.wait_for(sending, 10) == reply
+        assert time.monotonic() - started < 1
+    finally:
+        await replies.stop()
+        await redis.aclose()
+
+
+async def test_after_a_redis_restart_sockets_and_long_polls_get_what_was_projected_while_the_listener_was_away(server):
+    redis = redis_client(server.url)
+    updates = Updates(redis)
+    await updates.start()
+    try:
+        await project(redis, "g1", 1, ["spectator", "0"])
+        async with updates.follow("g1", "spectator") as spectator, updates.follow("g1", "0") as seat:
+            assert msgspec.json.decode(await spectator.next())["version"] == 1
+            assert msgspec.json.decode(await seat.next())["version"] == 1
+            waiting = asyncio.create_task(updates.wait_for("g1", 2, timeout=10))
+            await asyncio.sleep(0.1)
+
+            server.stop()
+            await asyncio.sleep(1.2)
+            server.start()
+            await project(redis, "g1", 2, ["spectator", "0"], notify=False)  # its notice is lost
+            started = time.monotonic()
+            assert msgspec.json.decode(await asyncio.wait_for(spectator.next(), 5))["version"] == 2
+            assert msgspec.json.decode(await asyncio.wait_for(seat.next(), 5))["version"] == 2
+            assert await asyncio.wait_for(waiting, 5) is True
+            assert time.monotonic() - started < 2
+            assert updates.state.connected and updates.state.reconnects == 1
+
+            await project(redis, "g1", 3, ["spectator", "0"])  # and the notices come through again
+            assert msgspec.json.decode(await asyncio.wait_for(spectator.next(), 2))["version"] == 3
+        assert updates.games == {}
+    finally:
+        await updates.stop()
+        await redis.aclose()
+
+
+class CountingRedis(aioredis.Redis):
+    """Counts the reads the listeners make."""
+
+    reads: dict[str, int]
+
+    async def execute_command(self, *args, **options):
+        self.reads[args[0]] = self.reads.get(args[0], 0) + 1
+        return await super().execute_command(*args, **options)
+
+
+async def test_one_notice_costs_one_view_read_per_audience_however_many_sockets_and_long_polls_wait(redis_url):
+    redis = CountingRedis.from_url(redis_url)
+    redis.reads = {}
+    updates = Updates(redis)
+    await updates.start()
+    audiences = ["spectator", "0", "1", "2", "3"]
+    await project(redis, "g1", 1, audiences)
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            followers = [await stack.enter_async_context(updates.follow("g1", audiences[i % 5])) for i in range(1000)]
+            firsts = await asyncio.gather(*(f.next() for f in followers))
+            assert {msgspec.json.decode(v)["version"] for v in firsts} == {1}
+            assert redis.reads.get("HGET", 0) <= 2 * len(audiences)  # the first read, and one more for latecomers
+            waiters = [asyncio.create_task(updates.wait_for("g1", 2, timeout=5)) for _ in range(200)]
+            await asyncio.sleep(0.1)
+            assert redis.reads.get("GET", 0) <= 2
+
+            redis.reads.clear()
+            await project(redis, "g1", 2, audiences)
+            seconds = await asyncio.wait_for(asyncio.gather(*(f.next() for f in followers)), 5)
+            assert {msgspec.json.decode(v)["version"] for v in seconds} == {2}
+            assert await asyncio.wait_for(asyncio.gather(*waiters), 5) == [True] * 200
+            assert redis.reads.get("HGET") == len(audiences)
+            assert redis.reads.get("GET", 0) == 0  # the notice's version is enough
+        assert updates.games == {}
+    finally:
+        await updates.stop()
+        await redis.aclose()
+
+
+async def test_health_reports_a_listener_that_lost_its_connection_with_a_503_until_it_is_back(server):
+    app = create_app(Settings(redis_url=server.url))
+    redis = redis_client(server.url)
+    try:
+        async with AsyncTestClient(app) as client:
+            r = await client.get("/health")
+            assert r.status_code == 200 and r.json()["status"] == "ok"
+            for name in ("replies", "updates"):
+                assert r.json()["listeners"][name] == {"connected": True, "since": pytest.approx(time.time(), abs=60),
+                                                       "reconnects": 0, "last_error": None}
+            await listener_cut_off(redis)
+            await asyncio.sleep(0.3)
+            r = await client.get("/health")
+            assert r.status_code == 503, r.text
+            body = r.json()
+            assert body["status"] == "listener_down" and body["event_store"] == "ok"
+            for name in ("replies", "updates"):
+                assert not body["listeners"][name]["connected"]
+                assert "NoPermission" in body["listeners"][name]["last_error"]
+                assert any(w.startswith(f"the {name} listener has no Redis connection") for w in body["warnings"])
+
+            await listener_let_back(redis)
+            await asyncio.sleep(1.5)  # the backoff is at most 1 s
+            r = await client.get("/health")
+            assert r.status_code == 200 and r.json()["status"] == "ok"
+            assert {n: s["reconnects"] for n, s in r.json()["listeners"].items()} == {"replies": 1, "updates": 1}
+    finally:
+        await listener_let_back(redis)
+        await redis.aclose()
+
+
+async def _value(result: object) -> object:
+    return await result if inspect.isawaitable(result) else result
+
+
+async def commands_queued(redis: aioredis.Redis, count: int) -> bool:
+    return await redis.xlen(keys.COMMANDS) == count
