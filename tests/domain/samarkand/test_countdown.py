@@ -10,11 +10,11 @@ import msgspec
 
 from contracts.samarkand import (
     Answered,
-    ChooseCard,
     CamelBought,
     CamelDeckShuffled,
     CamelDisputed,
     CamelTurned,
+    ChooseCard,
     Goods,
     GoodsBought,
     GoodsDisputed,
