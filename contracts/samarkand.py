@@ -5,6 +5,12 @@ default, a changed meaning gets a new event type.
 
 A *target* on the market is named by who sells it: a seat number for that seat's revealed card, ``"bank"`` for
 the bank's goods card (3 players only), ``"camel"`` for the face-up camel card.
+
+``hidden_goods`` on the events that settle a value of the countdown (``ValueClosed``, the purchases, fines and
+disputes): the game plays the hidden-goods variant, so in the history (``redact``) these events name a seat
+(who stopped, bought, was fined, disputed) only to that seat itself; to every other reader that seat is left out
+of a list or shown as None. The events are stored whole; ``False`` (the default, and every event written before
+the flag) names everyone to everyone.
 """
 
 from __future__ import annotations
@@ -152,55 +158,67 @@ class Answered(Event, tag="samarkand.Answered"):
 
 class ValueClosed(Event, tag="samarkand.ValueClosed"):
     """Everyone eligible answered: the stops are revealed; the countdown goes on at the value just below (after 1
-    it reaches 0: the round ends)."""
+    it reaches 0: the round ends). With ``hidden_goods`` each reader sees its own stop only."""
 
     value: int
     stops: tuple[StopCall, ...] = ()
+    hidden_goods: bool = False
 
 
 class GoodsBought(Event, tag="samarkand.GoodsBought"):
-    buyer: int
+    """With ``hidden_goods`` only the buyer sees ``buyer``, and each disputant itself among ``disputants``."""
+
+    buyer: int | None  # None: hidden from this reader (hidden-goods variant)
     seller: int | None  # None: the bank
     kind: str
     value: int
     price: int
     disputants: tuple[int, ...] = ()  # not empty: a dispute the dean won
+    hidden_goods: bool = False
 
 
 class CamelBought(Event, tag="samarkand.CamelBought"):
-    buyer: int
+    """Hidden like ``GoodsBought`` in the hidden-goods variant (naming the camel's buyer would tell, by
+    elimination, who bought the goods at the same value)."""
+
+    buyer: int | None  # None: hidden from this reader (hidden-goods variant)
     capacity: int
     price: int
     disputants: tuple[int, ...] = ()
+    hidden_goods: bool = False
 
 
 class StopFined(Event, tag="samarkand.StopFined"):
-    """A stop the seat could not pay: it pays the fine (at most what it has) to the bank."""
+    """A stop the seat could not pay: it pays the fine (at most what it has) to the bank. With ``hidden_goods``
+    the others see only that some seat was fined at ``price``: ``seat``, ``target`` and ``amount`` are None."""
 
-    seat: int
-    target: Target
+    seat: int | None
+    target: Target | None
     price: int
-    amount: int
+    amount: int | None
+    hidden_goods: bool = False
 
 
 class GoodsDisputed(Event, tag="samarkand.GoodsDisputed"):
     """A dispute without the dean: the card is discarded, each disputant pays ``payment`` to the seller."""
 
-    seats: tuple[int, ...]
+    seats: tuple[int, ...]  # who paid; with ``hidden_goods`` each reader sees itself only
     seller: int | None
     kind: str
     value: int
     price: int
     payment: int
+    hidden_goods: bool = False
 
 
 class CamelDisputed(Event, tag="samarkand.CamelDisputed"):
     """A dispute over the camel: it goes back into its pile (then shuffled), each disputant pays the bank."""
 
-    seats: tuple[int, ...]
+    seats: tuple[int, ...]  # who paid; with ``hidden_goods`` each reader sees itself only
     capacity: int
     price: int
     payment: int
+    hidden_goods: bool = False
 
 
 class RoundEnded(Event, tag="samarkand.RoundEnded"):

@@ -268,13 +268,15 @@ def _close_value(state: State, chance: Chance) -> list[Any]:
     """Every eligible seat answered at ``state.value``: reveal the stops and settle them all at once."""
     value = state.value
     stops = tuple(StopCall(seat=i, target=p.stop) for i, p in enumerate(state.players) if p.stop is not None)
-    events: list[Any] = [ValueClosed(value=value, stops=stops)]
+    events: list[Any] = [ValueClosed(value=value, stops=stops, hidden_goods=state.options.hidden_goods)]
     money = tuple(p.money for p in state.players)  # simultaneous: what each could pay before any settlement
     claims: dict[Any, list[int]] = {}
     for call in stops:
         claims.setdefault(call.target, []).append(call.seat)
     for target in sorted(claims, key=_target_order):
         events.extend(_settle(state, target, claims[target], money, value, chance))
+    if state.options.hidden_goods:
+        events = _fines_last(events, chance)
     after = fold(state, events)
     if after.camel_up is None and after.camel_pile and _goods_on_market(after):
         turned = CamelTurned(capacity=after.camel_pile[0])
@@ -283,6 +285,15 @@ def _close_value(state: State, chance: Chance) -> list[Any]:
     if after.value < data.COUNTDOWN_TO or not any(market_targets(after, s) for s in range(after.seats)):
         events.extend(_end_round(after))
     return events
+
+
+def _fines_last(events: list[Any], chance: Chance) -> list[Any]:
+    """The hidden-goods variant, where a fine names its seat to that seat only: the fines of a value come after
+    its purchases and disputes, in an order drawn by chance, so that where a fine stands tells no reader whose
+    it is nor on which card (in seat or target order, a seat would learn whether the other fined disputant sits
+    before or after it, and everyone that a fine before the first seller's purchase was the dean's)."""
+    fines = [e for e in events if type(e) is StopFined]
+    return [e for e in events if type(e) is not StopFined] + list(chance.shuffled(fines))  # 0 or 1: no draw
 
 
 def _settle(state: State, target: Target, claimants: list[int], money: tuple[int, ...], value: int,
@@ -294,7 +305,11 @@ def _settle(state: State, target: Target, claimants: list[int], money: tuple[int
     the called price and the others pay nothing; otherwise the card is discarded (a camel goes back into its
     pile, shuffled) and each disputant pays half the price rounded up, or the fine if it cannot pay that. A dean
     who cannot pay the card he is given is fined, and the others settle without him."""
-    fine = lambda s: StopFined(seat=s, target=target, price=value, amount=min(data.STOP_FINE, money[s]))  # noqa: E731
+    hidden = state.options.hidden_goods
+
+    def fine(s: int) -> StopFined:
+        return StopFined(seat=s, target=target, price=value, amount=min(data.STOP_FINE, money[s]), hidden_goods=hidden)
+
     if len(claimants) > 1 and state.dean in claimants and money[state.dean] < value:
         others = [s for s in claimants if s != state.dean]
         return [fine(state.dean), *_settle(state, target, others, money, value, chance)]
@@ -308,28 +323,31 @@ def _settle(state: State, target: Target, claimants: list[int], money: tuple[int
     payers = tuple(s for s in claimants if money[s] >= payment)
     if target == "camel":
         capacity = state.camel_up
-        events.append(CamelDisputed(seats=payers, capacity=capacity, price=value, payment=payment))
+        events.append(CamelDisputed(seats=payers, capacity=capacity, price=value, payment=payment,
+                                    hidden_goods=hidden))
         order = chance.shuffled(state.camel_pile + (capacity,))
         events.append(CamelDeckShuffled(order=order, size=len(order)))
     elif target == "bank":
         events.append(GoodsDisputed(seats=payers, seller=None, kind=state.bank_goods, value=state.bank_offer,
-                                    price=value, payment=payment))
+                                    price=value, payment=payment, hidden_goods=hidden))
     else:
         seller = state.players[target]
         events.append(GoodsDisputed(seats=payers, seller=target, kind=seller.sells, value=seller.offer,
-                                    price=value, payment=payment))
+                                    price=value, payment=payment, hidden_goods=hidden))
     return events
 
 
 def _bought(state: State, target: Target, buyer: int, value: int, disputants: tuple[int, ...]) -> Any:
+    hidden = state.options.hidden_goods
     if target == "camel":
-        return CamelBought(buyer=buyer, capacity=state.camel_up, price=value, disputants=disputants)
+        return CamelBought(buyer=buyer, capacity=state.camel_up, price=value, disputants=disputants,
+                           hidden_goods=hidden)
     if target == "bank":
         return GoodsBought(buyer=buyer, seller=None, kind=state.bank_goods, value=state.bank_offer, price=value,
-                           disputants=disputants)
+                           disputants=disputants, hidden_goods=hidden)
     seller = state.players[target]
     return GoodsBought(buyer=buyer, seller=target, kind=seller.sells, value=seller.offer, price=value,
-                       disputants=disputants)
+                       disputants=disputants, hidden_goods=hidden)
 
 
 def _goods_on_market(state: State) -> bool:

@@ -2,10 +2,11 @@
 
 Public: who sells which type, how many cards each hand holds, who has chosen / answered, the market (revealed
 cards, the face-up camel, the bank's card), the sizes of the camel and bank piles, the discard pile, bought goods
-(unless the ``hidden_goods`` variant), every purchase, fine and dispute as it happens, and from the scoring on
-everything (the screens are lifted). Secret to all but the owner: the hand's cards, the card chosen before the
-reveal, the answer at the current value before it closes, money and camels (and goods in the variant) behind
-the screen. Secret to everyone: the order of the camel and bank piles.
+(unless the ``hidden_goods`` variant), every purchase, fine and dispute as it happens (in the variant: what
+happened to each card, but not who stopped, bought, was fined or disputed), and from the scoring on everything
+(the screens are lifted). Secret to all but the owner: the hand's cards, the card chosen before the reveal, the
+answer at the current value before it closes, money and camels (and goods in the variant) behind the screen,
+and in the variant one's part in each settlement. Secret to everyone: the order of the camel and bank piles.
 """
 
 from __future__ import annotations
@@ -17,11 +18,17 @@ import msgspec
 from contracts.samarkand import (
     Answered,
     BankDeckShuffled,
+    CamelBought,
     CamelDeckShuffled,
+    CamelDisputed,
     CardChosen,
+    GoodsBought,
+    GoodsDisputed,
     PlayerView,
     PrivateView,
     SamarkandView,
+    StopFined,
+    ValueClosed,
 )
 from domain.samarkand.rules import CHOOSING, COUNTDOWN, OVER, SCORING, State, awaiting
 
@@ -110,4 +117,27 @@ def redact(event: Any, seat: int | None) -> Any:
         return event if seat == event.seat else replace(event, stop=None, target=None)
     if kind is CamelDeckShuffled or kind is BankDeckShuffled:
         return replace(event, order=None)
+    if kind in _SETTLEMENTS and event.hidden_goods:
+        return _behind_screens(event, seat)
     return event
+
+
+_SETTLEMENTS = frozenset({ValueClosed, GoodsBought, CamelBought, StopFined, GoodsDisputed, CamelDisputed})
+
+
+def _behind_screens(event: Any, seat: int | None) -> Any:
+    """The hidden-goods variant: a settlement names a seat only to that seat itself, so that no reader can tell
+    who bought which goods (docs/rules-decisions.md). The event itself when it hides nothing from ``seat``."""
+    kind = type(event)
+    if kind is ValueClosed:
+        stops = tuple(call for call in event.stops if call.seat == seat)
+        return event if stops == event.stops else replace(event, stops=stops)
+    if kind is StopFined:
+        return event if seat == event.seat else replace(event, seat=None, target=None, amount=None)
+    if kind is GoodsBought or kind is CamelBought:
+        disputants = tuple(s for s in event.disputants if s == seat)
+        if seat == event.buyer:
+            return event if disputants == event.disputants else replace(event, disputants=disputants)
+        return replace(event, buyer=None, disputants=disputants)
+    seats = tuple(s for s in event.seats if s == seat)  # GoodsDisputed, CamelDisputed
+    return event if seats == event.seats else replace(event, seats=seats)

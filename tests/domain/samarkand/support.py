@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 import types
+from collections.abc import Iterator
+from typing import Any
 
 from domain import kernel
 from domain.samarkand import GAME
@@ -101,3 +103,22 @@ def scoring_state(seats: int, players: list[dict]) -> rules.State:
     s = msgspec.structs.replace(s, phase=rules.SCORING, round=data.ROUNDS, camel_up=None, bank_offer=None)
     empty = {"hand": (), "chosen": None, "offer": None}
     return with_players(s, **{f"s{i}": {**empty, **p} for i, p in enumerate(players)})
+
+
+# --- the history ----------------------------------------------------------------------------------------
+
+SETTLEMENT_FIELDS = frozenset({"seat", "seats", "buyer", "disputants"})  # who acted, in a settlement event
+
+
+def named(value: Any) -> Iterator[int]:
+    """Every seat a settlement event (or a part of it: a ``StopCall``) names as having acted."""
+    if isinstance(value, msgspec.Struct):
+        for field in value.__struct_fields__:
+            inner = getattr(value, field)
+            if field in SETTLEMENT_FIELDS:
+                yield from (s for s in (inner if isinstance(inner, tuple) else (inner,)) if type(s) is int)
+            elif isinstance(inner, (msgspec.Struct, tuple)):
+                yield from named(inner)
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from named(item)

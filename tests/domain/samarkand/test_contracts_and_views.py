@@ -29,10 +29,11 @@ def test_an_event_written_today_decodes_into_the_current_type():
     # Bytes as this version writes them; a later version must still read them (new fields get defaults).
     written = (
         b'{"type":"samarkand.GoodsBought","buyer":1,"seller":null,"kind":"jewels","value":7,"price":10,'
-        b'"disputants":[]}',
+        b'"disputants":[],"hidden_goods":false}',
         b'{"type":"samarkand.CardsRevealed","values":[7,5,3,1],"start":10}',
         b'{"type":"samarkand.Answered","seat":2,"value":7,"stop":true,"target":"camel"}',
-        b'{"type":"samarkand.ValueClosed","value":7,"stops":[{"seat":2,"target":"camel"},{"seat":0,"target":3}]}',
+        b'{"type":"samarkand.ValueClosed","value":7,"stops":[{"seat":2,"target":"camel"},{"seat":0,"target":3}],'
+        b'"hidden_goods":true}',
         b'{"type":"samarkand.GameScored","scores":[14],"winners":[0],"details":[{"money":8,"wealth":3,'
         b'"least_bought_kind":"jewels","least_bought":12,"series":3,"capacity":9,"goods_kept":7,'
         b'"capacity_penalty":-4,"discarded":[],"total":14}]}',
@@ -41,7 +42,7 @@ def test_an_event_written_today_decodes_into_the_current_type():
     assert decoded[0] == c.GoodsBought(buyer=1, seller=None, kind="jewels", value=7, price=10)
     assert decoded[1] == c.CardsRevealed(values=(7, 5, 3, 1))
     assert decoded[2] == c.Answered(seat=2, value=7, stop=True, target="camel")
-    assert decoded[3].stops == (c.StopCall(2, "camel"), c.StopCall(0, 3))
+    assert decoded[3].stops == (c.StopCall(2, "camel"), c.StopCall(0, 3)) and decoded[3].hidden_goods
     assert decoded[4].details[0].least_bought == 12
     assert [msgspec.json.encode(e) for e in decoded] == list(written)
 
@@ -49,7 +50,9 @@ def test_an_event_written_today_decodes_into_the_current_type():
 def test_an_older_event_without_the_defaulted_fields_and_a_newer_one_with_unknown_fields_both_decode():
     old = b'{"type":"samarkand.GoodsBought","buyer":1,"seller":0,"kind":"spices","value":5,"price":4}'
     newer = b'{"type":"samarkand.RoundEnded","round":3,"discarded":[],"reason":"zero"}'
-    assert event_decoder.decode(old).disputants == ()
+    assert event_decoder.decode(old).disputants == () and event_decoder.decode(old).hidden_goods is False
+    before_the_flag = b'{"type":"samarkand.StopFined","seat":2,"target":"camel","price":4,"amount":1}'
+    assert event_decoder.decode(before_the_flag) == c.StopFined(seat=2, target="camel", price=4, amount=1)
     assert event_decoder.decode(newer) == c.RoundEnded(round=3)
 
 

@@ -24,14 +24,16 @@ from contracts.samarkand import (
     MarketSetUp,
     RoundEnded,
     StopFined,
+    ValueClosed,
 )
 from contracts.table import GameEnded
 from domain import table as tbl
 from domain.samarkand import GAME, data, rules
 from tests.domain.harness import playout
-from tests.domain.samarkand.support import ensure_registered
+from tests.domain.samarkand.support import ensure_registered, named
 
 GAMES_PER_CASE = 50
+SETTLEMENTS = (ValueClosed, GoodsBought, CamelBought, StopFined, GoodsDisputed, CamelDisputed)
 encode = msgspec.json.encode
 replace = msgspec.structs.replace
 
@@ -140,6 +142,8 @@ def check_history(events: list, final: rules.State) -> None:
     assert [money[s] for s in range(final.seats)] == [p.money for p in final.players]
     assert bank == final.bank_in
     for e in game_events:
+        if isinstance(e, SETTLEMENTS):
+            assert e.hidden_goods == final.options.hidden_goods, e
         for viewer in [*range(final.seats), None]:
             shown = GAME.redact(e, viewer)
             assert type(shown) is type(e)
@@ -149,6 +153,13 @@ def check_history(events: list, final: rules.State) -> None:
                 assert shown.stop is None and shown.target is None
             elif isinstance(e, (CamelDeckShuffled, BankDeckShuffled)):
                 assert shown.order is None and shown.size == e.size
+            elif isinstance(e, SETTLEMENTS) and e.hidden_goods:  # each seat named to itself only
+                assert set(named(shown)) == set(named(e)) & {viewer}, (viewer, e, shown)
+                kept = [f for f in e.__struct_fields__ if f not in ("seat", "seats", "buyer", "disputants", "stops",
+                                                                     "target", "amount")]
+                assert [getattr(shown, f) for f in kept] == [getattr(e, f) for f in kept]
+                if isinstance(e, StopFined) and viewer == e.seat:
+                    assert shown is e  # the fined seat sees whole what it stopped on and paid
             else:
                 assert shown == e
 
