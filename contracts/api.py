@@ -1,10 +1,17 @@
-"""HTTP request and response bodies of the gateway (inbound ones strict)."""
+"""HTTP request and response bodies of the gateway (inbound ones strict), and the limits of a request."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import msgspec
+
+# The limits of a request (issue #8): over them, it is refused with a JSON error and changes nothing.
+MAX_BODY_BYTES = 64 * 1024  # 413 body_too_large
+MAX_BODY_DEPTH = 32  # arrays and objects nested deeper: 400 bad_request (a command's body nests 2 deep)
+MAX_HEADER_BYTES = 8 * 1024  # the headers' names and values together: 431 headers_too_large
+MAX_HEAD_BYTES = 64 * 1024  # the request line and headers as sent: 431 headers_too_large (uvicorn's parser)
+MAX_INT = 2**63 - 1  # integers in the path and query: Redis's are signed 64-bit
 
 
 class Strict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -33,6 +33,7 @@ def _serve(args: argparse.Namespace) -> None:
     import uvicorn
 
     from services.gateway import create_app
+    from services.gateway.inputs import UVICORN_OPTIONS
     from services.redis_server import RedisServer
     from services.workers import Workers
 
@@ -45,7 +46,8 @@ def _serve(args: argparse.Namespace) -> None:
     try:
         app = create_app(settings, Workers(settings))
         log.info("serving", url=f"http://{settings.host}:{settings.port}", docs=f"http://{settings.host}:{settings.port}/schema")
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", log_config=None)
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", log_config=None,
+                    **UVICORN_OPTIONS)
     finally:
         for server in servers:
             server.stop()
@@ -68,9 +70,11 @@ def _gateway(args: argparse.Namespace) -> None:
     import uvicorn
 
     from services.gateway import create_app
+    from services.gateway.inputs import UVICORN_OPTIONS
 
     settings = _require_redis(Settings.from_env(host=args.host, port=args.port))
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning", log_config=None)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning", log_config=None,
+                **UVICORN_OPTIONS)
 
 
 def run(coro):

@@ -25,6 +25,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from contracts.api import (
+    MAX_BODY_BYTES,
+    MAX_INT,
     Audit,
     CommandRequest,
     Created,
@@ -49,6 +51,7 @@ from services.gateway.errors import (
     on_validation,
     raise_if_rejected,
 )
+from services.gateway.inputs import check_headers, in_range, strict
 from services.gateway.listeners import Replies, Updates
 from services.projector import Partition
 from services.store import RedisEventStore
@@ -117,6 +120,7 @@ class Gateway:
 
     async def authorize(self, game_id: str, seat: int, token: str | None) -> str:
         """Checks the seat's token; returns its hash (what commands carry)."""
+        in_range(seat, "seat")
         if not token:
             raise ApiError(401, "missing_token", "send the seat token as 'Authorization: Bearer <token>'")
         raw = await self.redis.hget(keys.seat_tokens(game_id), str(seat))
@@ -151,11 +155,11 @@ class Gateway:
         return reply
 
     async def history(self, game_id: str, seat: int | None, after: int, limit: int) -> HistoryPage:
-        if after < 0 or not 1 <= limit <= 1000:
-            raise ApiError(400, "bad_page", "after must be >= 0 and limit between 1 and 1000")
+        in_range(after, "after", 0, MAX_INT, "bad_page")
+        in_range(limit, "limit", 1, 1000, "bad_page")
         await self.lobby_entry(game_id)
         pipe = self.redis.pipeline(transaction=True)
-        pipe.lrange(keys.history(game_id), after, after + limit - 1)
+        pipe.lrange(keys.history(game_id), after, min(after + limit - 1, MAX_INT))
         pipe.get(keys.position(game_id))
         raw, position = await pipe.execute()
         audience = keys.audience(seat)
@@ -237,6 +241,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     @get("/games", tags=["lobby"])
     async def list_games(status: str | None = None, game: str | None = None, limit: int = 100) -> list[LobbyEntry]:
         """The lobby, newest first; filter by ``status`` (open / playing / over) and ``game``."""
+        in_range(limit, "limit", 1, 1000, "bad_page")
         ids = await client.zrevrange(keys.LOBBY_ORDER, 0, -1)
         out: list[LobbyEntry] = []
         for start in range(0, len(ids), 500):
@@ -250,7 +255,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
                         return out
         return out
 
-    @post("/games", tags=["lobby"])
+    @post("/games", tags=["lobby"], dto=strict(CreateGameRequest), return_dto=None)
     async def create_game(data: CreateGameRequest) -> Created:
         """Create a game; then each player joins a seat. ``seed`` (hex) makes the game reproducible."""
         if data.seed is not None:
@@ -268,7 +273,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     async def get_game(game_id: str) -> LobbyEntry:
         return await gw.lobby_entry(game_id)
 
-    @post("/games/{game_id:str}/seats", tags=["lobby"])
+    @post("/games/{game_id:str}/seats", tags=["lobby"], dto=strict(JoinRequest), return_dto=None)
     async def join(game_id: str, data: JoinRequest) -> Joined:
         """Take a seat (the lowest free one unless ``seat`` is given). Keep the returned token secret."""
         token = secrets.token_urlsafe(24)
@@ -294,7 +299,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     @get("/games/{game_id:str}/view", tags=["spectator"])
     async def spectator_view(game_id: str, min_version: int = 0) -> Response[TableView]:
         """What a spectator sees; ``min_version`` waits (up to 3 s) for the projection to reach it."""
-        if min_version:
+        if in_range(min_version, "min_version"):
             await gw.wait_projected(game_id, min_version)
         return _json(await gw.view_bytes(game_id, None))
 
@@ -317,6 +322,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     @get("/games/{game_id:str}/seats/{seat:int}/view", tags=["seat"])
     async def seat_view(request: Request, game_id: str, seat: int, min_version: int = 0) -> Response[TableView]:
         """What this seat sees now (its secrets included), with the commands it may send."""
+        in_range(min_version, "min_version")
         await gw.authorize(game_id, seat, _bearer(request))
         if min_version:
             await gw.wait_projected(game_id, min_version)
@@ -334,7 +340,8 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         await gw.authorize(game_id, seat, _bearer(request))
         return await gw.history(game_id, seat, after, limit)
 
-    @post("/games/{game_id:str}/seats/{seat:int}/commands", tags=["seat"], status_code=200)
+    @post("/games/{game_id:str}/seats/{seat:int}/commands", tags=["seat"], status_code=200,
+          dto=strict(CommandRequest), return_dto=None)
     async def send_command(request: Request, game_id: str, seat: int, data: CommandRequest) -> Reply:
         """Send one command. 200: accepted, with the new version. 422: refused by the rules (``code``).
         Resending the same ``command_id`` returns the first answer and changes nothing."""
@@ -374,6 +381,8 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         lifespan=[lifespan],
         exception_handlers={ApiError: on_api_error, ValidationException: on_validation,
                             NotFoundException: on_http, HTTPException: on_http, Exception: on_crash},
+        before_request=check_headers,
+        request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(title="Souk", version="0.1.0",
                                      description="Event-sourced board games: lobby, seats, commands, views, history."),
         debug=False,

@@ -7,7 +7,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
-from contracts.api import ApiErrorBody
+from contracts.api import MAX_BODY_BYTES, ApiErrorBody
 from contracts.envelope import Reply
 
 log = structlog.get_logger("souk.gateway")
@@ -29,13 +29,28 @@ def on_api_error(_: Request, exc: ApiError) -> Response:
 
 
 def on_validation(_: Request, exc: ValidationException) -> Response:
-    extra = f": {exc.extra}" if exc.extra else ""
-    return error_response(400, "bad_request", f"{exc.detail}{extra}")
+    """Litestar's own checks of the path and query (an integer that is none) and of a body that is missing."""
+    problems = [_problem(e) for e in exc.extra] if isinstance(exc.extra, list) and exc.extra else [str(exc.detail)]
+    return error_response(400, "bad_request", "; ".join(problems))
+
+
+def _problem(error: object) -> str:
+    if not isinstance(error, dict):
+        return str(error)
+    key, source = error.get("key"), getattr(error.get("source"), "value", error.get("source"))
+    if key == "data" and source == "body":
+        return "the request needs a JSON body"
+    return f"{source} parameter {key!r}: {error.get('message')}" if source else f"{key!r}: {error.get('message')}"
+
+
+_HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "body_too_large",
+               431: "headers_too_large"}
+_HTTP_MESSAGES = {413: f"the body is over {MAX_BODY_BYTES} bytes"}
 
 
 def on_http(_: Request, exc: HTTPException) -> Response:
-    code = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return error_response(exc.status_code, code, str(exc.detail))
+    message = _HTTP_MESSAGES.get(exc.status_code, str(exc.detail))
+    return error_response(exc.status_code, _HTTP_CODES.get(exc.status_code, "http_error"), message)
 
 
 def on_crash(_: Request, exc: Exception) -> Response:
