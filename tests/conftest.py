@@ -60,3 +60,18 @@ def redis_url(redis_server_url: str) -> str:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def logging_set_up_is_put_back():
+    """A test that runs `souk` in-process (services.cli.main) configures logging for the whole process, bound to
+    that test's captured stderr: put it back after each test, so later tests never log to a closed file."""
+    import logging
+
+    import structlog
+
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers, root.level = handlers, level
+    structlog.reset_defaults()
