@@ -1,0 +1,330 @@
+"""``souk chaos``: the real processes under load and faults, then the proof that nothing went wrong.
+
+A run starts the cluster (``services.reliability.cluster``), drives games over HTTP (``...driver``), and injects
+one fault at a time at random moments, each once recovered from: kill -9 of an engine, of the projector, of the
+gateway (each restarted, as a supervisor would), kill -9 of the event store's Redis (restarted on its port and
+data directory), FLUSHDB of the read store, and a second engine started or killed. Recovery is the time from the
+fault to the first command sent after it that is accepted and then seen in its seat's view. When the time is up,
+the load stops, every command still unanswered is resent until answered, and ``...checks`` runs.
+
+``run_chaos(Config(...))`` returns the figures (a dict); ``souk chaos`` prints them (``--json``: one object).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from services.reliability.cluster import ENGINE, GATEWAY, PROJECTOR, Cluster
+
+FAULTS = ("engine_kill", "projector_kill", "gateway_kill", "event_store_kill", "read_store_flush", "engine_pair")
+# Problems that fail a run (every kind checks counts; see services/reliability/checks.py).
+MUST_BE_ZERO = ("lost", "duplicated", "unanswered", "conflicting", "unknown", "chain", "redecision", "read_models",
+                "rebuild_race",
+                "not_contiguous", "events_stream", "history_length", "outcome_not_recorded", "wrong_seat",
+                "wrong_answer", "projection_behind", "history_unavailable", "audit_unavailable")
+
+
+@dataclass
+class Config:
+    seconds: float = 600.0  # of load (faults included); the checks come after
+    games: int = 24  # games in play at once
+    engines: int = 1  # engines at the start (``engine_pair`` toggles a second one)
+    seed: int | None = None
+    faults: tuple[str, ...] = FAULTS
+    fault_gap: tuple[float, float] = (4.0, 12.0)  # seconds between a recovery and the next fault
+    warmup: float = 4.0
+    race_every: float = 5.0
+    probe_rate: float = 0.05
+    chosen_seed_rate: float = 0.25
+    command_deadline: float = 90.0  # a client resends one command for this long at most
+    recovery_timeout: float = 60.0
+    reclaim_idle_ms: int = 2000
+    data_dir: str | None = None
+    keep: bool = False
+    progress: bool = False  # a line on stderr every 30 s
+    command: str = ""  # how the run was asked for, for the figures
+
+
+@dataclass
+class Fault:
+    kind: str
+    what: str
+    at_s: float  # since the load started
+    recovery_s: float | None = None
+
+
+@dataclass
+class Run:
+    config: Config
+    faults: list[Fault] = field(default_factory=list)
+
+
+async def run_chaos(config: Config) -> dict[str, Any]:
+    from services.reliability.checks import check
+    from services.reliability.driver import Driver
+
+    seed = config.seed if config.seed is not None else random.SystemRandom().randrange(2**32)
+    rng = random.Random(seed)
+    tmp = None
+    if config.data_dir:
+        data_dir = Path(config.data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+    else:
+        tmp = tempfile.mkdtemp(prefix="souk-chaos-")
+        data_dir = Path(tmp)
+    cluster = Cluster(data_dir / "cluster", engines=config.engines, reclaim_idle_ms=config.reclaim_idle_ms)
+    run = Run(config)
+    figures: dict[str, Any] = {"command": config.command, "seed": seed}
+    ok = False
+    supervisor: asyncio.Task | None = None
+    driver = None
+    try:
+        t0 = time.monotonic()
+        await cluster.start()
+        figures["startup_s"] = round(time.monotonic() - t0, 2)
+        supervisor = asyncio.create_task(cluster.supervise())
+        driver = Driver(cluster.url, rng, uuid.uuid4().hex[:6], config.games, chosen_seed_rate=config.chosen_seed_rate,
+                        probe_rate=config.probe_rate, race_every=config.race_every,
+                        command_deadline=config.command_deadline)
+        await driver.catalog()
+        started = time.monotonic()
+        load = asyncio.create_task(driver.run())
+        faults = asyncio.create_task(_faults(cluster, driver, run, rng, started))
+        reporter = asyncio.create_task(_progress(driver, run, started)) if config.progress else None
+        await asyncio.sleep(config.seconds)
+        faults_done = time.monotonic()
+        await faults  # the fault under way ends with its recovery (bounded), under load
+        stalled = driver.stalled()
+        driver.stop()
+        figures["seconds"] = round(time.monotonic() - started, 1)
+        figures["fault_tail_s"] = round(time.monotonic() - faults_done, 1)
+        t_drain = time.monotonic()
+        done, _ = await asyncio.wait({load}, timeout=config.command_deadline + 30)
+        if not done:
+            load.cancel()
+            figures["load_stop_timed_out"] = True
+        await driver.settle(config.command_deadline + 10)
+        figures["drain_s"] = round(time.monotonic() - t_drain, 1)
+        if reporter:
+            reporter.cancel()
+        t_check = time.monotonic()
+        found = await check(cluster.events.url, cluster.views.url, driver.client, driver.ledger, data_dir / "scratch")
+        figures["check_s"] = round(time.monotonic() - t_check, 1)
+        figures.update(_figures(run, driver, cluster, found))
+        figures["games_stalled"] = stalled
+        figures["ok"] = figures["ok"] and not stalled
+        ok = figures["ok"]
+        return figures
+    finally:
+        if supervisor is not None:
+            supervisor.cancel()
+        if driver is not None:
+            await driver.aclose()
+        await cluster.stop()
+        if tmp and ok and not config.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif tmp:
+            print(f"souk chaos: the run's data and logs are kept in {tmp}", file=sys.stderr)
+
+
+async def _faults(cluster: Cluster, driver, run: Run, rng: random.Random, started: float) -> None:
+    """One fault at a time, each after the previous one's recovery and a random gap, until the time is up."""
+    config = run.config
+    end = started + config.seconds
+    await asyncio.sleep(config.warmup)
+    bag: list[str] = []
+    while time.monotonic() < end - 2.0 and config.faults:
+        if not bag:  # every kind once, in a random order, then again
+            bag = list(config.faults)
+            rng.shuffle(bag)
+        kind = bag.pop()
+        at = time.monotonic()
+        what = await _inject(cluster, kind, rng)
+        fault = Fault(kind, what, round(at - started, 2))
+        run.faults.append(fault)
+        fault.recovery_s = await _recovery(driver, at, config.recovery_timeout)
+        gap = rng.uniform(*config.fault_gap)
+        if time.monotonic() + gap > end - 2.0:
+            return
+        await asyncio.sleep(gap)
+
+
+async def _inject(cluster: Cluster, kind: str, rng: random.Random) -> str:
+    if kind == "engine_kill":
+        return await cluster.kill_and_restart(ENGINE, rng)
+    if kind == "projector_kill":
+        return await cluster.kill_and_restart(PROJECTOR, rng)
+    if kind == "gateway_kill":
+        return await cluster.kill_and_restart(GATEWAY, rng)
+    if kind == "event_store_kill":
+        return await cluster.kill_event_store(rng)
+    if kind == "read_store_flush":
+        return await cluster.flush_read_store()
+    if kind == "engine_pair":
+        return await cluster.toggle_second_engine(rng)
+    raise ValueError(f"unknown fault {kind!r}; faults: {', '.join(FAULTS)}")
+
+
+async def _recovery(driver, at: float, timeout: float) -> float | None:
+    """Seconds from ``at`` to the first command sent after it, accepted and seen in the views; None if none
+    within ``timeout``."""
+    deadline = at + timeout
+    checked = 0
+    while True:
+        e2e = driver.ledger.e2e
+        for sent, done in e2e[checked:]:
+            if sent >= at:
+                return round(done - at, 3)
+        checked = len(e2e)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        driver.progress.clear()
+        try:
+            await asyncio.wait_for(driver.progress.wait(), min(left, 1.0))
+        except TimeoutError:
+            pass
+
+
+async def _progress(driver, run: Run, started: float) -> None:
+    while True:
+        await asyncio.sleep(30)
+        ledger = driver.ledger
+        accepted = sum(1 for s in ledger.commands.values() if s.accepted)
+        print(f"souk chaos: {time.monotonic() - started:.0f} s, {len(ledger.commands)} commands sent, {accepted} "
+              f"accepted, {len(run.faults)} faults, {ledger.finished} games finished", file=sys.stderr, flush=True)
+
+
+def _figures(run: Run, driver, cluster: Cluster, found: dict[str, Any]) -> dict[str, Any]:
+    ledger = driver.ledger
+    problems: dict[str, int] = found["problems"]
+    recoveries = [f.recovery_s for f in run.faults if f.recovery_s is not None]
+    by_kind: dict[str, list[float]] = defaultdict(list)
+    for f in run.faults:
+        if f.recovery_s is not None:
+            by_kind[f.kind].append(f.recovery_s)
+    not_recovered = [f"{f.kind} at {f.at_s} s" for f in run.faults if f.recovery_s is None]
+    crashes = [{"role": c.role, "exit_code": c.exit_code, "tail": c.tail[-1500:]} for c in cluster.crashes]
+    out: dict[str, Any] = {
+        "games": run.config.games,
+        "games_created": sum(1 for c in ledger.creates.values() if c.game_id),
+        "games_finished": ledger.finished,
+        "games_abandoned": dict(ledger.abandoned),
+        "commands_sent": found["commands_sent"],
+        "requests": ledger.requests,
+        "probes": ledger.probes,
+        "accepted": found["accepted"],
+        "accepted_per_s": round(found["accepted"] / max(1e-9, run.config.seconds), 1),
+        "refused": found["refused"],
+        "refused_codes": found["refused_codes"],
+        "faults": len(run.faults),
+        "faults_by_kind": dict(Counter(f.kind for f in run.faults)),
+        "lost": problems.get("lost", 0),
+        "duplicated": problems.get("duplicated", 0),
+        "unanswered": problems.get("unanswered", 0),
+        "conflicting": problems.get("conflicting", 0),
+        "unknown": problems.get("unknown", 0),
+        "chain_problems": problems.get("chain", 0),
+        "redecision_mismatches": problems.get("redecision", 0),
+        "read_model_mismatches": problems.get("read_models", 0),
+        # a known bug's signature (tests/reliability/test_rebuild_race.py): lobby entry or seat tokens lost
+        "rebuild_race": problems.get("rebuild_race", 0),
+        "recovery_max_s": max(recoveries) if recoveries else None,
+        "recovery_p50_s": round(statistics.median(recoveries), 3) if recoveries else None,
+        "recovery_by_kind": {k: {"max_s": max(v), "p50_s": round(statistics.median(v), 3), "n": len(v)}
+                             for k, v in sorted(by_kind.items())},
+        "not_recovered": not_recovered,
+        "races": len(ledger.races),
+        "race_accepted": dict(sorted(Counter(ledger.races).items())),
+        "creates_tried": found["creates_tried"],
+        "creates_applied_unanswered": found["creates_applied_unanswered"],
+        "joins_tried": found["joins_tried"],
+        "joins_applied_unanswered": found["joins_applied_unanswered"],
+        "transport_errors": dict(ledger.transport_errors),
+        "retried_answers": dict(ledger.retried_answers),
+        "wrong_answers": dict(ledger.wrong_answers),
+        "wrong_answer_examples": ledger.wrong_examples,
+        "crashes": crashes,
+        "processes_started": cluster.process_counts(),
+        "games_in_store": found["games_in_store"],
+        "games_finished_in_store": found["games_finished_in_store"],
+        "events_in_store": found["events_in_store"],
+        "read_models_compared": found["read_models_compared"],
+        "projection_settle_s": found["projection_settle_s"],
+        "fault_log": [{"kind": f.kind, "what": f.what, "at_s": f.at_s, "recovery_s": f.recovery_s}
+                      for f in run.faults],
+        "problems": problems,
+        "problem_examples": found["problem_examples"],
+    }
+    out["ok"] = (not any(problems.get(k, 0) for k in MUST_BE_ZERO) and not not_recovered and not crashes
+                 and not ledger.wrong_answers)
+    return out
+
+
+# --- the command ------------------------------------------------------------------------------------------
+
+SUMMARY = ("seconds", "games", "games_created", "games_finished", "commands_sent", "requests", "accepted",
+           "accepted_per_s", "refused", "faults", "faults_by_kind", "lost", "duplicated", "unanswered", "conflicting",
+           "unknown", "chain_problems", "redecision_mismatches", "read_model_mismatches", "rebuild_race", "recovery_max_s",
+           "recovery_p50_s", "recovery_by_kind", "not_recovered", "races", "race_accepted", "games_abandoned",
+           "games_stalled", "creates_applied_unanswered", "joins_applied_unanswered", "transport_errors", "retried_answers",
+           "wrong_answers", "crashes", "problems", "ok")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--minutes", type=float, default=10.0, help="minutes of load and faults (default 10)")
+    p.add_argument("--seconds", type=float, default=None, help="seconds instead of minutes")
+    p.add_argument("--games", type=int, default=24, help="games in play at once (default 24)")
+    p.add_argument("--engines", type=int, default=1, choices=[1, 2], help="engines at the start")
+    p.add_argument("--seed", type=int, default=None, help="the run's random seed (default: a new one, printed)")
+    p.add_argument("--faults", default=",".join(FAULTS), help=f"comma-separated, among {', '.join(FAULTS)}; "
+                                                               "'' for none")
+    p.add_argument("--gap", type=float, nargs=2, default=(4.0, 12.0), metavar=("MIN", "MAX"),
+                   help="seconds between a fault's recovery and the next fault (default 4 12)")
+    p.add_argument("--data-dir", default=None, help="where the stores and logs go (default: a temporary directory, "
+                                                    "kept if the run fails)")
+    p.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def main(args: argparse.Namespace) -> None:
+    from services.cli import run
+
+    seconds = args.seconds if args.seconds is not None else args.minutes * 60
+    faults = tuple(f for f in args.faults.split(",") if f)
+    unknown = [f for f in faults if f not in FAULTS]
+    if unknown or seconds <= 0 or args.games < 1:
+        sys.exit(f"souk chaos: unknown faults {unknown}" if unknown else "souk chaos: time and games must be positive")
+    command = "souk chaos " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "souk chaos"
+    config = Config(seconds=seconds, games=args.games, engines=args.engines, seed=args.seed, faults=faults,
+                    fault_gap=tuple(args.gap), data_dir=args.data_dir, keep=args.keep, progress=True, command=command)
+    figures = run(run_chaos(config))
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        print(summary(figures))
+    sys.exit(0 if figures["ok"] else 1)
+
+
+def summary(figures: dict[str, Any]) -> str:
+    lines = [f"{k:>26}: {json.dumps(figures[k]) if isinstance(figures[k], (dict, list)) else figures[k]}"
+             for k in SUMMARY if k in figures]
+    for kind, examples in figures.get("problem_examples", {}).items():
+        lines.append(f"{kind}:")
+        lines += [f"    {e}" for e in examples]
+    for crash in figures.get("crashes", []):
+        lines.append(f"crash of {crash['role']} (exit {crash['exit_code']}):\n{crash['tail']}")
+    return "\n".join(lines)

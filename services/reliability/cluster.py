@@ -1,0 +1,241 @@
+"""The processes of a chaos run, as production runs them: two embedded Redis (the event store with AOF fsynced on
+every write, the read store in memory), ``souk engine`` (one or two), ``souk projector`` and ``souk gateway``, each
+a child process, and the faults done to them: kill -9 and restart, the event store's Redis killed and restarted
+on its port and data directory, the read store flushed.
+
+Child processes are started from the thread that runs the event loop, and each Redis from one long-lived thread
+of its own: ``die_with_parent`` ties a child's life to the *thread* that started it, so none is started from a
+short-lived worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis.asyncio as aioredis
+
+from services.redis_server import RedisServer, die_with_parent, free_port
+
+ENGINE, PROJECTOR, GATEWAY = "engine", "projector", "gateway"
+
+
+@dataclass
+class Proc:
+    """One ``souk <role>`` child process; its output goes to ``log_path`` (appended across restarts)."""
+
+    role: str
+    argv: list[str]
+    env: dict[str, str]
+    log_path: Path
+    process: subprocess.Popen | None = None
+    killed: bool = False  # by the chaos run (an exit it caused is not a crash)
+    started_at: float = 0.0
+
+    def start(self) -> Proc:
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(self.argv, env=self.env, stdin=subprocess.DEVNULL, stdout=log,
+                                            stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
+        self.started_at = time.monotonic()
+        return self
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid if self.process else 0
+
+    def exited(self) -> int | None:
+        """The exit code if the process ended by itself (not killed by the run), else None."""
+        if self.process is None or self.killed:
+            return None
+        return self.process.poll()
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or the OOM killer would."""
+        self.killed = True
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.killed = True
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+
+    def tail(self, size: int = 3000) -> str:
+        try:
+            data = self.log_path.read_bytes()
+        except OSError:
+            return ""
+        return data[-size:].decode(errors="replace")
+
+
+@dataclass
+class Crash:
+    """A process that ended without being killed by the run (it was restarted)."""
+
+    role: str
+    exit_code: int
+    tail: str
+    at: float = field(default_factory=time.monotonic)
+
+
+class Cluster:
+    def __init__(self, data_dir: Path, engines: int = 1, reclaim_idle_ms: int = 2000,
+                 log_level: str = "warning") -> None:
+        self.data_dir = Path(data_dir)
+        self.logs = self.data_dir / "logs"
+        self.events = RedisServer(self.data_dir / "events", appendonly=True, fsync="always")
+        self.views = RedisServer(self.data_dir / "views", appendonly=False)
+        self.port = free_port()
+        self.engines_wanted = engines
+        self.reclaim_idle_ms = reclaim_idle_ms
+        self.log_level = log_level
+        self.procs: dict[str, list[Proc]] = {ENGINE: [], PROJECTOR: [], GATEWAY: []}
+        self.crashes: list[Crash] = []
+        self.redis_restarts = 0
+        self._spawned = 0
+        # One thread starts (and restarts) both Redis for the whole run: see the module docstring.
+        self._redis_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="souk-chaos-redis")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "REDIS_URL": self.events.url, "SOUK_VIEWS_REDIS_URL": self.views.url,
+                "SOUK_RECLAIM_IDLE_MS": str(self.reclaim_idle_ms), "SOUK_LOG_LEVEL": self.log_level,
+                "SOUK_LOG_FORMAT": "json", "PYTHONUNBUFFERED": "1"}
+
+    async def _in_redis_thread(self, fn) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._redis_thread, fn)
+
+    def spawn(self, role: str) -> Proc:
+        self._spawned += 1
+        argv = [sys.executable, "-m", "services.cli", role]
+        if role == GATEWAY:
+            argv += ["--host", "127.0.0.1", "--port", str(self.port)]
+        proc = Proc(role, argv, self.env(), self.logs / f"{role}.log").start()
+        self.procs[role].append(proc)
+        return proc
+
+    async def start(self, timeout: float = 60.0) -> None:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        await self._in_redis_thread(self.events.start)
+        await self._in_redis_thread(self.views.start)
+        for _ in range(self.engines_wanted):
+            self.spawn(ENGINE)
+        self.spawn(PROJECTOR)
+        self.spawn(GATEWAY)
+        await self.wait_gateway(timeout)
+
+    async def wait_gateway(self, timeout: float) -> None:
+        """Until the gateway answers HTTP (any status: /health is 503 while a listener reconnects)."""
+        from services.reliability.http import Client, TransportError
+
+        deadline = time.monotonic() + timeout
+        client = Client(self.url, timeout=2.0, connect_timeout=1.0)
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    await client.get("/health")
+                    return
+                except TransportError:
+                    await asyncio.sleep(0.1)
+        finally:
+            await client.aclose()
+        gateway = self.procs[GATEWAY][-1]
+        raise RuntimeError(f"souk gateway did not answer within {timeout} s:\n{gateway.tail()}")
+
+    def running(self, role: str) -> list[Proc]:
+        return [p for p in self.procs[role] if not p.killed]
+
+    # --- faults -------------------------------------------------------------------------------------------
+
+    async def kill_and_restart(self, role: str, rng: random.Random) -> str:
+        """kill -9 one process of the role; a supervisor starts a new one shortly after (0 to 0.5 s)."""
+        victim = rng.choice(self.running(role))
+        victim.kill()
+        await asyncio.sleep(rng.uniform(0.0, 0.5))
+        self.spawn(role)
+        return f"{role} pid {victim.pid}"
+
+    async def kill_event_store(self, rng: random.Random) -> str:
+        """kill -9 the event store's Redis; it starts again on the same port and data directory (its AOF)."""
+        process = self.events.process
+        assert process is not None
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+        self.events.process = None
+        await asyncio.sleep(rng.uniform(0.2, 1.0))
+        await self._in_redis_thread(self.events.start)
+        self.redis_restarts += 1
+        return f"event store redis pid {process.pid}"
+
+    async def flush_read_store(self) -> str:
+        client = aioredis.Redis.from_url(self.views.url)
+        try:
+            await client.flushdb()
+        finally:
+            await client.aclose()
+        return "read store FLUSHDB"
+
+    async def toggle_second_engine(self, rng: random.Random) -> str:
+        """One engine running: a second one starts. Two: one of them is killed (-9) and not replaced."""
+        running = self.running(ENGINE)
+        if len(running) < 2:
+            self.spawn(ENGINE)
+            return "second engine started"
+        victim = rng.choice(running)
+        victim.kill()
+        return f"engine pid {victim.pid} killed, one left"
+
+    # --- supervision --------------------------------------------------------------------------------------
+
+    async def supervise(self) -> None:
+        """Restarts a process that ended by itself, and records it: a crash is a finding."""
+        while True:
+            await asyncio.sleep(0.5)
+            for role, procs in self.procs.items():
+                for proc in list(procs):
+                    code = proc.exited()
+                    if code is not None:
+                        self.crashes.append(Crash(role, code, proc.tail()))
+                        proc.killed = True
+                        self.spawn(role)
+            for server in (self.events, self.views):
+                if server.process is not None and server.process.poll() is not None:
+                    self.crashes.append(Crash(f"redis {server.data_dir.name}", server.process.returncode,
+                                              _read_tail(server.data_dir / "redis.log")))
+                    server.process = None
+                    await self._in_redis_thread(server.start)
+
+    async def stop(self) -> None:
+        for role in (GATEWAY, PROJECTOR, ENGINE):
+            for proc in self.procs[role]:
+                proc.stop()
+        for server in (self.events, self.views):
+            await self._in_redis_thread(server.stop)
+        self._redis_thread.shutdown(wait=True)
+
+    def process_counts(self) -> dict[str, int]:
+        return {role: len(procs) for role, procs in self.procs.items()}
+
+
+def _read_tail(path: Path, size: int = 3000) -> str:
+    try:
+        return path.read_bytes()[-size:].decode(errors="replace")
+    except OSError:
+        return ""
