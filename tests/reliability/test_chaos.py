@@ -1,0 +1,85 @@
+"""The short form of `souk chaos` (issue #8, "the proof, kept"): the real processes (two embedded Redis,
+`souk engine`, `souk projector`, `souk gateway`), games of every title over HTTP, and every fault at least once,
+each at a random moment (kill -9 of an engine, the projector, the gateway, the event store's Redis; the read store
+flushed; a second engine started or killed); then the checks of services/reliability/checks.py.
+
+One run (~40 s of load, ~55 s in all on 2 cores) serves every test below; its figures are printed as it ends.
+``SOUK_CHAOS_SECONDS`` sets the load's length, ``SOUK_CHAOS_SEED`` its seed (a failure prints the seed it ran).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from services.cli import run
+from services.reliability.chaos import FAULTS, Config, run_chaos, summary
+
+SECONDS = float(os.environ.get("SOUK_CHAOS_SECONDS", "40"))
+
+
+@pytest.fixture(scope="module")
+def figures(request, tmp_path_factory) -> dict:
+    seed = os.environ.get("SOUK_CHAOS_SEED")
+    config = Config(seconds=SECONDS, games=10, seed=int(seed) if seed else None, fault_gap=(1.0, 2.5), warmup=3.0,
+                    race_every=4.0, data_dir=str(tmp_path_factory.mktemp("chaos")),
+                    command=f"pytest tests/reliability (SOUK_CHAOS_SECONDS={SECONDS:g})")
+    result = run(run_chaos(config))
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\n--- souk chaos, short form (seed {result['seed']}):\n{summary(result)}")
+    return result
+
+
+def test_every_fault_was_injected_and_every_process_came_back(figures):
+    assert set(figures["faults_by_kind"]) == set(FAULTS), figures["fault_log"]
+    assert figures["not_recovered"] == [], figures["fault_log"]
+    assert figures["crashes"] == []
+    assert figures["recovery_max_s"] is not None and figures["recovery_max_s"] < 30
+
+
+def test_games_of_every_title_were_played_and_raced(figures):
+    assert figures["accepted"] > 300, "too little load to prove anything"
+    assert figures["races"] > 0 and figures["probes"] > 0
+
+
+def test_no_accepted_command_is_lost(figures):
+    assert figures["lost"] == 0, figures["problem_examples"].get("lost")
+
+
+def test_no_command_is_applied_twice(figures):
+    assert figures["duplicated"] == 0, figures["problem_examples"].get("duplicated")
+
+
+def test_every_command_sent_is_answered(figures):
+    assert figures["unanswered"] == 0, figures["problem_examples"].get("unanswered")
+
+
+def test_no_command_id_gets_two_outcomes(figures):
+    assert figures["conflicting"] == 0, figures["problem_examples"].get("conflicting")
+    assert figures["problems"].get("outcome_not_recorded", 0) == 0
+
+
+def test_no_valid_request_gets_a_wrong_answer(figures):
+    assert figures["wrong_answers"] == {}, figures["wrong_answer_examples"]
+    assert figures["problems"].get("wrong_answer", 0) == figures["problems"].get("wrong_seat", 0) == 0
+
+
+def test_every_stream_is_contiguous_and_its_chain_holds(figures):
+    problems = figures["problems"]
+    for kind in ("not_contiguous", "chain", "events_stream", "history_length", "audit_unavailable"):
+        assert problems.get(kind, 0) == 0, figures["problem_examples"].get(kind)
+
+
+def test_every_game_decides_again_byte_for_byte_from_its_commands_and_seed(figures):
+    assert figures["unknown"] == 0, figures["problem_examples"].get("unknown")
+    assert figures["redecision_mismatches"] == 0, figures["problem_examples"].get("redecision")
+
+
+def test_the_read_models_equal_a_rebuild(figures):
+    """Every difference counts, except a lobby entry or seat tokens missing: the known rebuild race
+    (tests/reliability/test_rebuild_race.py, xfail), counted as ``rebuild_race`` in the figures printed."""
+    assert figures["problems"].get("projection_behind", 0) == 0
+    assert figures["read_models_compared"] == figures["games_in_store"]
+    assert figures["read_model_mismatches"] == 0, figures["problem_examples"].get("read_models")
