@@ -197,6 +197,10 @@ def parser() -> argparse.ArgumentParser:
 
     add_arguments(sub.add_parser("bench"))
     sub.choices["bench"].set_defaults(fn=_bench)
+    from services.reliability import chaos  # souk chaos --minutes N: the processes under load and faults, checked
+
+    chaos.add_arguments(sub.add_parser("chaos", help="the real processes under load and faults, then the checks"))
+    sub.choices["chaos"].set_defaults(fn=chaos.main)
     return p
 
 
