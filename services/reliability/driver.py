@@ -48,6 +48,7 @@ class Sent:
     requests: int = 0
     answers: list[tuple[int, str]] = field(default_factory=list)
     racer: bool = False
+    expected_version: int | None = None  # sent with the command when the gateway takes it
     answered_by: float = 0.0  # when the request that got the first answer was sent (monotonic)
 
     @property
@@ -65,6 +66,7 @@ class CreateTry:
     game: str
     seats: int
     seed: str | None
+    request_id: str | None = None  # resent under it, when the gateway takes request ids
     game_id: str | None = None  # set when answered 201
     answer: str = ""  # "201", or what came instead
 
@@ -74,6 +76,7 @@ class JoinTry:
     game_id: str
     seat: int
     name: str
+    request_id: str | None = None
     token: str | None = None  # set when answered 201
     answer: str = ""
 
@@ -137,6 +140,10 @@ class Driver:
         self.ledger = Ledger()
         self.games: dict[str, Game] = {}
         self.choices: list[tuple[str, int]] = []
+        # What the gateway takes (read from its OpenAPI document): request ids on creates and joins, so that one
+        # whose answer was lost is resent and answered; the version a command was decided on.
+        self.request_ids = False
+        self.expected_versions = False
         self.stopping = False
         self.progress = asyncio.Event()  # set at each end-to-end acceptance
         self._counter = 0
@@ -164,9 +171,14 @@ class Driver:
             r = await self.call("GET", "/catalog")
             if isinstance(r, Response) and r.status_code == 200:
                 self.choices = [(g["name"], n) for g in r.json() for n in range(g["min_seats"], g["max_seats"] + 1)]
-                return
+                break
             await asyncio.sleep(0.2)
-        raise RuntimeError("GET /catalog did not answer")
+        else:
+            raise RuntimeError("GET /catalog did not answer")
+        r = await self.call("GET", "/schema/openapi.json")
+        if isinstance(r, Response) and r.status_code == 200:
+            self.request_ids = b'"request_id"' in r.content
+            self.expected_versions = b'"expected_version"' in r.content
 
     # --- the load ---------------------------------------------------------------------------------------
 
@@ -205,22 +217,31 @@ class Driver:
             if game.status == "over":
                 self.ledger.finished += 1
 
+    def _request_id(self, what: str) -> str | None:
+        return f"{self.run_id}-{what}-{self.rng.randbytes(12).hex()}" if self.request_ids else None
+
     async def _new_game(self) -> Game | None:
+        """Creates a game. A create whose answer was lost is resent under its request id when the gateway takes
+        them; else it can only be tried again as a new game (the first may exist, unknown to its creator)."""
+        try_: CreateTry | None = None
         for attempt in range(10):
             if self.stopping:
                 return None
-            name, seats = self.rng.choice(self.choices)
-            title = f"chaos {self.run_id} #{self._next()}"
-            seed = self.rng.randbytes(32).hex() if self.rng.random() < self.chosen_seed_rate else None
-            try_ = self.ledger.creates[title] = CreateTry(title, name, seats, seed)
-            body: dict[str, Any] = {"game": name, "title": title, "seats": seats}
-            if seed:
-                body["seed"] = seed
+            if try_ is None or try_.request_id is None:
+                name, seats = self.rng.choice(self.choices)
+                title = f"chaos {self.run_id} #{self._next()}"
+                seed = self.rng.randbytes(32).hex() if self.rng.random() < self.chosen_seed_rate else None
+                try_ = self.ledger.creates[title] = CreateTry(title, name, seats, seed, self._request_id("create"))
+            body: dict[str, Any] = {"game": try_.game, "title": try_.title, "seats": try_.seats}
+            if try_.seed:
+                body["seed"] = try_.seed
+            if try_.request_id:
+                body["request_id"] = try_.request_id
             r = await self.call("POST", "/games", json=body)
             try_.answer = _describe(r)
             if isinstance(r, Response) and r.status_code == 201:
                 try_.game_id = r.json()["game_id"]
-                game = self.games[try_.game_id] = Game(try_.game_id, name, seats, title)
+                game = self.games[try_.game_id] = Game(try_.game_id, try_.game, try_.seats, try_.title)
                 return game if await self._join_all(game) else None
             self._note_unanswered(r, f"POST /games {body}")
             await asyncio.sleep(min(2.0, 0.1 * 2 ** attempt))
@@ -228,26 +249,38 @@ class Driver:
 
     async def _join_all(self, game: Game) -> bool:
         for seat in range(game.seats):
+            try_: JoinTry | None = None
             for attempt in range(20):
                 if self.stopping:
                     game.done = True
                     self.ledger.abandoned["stopped_before_start"] += 1
                     return False
-                name = f"{self.run_id}-{self._next()}"
-                try_ = self.ledger.joins[(game.game_id, name)] = JoinTry(game.game_id, seat, name)
-                r = await self.call("POST", f"/games/{game.game_id}/seats", json={"name": name, "seat": seat})
+                if try_ is None or try_.request_id is None:
+                    name = f"{self.run_id}-{self._next()}"
+                    try_ = JoinTry(game.game_id, seat, name, self._request_id("join"))
+                    self.ledger.joins[(game.game_id, name)] = try_
+                body: dict[str, Any] = {"name": try_.name, "seat": seat}
+                if try_.request_id:
+                    body["request_id"] = try_.request_id
+                r = await self.call("POST", f"/games/{game.game_id}/seats", json=body)
                 try_.answer = _describe(r)
                 if isinstance(r, Response) and r.status_code == 201:
+                    if r.json()["seat"] != seat:
+                        self.ledger.wrong("201 wrong seat", f"join {body} of {game.game_id} -> {r.text}")
                     try_.token = r.json()["token"]
                     self.ledger.tokens[(game.game_id, seat)] = try_.token
                     break
-                if isinstance(r, Response) and r.status_code == 409:
+                if isinstance(r, Response) and r.status_code == 409 and try_.request_id is None:
                     # The seat went to an earlier try of ours whose answer was lost: its token is lost with it
-                    # (a join carries no id of the client's to resend), so this game can never be played.
+                    # (without a request id, a join cannot be resent), so this game can never be played.
                     game.done = True
                     self.ledger.abandoned["join_answer_lost"] += 1
                     return False
-                self._note_unanswered(r, f"POST /games/{game.game_id}/seats")
+                self._note_unanswered(r, f"POST /games/{game.game_id}/seats {body}")
+                if isinstance(r, Response) and r.status_code == 409:  # resent under its request id: never right
+                    game.done = True
+                    self.ledger.abandoned["join_refused"] += 1
+                    return False
                 await asyncio.sleep(min(2.0, 0.1 * 2 ** attempt))
             else:
                 game.done = True
@@ -314,27 +347,35 @@ class Driver:
             if not legal["legal"]:
                 want = legal["version"] + 1
                 continue
-            sent = await self.send(game, seat, self.rng.choice(legal["legal"]))
+            sent = await self.send(game, seat, self.rng.choice(legal["legal"]),
+                                   expected_version=self._expected(legal["version"]))
             if sent.accepted:
                 want = json.loads(sent.outcome[1])["version"]
                 accepted_by = sent.answered_by
             else:
                 want = legal["version"] + 1  # refused (or never answered): look again once something changed
 
+    def _expected(self, version: int) -> int | None:
+        """Half the commands say the version they were decided on, when the gateway takes it."""
+        return version if self.expected_versions and self.rng.random() < 0.5 else None
+
     def new_command_id(self, game: Game, seat: int) -> str:
         return f"{self.run_id}-{game.game_id}-{seat}-{self._next()}"
 
     async def send(self, game: Game, seat: int, body: dict[str, Any], command_id: str | None = None,
-                   racer: bool = False) -> Sent:
+                   racer: bool = False, expected_version: int | None = None) -> Sent:
         """Posts the command until it gets an answer (a decision: 200, 409, 422), resending under the same id
         after a timeout, a 5xx or a lost connection; gives up after ``command_deadline`` seconds."""
         key = (game.game_id, seat, command_id or self.new_command_id(game, seat))
         sent = self.ledger.commands.get(key)
         if sent is None:
-            sent = self.ledger.commands[key] = Sent(game.game_id, seat, key[2], body, racer=racer)
+            sent = self.ledger.commands[key] = Sent(game.game_id, seat, key[2], body, racer=racer,
+                                                    expected_version=expected_version)
         deadline = time.monotonic() + self.command_deadline
         path = f"/games/{game.game_id}/seats/{seat}/commands"
         payload = {"command_id": key[2], "command": sent.body}
+        if sent.expected_version is not None:
+            payload["expected_version"] = sent.expected_version
         for attempt in range(10_000):
             started = time.monotonic()
             sent.requests += 1
@@ -393,7 +434,7 @@ class Driver:
 
         async def racer(body: dict) -> Sent:
             await go.wait()
-            return await self.send(game, seat, body, racer=True)
+            return await self.send(game, seat, body, racer=True, expected_version=self._expected(legal["version"]))
 
         tasks = [asyncio.create_task(racer(body)) for body in bodies]
         await asyncio.sleep(0)
