@@ -18,22 +18,35 @@ class Strict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     pass
 
 
+REQUEST_ID_LENGTH = (16, 100)  # a request id's length: long enough to be unguessable; else 400 bad_request_id
+
+
 class CreateGameRequest(Strict):
     game: str
     title: str
     seats: int
     options: dict[str, Any] = {}
-    seed: str | None = None  # hex, for reproducible games in tests and benchmarks
+    # 64 hex digits, for a reproducible game: the game then shows everyone that its creator chose the seed
+    seed: str | None = None
+    # A random string the client makes once per game it creates: resending the request with it (after a
+    # timeout, say) answers the same game instead of creating another.
+    request_id: str | None = None
 
 
 class JoinRequest(Strict):
     name: str
     seat: int | None = None
+    # A random string the client makes once per seat it takes, and keeps as secret as the token: resending the
+    # join with it answers the same seat and the same token instead of taking another seat.
+    request_id: str | None = None
 
 
 class CommandRequest(Strict):
     command_id: str  # chosen by the client, unique per game and seat; resending it is safe
     command: dict[str, Any]  # a tagged command, e.g. {"type": "samarkand.ChooseCard", ...}: see /legal
+    # The game's version the client decided on (its view's ``version``): refused as ``stale`` if the game has
+    # moved on meanwhile, so a double click or a late resend never plays a move decided on an older state.
+    expected_version: int | None = None
 
 
 class Created(msgspec.Struct, frozen=True):

@@ -22,6 +22,14 @@ def projector_group(index: int, count: int) -> str:
     return PROJECTOR_GROUP if count == 1 else f"{PROJECTOR_GROUP}:{index}/{count}"
 
 
+TOKEN_SECRET = "souk:secret:tokens"  # the platform's secret behind the tokens of joins with a request id
+
+
+def request(digest: str) -> str:
+    """A create request id's game id (by the id's digest), kept a week: a resend answers the same game."""
+    return f"souk:request:{digest}"
+
+
 def game_stream(game_id: str) -> str:
     return f"souk:game:{game_id}"
 

@@ -8,8 +8,10 @@ the projector keeps (``souk:seats:{game}``); the raw token never leaves the clie
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hashlib
+import hmac
 import secrets
 import uuid
 from collections.abc import AsyncIterator
@@ -27,6 +29,7 @@ from redis.backoff import NoBackoff
 from contracts.api import (
     MAX_BODY_BYTES,
     MAX_INT,
+    REQUEST_ID_LENGTH,
     Audit,
     CommandRequest,
     Created,
@@ -80,6 +83,7 @@ class Gateway:
         self.replies = Replies(events, settings.reply_timeout)
         self.updates = Updates(views)
         self.store = RedisEventStore(events)
+        self._secret: bytes | None = None  # derives the tokens of joins that carry a request id
 
     async def lobby_entry(self, game_id: str) -> LobbyEntry:
         raw = await self.redis.hget(keys.LOBBY, game_id)
@@ -111,6 +115,21 @@ class Gateway:
                     raise ApiError(404, "game_not_found", f"there is no game {game_id!r}")
                 return game, hashes
             after = "(" + entries[-1][0].decode()
+
+    async def game_for_request(self, request_id: str) -> str:
+        """The game id a create request gets: the same for every resend of one ``request_id`` (kept a week)."""
+        key = keys.request(f"create:{_digest(request_id)}")
+        await self.events.set(key, uuid.uuid4().hex[:12], nx=True, ex=REQUEST_TTL_S)
+        return (await self.events.get(key)).decode()
+
+    async def token_for_request(self, game_id: str, request_id: str) -> str:
+        """The seat token a join request gets: derived from the request id and the platform's secret, so every
+        resend answers the same token, and the store keeps only its hash, as for any other token."""
+        if self._secret is None:
+            await self.events.set(keys.TOKEN_SECRET, secrets.token_bytes(32), nx=True)
+            self._secret = await self.events.get(keys.TOKEN_SECRET)
+        mac = hmac.new(self._secret, f"join:{game_id}:{request_id}".encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(mac[:24]).decode()
 
     async def game_name(self, game_id: str) -> str:
         raw = await self.redis.hget(keys.LOBBY, game_id)
@@ -165,6 +184,21 @@ class Gateway:
         audience = keys.audience(seat)
         entries = tuple(_history_decoder.decode(r).for_audience(audience) for r in raw)
         return HistoryPage(game_id, seat, entries, after + len(entries), int(position or 0))
+
+
+REQUEST_TTL_S = 7 * 86_400  # how long a create's request id keeps its game id
+
+
+def _check_request_id(request_id: str) -> bool:
+    low, high = REQUEST_ID_LENGTH
+    if not low <= len(request_id) <= high:
+        raise ApiError(400, "bad_request_id", f"a request_id has {low} to {high} characters: make it random")
+    return True
+
+
+def _digest(request_id: str) -> str:
+    """What the store and the command ids hold of a request id: never the id itself (a join's derives a token)."""
+    return hashlib.sha256(request_id.encode()).hexdigest()[:32]
 
 
 def _bearer(request: Request) -> str | None:
@@ -257,15 +291,19 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
 
     @post("/games", tags=["lobby"], dto=strict(CreateGameRequest), return_dto=None)
     async def create_game(data: CreateGameRequest) -> Created:
-        """Create a game; then each player joins a seat. ``seed`` (hex) makes the game reproducible."""
+        """Create a game; then each player joins a seat. ``seed`` (64 hex digits) makes the game reproducible,
+        and says so to everyone. With a ``request_id``, a resent request answers the same game."""
         if data.seed is not None:
             try:
                 bytes.fromhex(data.seed)
             except ValueError:
                 raise ApiError(400, "bad_seed", "seed must be hexadecimal") from None
-        game_id = uuid.uuid4().hex[:12]
+        if data.request_id is None:
+            game_id, command_id = uuid.uuid4().hex[:12], uuid.uuid4().hex
+        elif _check_request_id(data.request_id):
+            game_id, command_id = await gw.game_for_request(data.request_id), f"create-{_digest(data.request_id)}"
         body = CreateGame(data.game, data.title, data.seats, data.options, data.seed)
-        reply = await gw.submit(CommandEnvelope(uuid.uuid4().hex, game_id, msgspec.Raw(encoder.encode(body))))
+        reply = await gw.submit(CommandEnvelope(command_id, game_id, msgspec.Raw(encoder.encode(body))))
         raise_if_rejected(reply)
         return Created(game_id, reply.version)
 
@@ -275,26 +313,18 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
 
     @post("/games/{game_id:str}/seats", tags=["lobby"], dto=strict(JoinRequest), return_dto=None)
     async def join(game_id: str, data: JoinRequest) -> Joined:
-        """Take a seat (the lowest free one unless ``seat`` is given). Keep the returned token secret."""
-        token = secrets.token_urlsafe(24)
-        hashed = token_hash(token)
-        tried: set[int] = set()
-        while True:
-            seat = data.seat
-            if seat is None:  # the lowest free seat the lobby shows; it may lag behind a concurrent join
-                entry = await gw.lobby_entry(game_id)
-                free = [s.seat for s in entry.seats if s.name is None and s.seat not in tried]
-                if not free:
-                    raise ApiError(409, "game_started", "every seat of this game is taken")
-                seat = free[0]
-            body = JoinSeat(data.name, hashed, seat)
-            reply = await gw.submit(CommandEnvelope(uuid.uuid4().hex, game_id, msgspec.Raw(encoder.encode(body)),
-                                                    seat=seat))
-            if reply.code == "seat_taken" and data.seat is None:
-                tried.add(seat)
-                continue
-            raise_if_rejected(reply)
-            return Joined(game_id, seat, token, reply.version)
+        """Take a seat (the lowest free one unless ``seat`` is given). Keep the returned token secret. With a
+        ``request_id``, a resent request answers the same seat and token instead of taking another seat."""
+        if data.request_id is None:
+            token, command_id = secrets.token_urlsafe(24), uuid.uuid4().hex
+        elif _check_request_id(data.request_id):
+            token, command_id = await gw.token_for_request(game_id, data.request_id), f"join-{_digest(data.request_id)}"
+        await gw.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
+        body = JoinSeat(data.name, token_hash(token), data.seat)
+        # The engine picks the lowest free seat when none is named, on the game as it is: no seat_taken race.
+        reply = await gw.submit(CommandEnvelope(command_id, game_id, msgspec.Raw(encoder.encode(body))))
+        raise_if_rejected(reply)
+        return Joined(game_id, reply.seat, token, reply.version)
 
     @get("/games/{game_id:str}/view", tags=["spectator"])
     async def spectator_view(game_id: str, min_version: int = 0) -> Response[TableView]:
@@ -353,8 +383,10 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
             command = _convert(game, data.command)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise ApiError(400, "bad_command", f"not a command of {game}: {exc}") from None
+        if data.expected_version is not None:
+            in_range(data.expected_version, "expected_version")
         env = CommandEnvelope(data.command_id, game_id, msgspec.Raw(encoder.encode(command)), seat=seat,
-                              token_hash=hashed)
+                              token_hash=hashed, expected_version=data.expected_version)
         reply = await gw.submit(env)
         raise_if_rejected(reply)
         return reply
