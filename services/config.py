@@ -29,6 +29,7 @@ class Settings:
     open_game_ttl_s: float = 86_400.0  # a game whose seats are not all taken this long after creation is cancelled
     refusal_ttl_s: int = 604_800  # a refused command's outcome is kept this long (an accepted one for ever)
     upkeep_s: float = 5.0  # how often the engine trims acknowledged commands and drops stale consumers
+    idle_consumer_ms: int = 60_000  # /health warns of a consumer that has not read for this long
     stale_consumer_ms: int = 600_000  # a consumer idle this long with nothing pending belongs to a stopped process
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
     consumer: str = field(default_factory=_consumer_name)
@@ -57,6 +58,7 @@ class Settings:
             open_game_ttl_s=float(env.get("SOUK_OPEN_GAME_TTL_S", cls.open_game_ttl_s)),
             refusal_ttl_s=int(env.get("SOUK_REFUSAL_TTL_S", cls.refusal_ttl_s)),
             upkeep_s=float(env.get("SOUK_UPKEEP_S", cls.upkeep_s)),
+            idle_consumer_ms=int(env.get("SOUK_IDLE_CONSUMER_MS", cls.idle_consumer_ms)),
             stale_consumer_ms=int(env.get("SOUK_STALE_CONSUMER_MS", cls.stale_consumer_ms)),
             read_store_check_s=float(env.get("SOUK_READ_STORE_CHECK_S", cls.read_store_check_s)),
         )

@@ -58,7 +58,7 @@ from services.gateway.inputs import check_headers, in_range, strict
 from services.gateway.listeners import Replies, Updates
 from services.projector import Partition
 from services.store import RedisEventStore
-from services.streams import stream_backlog
+from services.streams import idle_consumers, stream_backlog
 
 log = structlog.get_logger("souk.gateway")
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
@@ -248,7 +248,9 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         delivered, not yet acknowledged; ``last_delivered_id``; ``lag``: not yet delivered, Redis 7+).
         ``warnings`` names projector partitions that never ran. ``listeners``: the state of the gateway's pub/sub
         listeners (engine replies, view updates); one that lost its connection makes the answer a 503 while it
-        reconnects (``status``: ``listener_down``)."""
+        reconnects (``status``: ``listener_down``). ``parked``: the commands the engine could neither decide nor
+        answer (``souk:parked``, newest first). ``idle_consumers``: consumers that have not read for a minute, a
+        worker that stopped reading or is gone (the engine drops those idle ten minutes with nothing pending)."""
         for name, redis in (("event store", events), ("read store", client)):
             try:
                 await redis.ping()
@@ -261,9 +263,19 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         down = [name for name, state in listeners.items() if not state.connected]
         warnings += [f"the {name} listener has no Redis connection since {listeners[name].since}: "
                      f"{listeners[name].last_error}; it reconnects by itself" for name in down]
+        parked = {"count": await events.xlen(keys.PARKED),
+                  "newest": [{"id": i.decode(), "reason": f[b"reason"].decode(), "detail": f[b"detail"].decode()}
+                             for i, f in await events.xrevrange(keys.PARKED, count=5)]}
+        if parked["count"]:
+            warnings.append(f"{parked['count']} commands are parked in {keys.PARKED}: the engine could not decide "
+                            "them (see 'parked')")
+        idle = [c for stream in (keys.COMMANDS, keys.EVENTS)
+                for c in await idle_consumers(events, stream, settings.idle_consumer_ms)]
+        warnings += [f"consumer {c['consumer']} of group {c['group']} has not read for {c['idle_ms'] // 1000} s "
+                     f"({c['pending']} entries pending)" for c in idle]
         body = {"status": "listener_down" if down else "ok", "event_store": "ok", "read_store": "ok",
                 "streams": streams, "listeners": {name: msgspec.to_builtins(s) for name, s in listeners.items()},
-                "warnings": warnings}
+                "parked": parked, "idle_consumers": idle, "warnings": warnings}
         return Response(body, status_code=503 if down else 200)
 
     @get("/catalog", tags=["platform"])

@@ -12,6 +12,11 @@ import pytest
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+def souk_env() -> dict[str, str]:
+    return {"SOUK_IDLE_CONSUMER_MS": "300"}  # /health names a consumer idle this long
+
+
 async def test_a_resent_create_answers_the_same_game_and_creates_no_other(souk_url):
     async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
         body = {"game": "samarkand", "title": "once only", "seats": 3, "request_id": "create-7f3a9c1e5b2d4f60"}
@@ -65,3 +70,24 @@ async def test_a_command_decided_on_an_older_version_is_refused_as_stale(souk_ur
         assert (await client.post(url, json=send[1], headers=auth)).json() == second.json()  # final
         after = (await client.get(f"/games/{game_id}/view")).json()
         assert after["version"] == first.json()["version"]
+
+
+async def test_health_shows_parked_commands_and_consumers_that_stopped_reading(souk_url, redis_url):
+    import redis as redis_sync
+
+    events = redis_sync.Redis.from_url(redis_url)
+    events.xadd("souk:commands", {"c": b"[" * 3000 + b"]" * 3000})  # an envelope nobody can read
+    events.xgroup_createconsumer("souk:commands", "engine", "a-worker-that-died")
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        for _ in range(100):
+            health = (await client.get("/health")).json()
+            if health["parked"]["count"]:
+                break
+            await asyncio.sleep(0.05)
+        assert health["parked"]["count"] == 1 and health["parked"]["newest"][0]["reason"] == "envelope_unreadable"
+        assert any("parked" in w for w in health["warnings"])
+        await asyncio.sleep(0.4)
+        health = (await client.get("/health")).json()
+        assert "a-worker-that-died" in [c["consumer"] for c in health["idle_consumers"]]
+        assert any("a-worker-that-died" in w for w in health["warnings"])
+    events.close()
