@@ -29,8 +29,9 @@ from services.reliability.http import Client, Response, TransportError
 ANSWERED = (200, 409, 422)  # the engine decided: accepted, or refused (a conflict code, or a rule)
 RACERS = 16
 # Codes that ask the client to come back shortly (the gateway's messages say so): 404 view_not_ready (a game's
-# views not projected yet, as after the read store is lost), 503 not_projected, 504 engine_timeout.
-RETRY_CODES = {"view_not_ready", "not_projected", "engine_timeout"}
+# views not projected yet, as after the read store is lost), 503 not_projected, 504 engine_timeout, and 429
+# rate_limited (then after its Retry-After).
+RETRY_CODES = {"view_not_ready", "not_projected", "engine_timeout", "rate_limited"}
 
 
 def token_hash(token: str) -> str:
@@ -114,6 +115,16 @@ class Game:
     status: str = "open"
     changed_at: float = field(default_factory=time.monotonic)
     done: bool = False
+
+
+def _retry_after(answer: Response | BaseException) -> float:
+    """How long a 429 asks the client to wait (its Retry-After, else a second); 0 for any other answer."""
+    if isinstance(answer, BaseException) or answer.status_code != 429:
+        return 0.0
+    try:
+        return min(10.0, float(answer.headers.get("retry-after", "1")))
+    except ValueError:
+        return 1.0
 
 
 def _describe(answer: Response | BaseException) -> str:
@@ -244,7 +255,7 @@ class Driver:
                 game = self.games[try_.game_id] = Game(try_.game_id, try_.game, try_.seats, try_.title)
                 return game if await self._join_all(game) else None
             self._note_unanswered(r, f"POST /games {body}")
-            await asyncio.sleep(min(2.0, 0.1 * 2 ** attempt))
+            await asyncio.sleep(max(_retry_after(r), min(2.0, 0.1 * 2 ** attempt)))
         return None
 
     async def _join_all(self, game: Game) -> bool:
@@ -281,7 +292,7 @@ class Driver:
                     game.done = True
                     self.ledger.abandoned["join_refused"] += 1
                     return False
-                await asyncio.sleep(min(2.0, 0.1 * 2 ** attempt))
+                await asyncio.sleep(max(_retry_after(r), min(2.0, 0.1 * 2 ** attempt)))
             else:
                 game.done = True
                 self.ledger.abandoned["join_never_answered"] += 1
@@ -312,6 +323,7 @@ class Driver:
                 game.version, game.status, game.changed_at = view["version"], view["status"], time.monotonic()
             return view
         self._note_unanswered(r, f"GET view {game.game_id}/{seat}")
+        await asyncio.sleep(_retry_after(r))
         return None
 
     async def _legal(self, game: Game, seat: int) -> dict | None:
@@ -319,6 +331,7 @@ class Driver:
         if isinstance(r, Response) and r.status_code == 200:
             return r.json()
         self._note_unanswered(r, f"GET legal {game.game_id}/{seat}")
+        await asyncio.sleep(_retry_after(r))
         return None
 
     async def _seat(self, game: Game, seat: int) -> None:
@@ -392,7 +405,7 @@ class Driver:
             self._note_unanswered(r, f"POST {path} {key[2]}")
             if time.monotonic() > deadline:
                 return sent
-            await asyncio.sleep(min(2.0, 0.05 * 2 ** attempt) * self.rng.uniform(0.5, 1.0))
+            await asyncio.sleep(max(_retry_after(r), min(2.0, 0.05 * 2 ** attempt) * self.rng.uniform(0.5, 1.0)))
         return sent
 
     def _spawn(self, coro) -> None:
