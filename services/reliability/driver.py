@@ -369,8 +369,9 @@ class Driver:
                 want = legal["version"] + 1  # refused (or never answered): look again once something changed
 
     def _expected(self, version: int) -> int | None:
-        """Half the commands say the version they were decided on, when the gateway takes it."""
-        return version if self.expected_versions and self.rng.random() < 0.5 else None
+        """A quarter of the commands say the version they were decided on, when the gateway takes it (those of a
+        phase where several seats choose at once are then often refused as ``stale``: the client looks again)."""
+        return version if self.expected_versions and self.rng.random() < 0.25 else None
 
     def new_command_id(self, game: Game, seat: int) -> str:
         return f"{self.run_id}-{game.game_id}-{seat}-{self._next()}"
