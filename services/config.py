@@ -29,6 +29,11 @@ class Settings:
     open_game_ttl_s: float = 86_400.0  # a game whose seats are not all taken this long after creation is cancelled
     refusal_ttl_s: int = 604_800  # a refused command's outcome is kept this long (an accepted one for ever)
     upkeep_s: float = 5.0  # how often the engine trims acknowledged commands and drops stale consumers
+    rate_per_client: float = 200.0  # HTTP requests a second from one client address (0: no limit) ...
+    burst_per_client: int = 2000  # ... with bursts of this many
+    rate_per_token: float = 50.0  # requests a second with one seat token (0: no limit) ...
+    burst_per_token: int = 200  # ... with bursts of this many
+    open_games_per_client: int = 20  # games one client address may have waiting for players at once (0: any)
     idle_consumer_ms: int = 60_000  # /health warns of a consumer that has not read for this long
     stale_consumer_ms: int = 600_000  # a consumer idle this long with nothing pending belongs to a stopped process
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
@@ -58,6 +63,11 @@ class Settings:
             open_game_ttl_s=float(env.get("SOUK_OPEN_GAME_TTL_S", cls.open_game_ttl_s)),
             refusal_ttl_s=int(env.get("SOUK_REFUSAL_TTL_S", cls.refusal_ttl_s)),
             upkeep_s=float(env.get("SOUK_UPKEEP_S", cls.upkeep_s)),
+            rate_per_client=float(env.get("SOUK_RATE_PER_CLIENT", cls.rate_per_client)),
+            burst_per_client=int(env.get("SOUK_BURST_PER_CLIENT", cls.burst_per_client)),
+            rate_per_token=float(env.get("SOUK_RATE_PER_TOKEN", cls.rate_per_token)),
+            burst_per_token=int(env.get("SOUK_BURST_PER_TOKEN", cls.burst_per_token)),
+            open_games_per_client=int(env.get("SOUK_OPEN_GAMES_PER_CLIENT", cls.open_games_per_client)),
             idle_consumer_ms=int(env.get("SOUK_IDLE_CONSUMER_MS", cls.idle_consumer_ms)),
             stale_consumer_ms=int(env.get("SOUK_STALE_CONSUMER_MS", cls.stale_consumer_ms)),
             read_store_check_s=float(env.get("SOUK_READ_STORE_CHECK_S", cls.read_store_check_s)),

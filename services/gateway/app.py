@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import hmac
 import secrets
+import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -55,6 +56,7 @@ from services.gateway.errors import (
     raise_if_rejected,
 )
 from services.gateway.inputs import check_headers, in_range, strict
+from services.gateway.limits import Limits, Rate
 from services.gateway.listeners import Replies, Updates
 from services.projector import Partition
 from services.store import RedisEventStore
@@ -223,6 +225,12 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
 
     events, client = pooled(settings.redis_url), pooled(settings.views_url)
     gw = Gateway(events, client, settings)
+    limits = Limits(client, Rate(settings.rate_per_client, settings.burst_per_client),
+                    Rate(settings.rate_per_token, settings.burst_per_token), settings.open_games_per_client)
+
+    async def before_request(request: Request) -> None:
+        await check_headers(request)
+        await limits.check_request(request)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Litestar) -> AsyncIterator[None]:
@@ -302,7 +310,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         return out
 
     @post("/games", tags=["lobby"], dto=strict(CreateGameRequest), return_dto=None)
-    async def create_game(data: CreateGameRequest) -> Created:
+    async def create_game(request: Request, data: CreateGameRequest) -> Created:
         """Create a game; then each player joins a seat. ``seed`` (64 hex digits) makes the game reproducible,
         and says so to everyone. With a ``request_id``, a resent request answers the same game."""
         if data.seed is not None:
@@ -314,9 +322,11 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
             game_id, command_id = uuid.uuid4().hex[:12], uuid.uuid4().hex
         elif _check_request_id(data.request_id):
             game_id, command_id = await gw.game_for_request(data.request_id), f"create-{_digest(data.request_id)}"
+        await limits.check_open_games(request, keys.LOBBY)
         body = CreateGame(data.game, data.title, data.seats, data.options, data.seed)
         reply = await gw.submit(CommandEnvelope(command_id, game_id, msgspec.Raw(encoder.encode(body))))
         raise_if_rejected(reply)
+        await limits.created(request, game_id, time.time())
         return Created(game_id, reply.version)
 
     @get("/games/{game_id:str}", tags=["lobby"])
@@ -425,7 +435,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         lifespan=[lifespan],
         exception_handlers={ApiError: on_api_error, ValidationException: on_validation,
                             NotFoundException: on_http, HTTPException: on_http, Exception: on_crash},
-        before_request=check_headers,
+        before_request=before_request,
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(title="Souk", version="0.1.0",
                                      description="Event-sourced board games: lobby, seats, commands, views, history."),

@@ -14,18 +14,18 @@ log = structlog.get_logger("souk.gateway")
 
 
 class ApiError(HTTPException):
-    def __init__(self, status_code: int, code: str, message: str) -> None:
-        super().__init__(status_code=status_code, detail=message)
+    def __init__(self, status_code: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(status_code=status_code, detail=message, headers=headers)
         self.code = code
         self.message = message
 
 
-def error_response(status: int, code: str, message: str) -> Response:
-    return Response(ApiErrorBody(code, message), status_code=status)
+def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
+    return Response(ApiErrorBody(code, message), status_code=status, headers=headers)
 
 
 def on_api_error(_: Request, exc: ApiError) -> Response:
-    return error_response(exc.status_code, exc.code, exc.message)
+    return error_response(exc.status_code, exc.code, exc.message, exc.headers)
 
 
 def on_validation(_: Request, exc: ValidationException) -> Response:

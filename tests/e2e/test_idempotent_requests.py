@@ -14,7 +14,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def souk_env() -> dict[str, str]:
-    return {"SOUK_IDLE_CONSUMER_MS": "300"}  # /health names a consumer idle this long
+    return {"SOUK_IDLE_CONSUMER_MS": "300", "SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0"}  # /health names a consumer idle this long
 
 
 async def test_a_resent_create_answers_the_same_game_and_creates_no_other(souk_url):

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def souk_env() -> dict[str, str]:
-    return {"SOUK_READ_STORE_CHECK_S": "4"}  # the gateway's own fallback is tested before the rebuild comes
+    return {"SOUK_READ_STORE_CHECK_S": "4", "SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0"}  # the gateway's own fallback is tested before the rebuild comes
 
 
 async def test_after_the_read_store_is_lost_answers_stay_true_and_the_views_come_back(souk_url, redis_url):

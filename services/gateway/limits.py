@@ -1,0 +1,117 @@
+"""Limits a gateway puts on its clients (issue #8 item 15): request rates per client and per seat token, and the
+number of open games a client may have created.
+
+Rates use GCRA (the generic cell rate algorithm, as redis-cell and many API gateways do) in one Lua call on the
+read store, so every gateway of a deployment shares one budget per client and per token. Over it: 429
+``rate_limited`` with ``Retry-After``. A client is its address as uvicorn sees it (behind a proxy, run uvicorn
+with ``--forwarded-allow-ips`` so that it is the player's, not the proxy's)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+
+import msgspec
+import redis.asyncio as aioredis
+from litestar import Request
+
+from services.gateway.errors import ApiError
+
+_GCRA = """
+-- ARGV: key, emission interval (ms a request costs), tolerance (ms of burst). Returns {allowed, retry after ms}.
+local key, interval, tolerance = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local tat = tonumber(redis.call('GET', key)) or now
+if tat < now then tat = now end
+local new_tat = tat + interval
+if new_tat - now > tolerance then return {0, new_tat - tolerance - now} end
+redis.call('SET', key, new_tat, 'PX', math.ceil(new_tat - now) + 1)
+return {1, 0}
+"""
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``per_s`` requests a second, sustained, with bursts of up to ``burst``; 0 per second: no limit."""
+
+    per_s: float
+    burst: int
+
+    @property
+    def on(self) -> bool:
+        return self.per_s > 0
+
+
+class Limits:
+    def __init__(self, redis: aioredis.Redis, per_client: Rate, per_token: Rate, open_games: int) -> None:
+        self.redis = redis
+        self.per_client = per_client
+        self.per_token = per_token
+        self.open_games = open_games
+        self._gcra = redis.register_script(_GCRA)
+
+    async def _take(self, key: str, rate: Rate, what: str) -> None:
+        interval = 1000.0 / rate.per_s
+        allowed, retry_ms = await self._gcra(args=[key, interval, interval * max(rate.burst - 1, 0)])
+        if not allowed:
+            retry = max(1, math.ceil(int(retry_ms) / 1000))
+            raise ApiError(429, "rate_limited", f"too many requests from this {what}; retry in {retry} s",
+                           headers={"Retry-After": str(retry)})
+
+    async def check_request(self, request: Request) -> None:
+        """Every HTTP request takes from its client's budget, and a request with a seat token from the token's."""
+        if self.per_client.on:
+            await self._take(f"souk:rate:client:{client_of(request)}", self.per_client, "client")
+        if self.per_token.on:
+            token = _token(request)
+            if token:
+                digest = hashlib.sha256(token.encode()).hexdigest()[:32]
+                await self._take(f"souk:rate:token:{digest}", self.per_token, "seat token")
+
+    async def check_open_games(self, request: Request, lobby_key: str) -> None:
+        """At most ``open_games`` games created by one client may wait for players at once."""
+        if self.open_games <= 0:
+            return
+        key = f"souk:client-games:{client_of(request)}"
+        ids = await self.redis.zrange(key, 0, -1)
+        if not ids:
+            return
+        entries = await self.redis.hmget(lobby_key, ids)
+        done = [game_id for game_id, raw in zip(ids, entries)
+                if raw is not None and _status(raw) != "open"]
+        if done:
+            await self.redis.zrem(key, *done)
+        if len(ids) - len(done) >= self.open_games:
+            raise ApiError(429, "too_many_open_games",
+                           f"this client has {len(ids) - len(done)} games waiting for players; at most "
+                           f"{self.open_games}: fill or wait for one first", headers={"Retry-After": "60"})
+
+    async def created(self, request: Request, game_id: str, at: float) -> None:
+        if self.open_games > 0:
+            key = f"souk:client-games:{client_of(request)}"
+            await self.redis.zadd(key, {game_id: at})
+            await self.redis.expire(key, 2 * 86_400)
+
+
+class _Status(msgspec.Struct):
+    status: str
+
+
+_status_decoder = msgspec.json.Decoder(_Status)
+
+
+def _status(raw: bytes) -> str:
+    return _status_decoder.decode(raw).status
+
+
+def client_of(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def _token(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        return header[7:].strip()
+    return request.query_params.get("token")

@@ -1,0 +1,52 @@
+"""Limits per client and per seat token (issue #8 item 15): over them a request gets 429 with Retry-After and
+changes nothing; a client may have only so many games waiting for players."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.e2e.test_play_over_http import join_all
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def souk_env() -> dict[str, str]:
+    return {"SOUK_RATE_PER_CLIENT": "2", "SOUK_BURST_PER_CLIENT": "40", "SOUK_RATE_PER_TOKEN": "1",
+            "SOUK_BURST_PER_TOKEN": "5", "SOUK_OPEN_GAMES_PER_CLIENT": "2"}
+
+
+async def test_a_client_over_its_rate_gets_429_with_retry_after(souk_url):
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        answers = [await client.get("/catalog") for _ in range(60)]
+        limited = [r for r in answers if r.status_code == 429]
+        assert limited and all(r.status_code in (200, 429) for r in answers)
+        assert limited[0].json()["code"] == "rate_limited" and int(limited[0].headers["Retry-After"]) >= 1
+
+
+async def test_a_seat_token_over_its_rate_gets_429_and_its_command_is_not_played(souk_url):
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        game_id = (await client.post("/games", json={"game": "samarkand", "title": "t", "seats": 3})).json()["game_id"]
+        tokens = await join_all(client, game_id, 3)
+        auth = {"Authorization": f"Bearer {tokens[0]}"}
+        answers = [await client.get(f"/games/{game_id}/seats/0/view", headers=auth) for _ in range(8)]
+        assert [r.status_code for r in answers].count(429) >= 2
+        version = (await client.get(f"/games/{game_id}/view")).json()["version"]
+        r = await client.post(f"/games/{game_id}/seats/0/commands", headers=auth,
+                              json={"command_id": "limited", "command": {"type": "samarkand.Pass"}})
+        assert r.status_code == 429 and r.json()["code"] == "rate_limited" and r.headers["Retry-After"]
+        assert (await client.get(f"/games/{game_id}/view")).json()["version"] == version
+        other = await client.get(f"/games/{game_id}/seats/1/view", headers={"Authorization": f"Bearer {tokens[1]}"})
+        assert other.status_code == 200  # another token has its own budget
+
+
+async def test_a_client_may_have_only_so_many_games_waiting_for_players(souk_url):
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        body = {"game": "samarkand", "title": "t", "seats": 3}
+        first = (await client.post("/games", json=body)).json()["game_id"]
+        assert (await client.post("/games", json=body)).status_code == 201
+        third = await client.post("/games", json=body)
+        assert third.status_code == 429 and third.json()["code"] == "too_many_open_games"
+        await join_all(client, first, 3)  # the first game starts: it no longer waits
+        assert (await client.post("/games", json=body)).status_code == 201
