@@ -145,6 +145,10 @@ async def _faults(cluster: Cluster, driver, run: Run, rng: random.Random, starte
     config = run.config
     end = started + config.seconds
     await asyncio.sleep(config.warmup)
+    for _ in range(600):  # and until the load flows: a command accepted end to end (at most a minute)
+        if driver.ledger.e2e or time.monotonic() > end - 2.0:
+            break
+        await asyncio.sleep(0.1)
     bag: list[str] = []
     while time.monotonic() < end - 2.0 and config.faults:
         if not bag:  # every kind once, in a random order, then again
@@ -221,6 +225,7 @@ def _figures(run: Run, driver, cluster: Cluster, found: dict[str, Any]) -> dict[
     out: dict[str, Any] = {
         "games": run.config.games,
         "games_created": sum(1 for c in ledger.creates.values() if c.game_id),
+        "games_by_title": dict(Counter(f"{c.game} {c.seats}" for c in ledger.creates.values() if c.game_id)),
         "games_finished": ledger.finished,
         "games_abandoned": dict(ledger.abandoned),
         "commands_sent": found["commands_sent"],
@@ -247,6 +252,7 @@ def _figures(run: Run, driver, cluster: Cluster, found: dict[str, Any]) -> dict[
         "recovery_by_kind": {k: {"max_s": max(v), "p50_s": round(statistics.median(v), 3), "n": len(v)}
                              for k, v in sorted(by_kind.items())},
         "not_recovered": not_recovered,
+        "latency_s": {kind: _spread(values) for kind, values in sorted(ledger.latency.items())},
         "races": len(ledger.races),
         "race_accepted": dict(sorted(Counter(ledger.races).items())),
         "creates_tried": found["creates_tried"],
@@ -274,14 +280,24 @@ def _figures(run: Run, driver, cluster: Cluster, found: dict[str, Any]) -> dict[
     return out
 
 
+def _spread(values: list[float]) -> dict[str, float | int]:
+    ordered = sorted(values)
+
+    def at(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+    return {"p50": at(0.5), "p99": at(0.99), "max": round(ordered[-1], 3), "n": len(ordered)}
+
+
 # --- the command ------------------------------------------------------------------------------------------
 
-SUMMARY = ("seconds", "games", "games_created", "games_finished", "commands_sent", "requests", "accepted",
-           "accepted_per_s", "refused", "faults", "faults_by_kind", "lost", "duplicated", "unanswered", "conflicting",
-           "unknown", "chain_problems", "redecision_mismatches", "read_model_mismatches", "rebuild_race", "recovery_max_s",
-           "recovery_p50_s", "recovery_by_kind", "not_recovered", "races", "race_accepted", "games_abandoned",
-           "games_stalled", "creates_applied_unanswered", "joins_applied_unanswered", "transport_errors", "retried_answers",
-           "wrong_answers", "crashes", "problems", "ok")
+SUMMARY = ("seconds", "games", "games_created", "games_by_title", "games_finished", "commands_sent", "requests",
+           "accepted", "accepted_per_s", "refused", "faults", "faults_by_kind", "lost", "duplicated", "unanswered",
+           "conflicting", "unknown", "chain_problems", "redecision_mismatches", "read_model_mismatches",
+           "rebuild_race", "recovery_max_s", "recovery_p50_s", "recovery_by_kind", "not_recovered", "latency_s",
+           "races", "race_accepted", "games_abandoned", "games_stalled", "creates_applied_unanswered",
+           "joins_applied_unanswered", "transport_errors", "retried_answers", "wrong_answers", "crashes", "problems",
+           "ok")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

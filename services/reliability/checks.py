@@ -200,7 +200,8 @@ def _match_ledger(ledger: Ledger, streams: dict[str, list[EventEnvelope]], probl
                 continue
             group = found[0]
             if group.first.seat != seat:
-                problems.add("wrong_seat", f"{game_id} {command_id}: sent for seat {seat}, stored for {group.first.seat}")
+                problems.add("wrong_seat", f"{game_id} {command_id}: sent for seat {seat}, "
+                                           f"stored for {group.first.seat}")
             if group.envelopes[-1].seq != answer["version"] or len(group.envelopes) != answer["events"]:
                 problems.add("wrong_answer", f"{game_id} {command_id}: answered version {answer['version']} "
                                              f"with {answer['events']} events, stored at seq "
@@ -265,8 +266,11 @@ async def _recorded_outcomes(events: aioredis.Redis, ledger: Ledger, problems: P
             record = json.loads(recorded)
             status, body = sent.outcome
             answer = json.loads(body)
-            same = record == answer if status == 200 else (
-                record["status"] == "rejected" and (record["code"], record["message"]) == (answer.get("code"), answer.get("message")))
+            if status == 200:
+                same = record == answer
+            else:
+                same = record["status"] == "rejected" and (
+                    (record["code"], record["message"]) == (answer.get("code"), answer.get("message")))
             if not same:
                 problems.add("conflicting", f"{game_id} seat {seat} {command_id}: answered {status} {body}, "
                                             f"recorded {recorded.decode()}")

@@ -20,7 +20,7 @@ import hashlib
 import json
 import random
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,6 +98,8 @@ class Ledger:
     abandoned: Counter = field(default_factory=Counter)  # games given up, by reason
     finished: int = 0
     e2e: list[tuple[float, float]] = field(default_factory=list)  # (sent, accepted and seen in the views)
+    # seconds each request that got a decision took (create, join: 201; command: 200/409/422), resends apart
+    latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
 
     def wrong(self, what: str, detail: str) -> None:
         self.wrong_answers[what] += 1
@@ -248,9 +250,11 @@ class Driver:
                 body["seed"] = try_.seed
             if try_.request_id:
                 body["request_id"] = try_.request_id
+            started = time.monotonic()
             r = await self.call("POST", "/games", json=body)
             try_.answer = _describe(r)
             if isinstance(r, Response) and r.status_code == 201:
+                self.ledger.latency["create"].append(time.monotonic() - started)
                 try_.game_id = r.json()["game_id"]
                 game = self.games[try_.game_id] = Game(try_.game_id, try_.game, try_.seats, try_.title)
                 return game if await self._join_all(game) else None
@@ -273,9 +277,11 @@ class Driver:
                 body: dict[str, Any] = {"name": try_.name, "seat": seat}
                 if try_.request_id:
                     body["request_id"] = try_.request_id
+                started = time.monotonic()
                 r = await self.call("POST", f"/games/{game.game_id}/seats", json=body)
                 try_.answer = _describe(r)
                 if isinstance(r, Response) and r.status_code == 201:
+                    self.ledger.latency["join"].append(time.monotonic() - started)
                     if r.json()["seat"] != seat:
                         self.ledger.wrong("201 wrong seat", f"join {body} of {game.game_id} -> {r.text}")
                     try_.token = r.json()["token"]
@@ -396,6 +402,7 @@ class Driver:
             self.ledger.requests += 1
             r = await self.call("POST", path, json=payload, headers=self._auth(game, seat))
             if isinstance(r, Response) and r.status_code in ANSWERED:
+                self.ledger.latency["command"].append(time.monotonic() - started)
                 first = not sent.answers
                 sent.answers.append((r.status_code, _canonical(r)))
                 if first:
