@@ -40,6 +40,7 @@ def test_every_fault_was_injected_and_every_process_came_back(figures):
 
 
 def test_games_of_every_title_were_played_and_raced(figures):
+    assert {title.split()[0] for title in figures["games_by_title"]} == {"samarkand", "yspahan"}
     assert figures["accepted"] > 300, "too little load to prove anything"
     assert figures["races"] > 0 and figures["probes"] > 0
 
@@ -83,3 +84,14 @@ def test_the_read_models_equal_a_rebuild(figures):
     assert figures["problems"].get("projection_behind", 0) == 0
     assert figures["read_models_compared"] == figures["games_in_store"]
     assert figures["read_model_mismatches"] == 0, figures["problem_examples"].get("read_models")
+
+
+JOIN_BUG = ("known bug (since 7075fc5): every join waits out SOUK_REPLY_TIMEOUT. The gateway's join queues its "
+            "envelope without a seat (the engine picks it), the engine's reply names the seat taken, and "
+            "Replies.on_message looks its waiter up by (game, reply.seat, command id): no match, so the answer comes "
+            "from the outcome record after the 5 s timeout")
+
+
+@pytest.mark.xfail(strict=True, reason=JOIN_BUG)
+def test_a_join_is_answered_without_waiting_out_the_reply_timeout(figures):
+    assert figures["latency_s"]["join"]["p50"] < 1.0, figures["latency_s"]
