@@ -415,16 +415,24 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
 
     @websocket("/games/{game_id:str}/ws")
     async def spectator_socket(socket: WebSocket, game_id: str) -> None:
-        """Pushes the spectator view (a TableView JSON text frame) at once and after every change."""
+        """Pushes the spectator view (a TableView JSON text frame) at once and after every change. A game that
+        does not exist: the socket is accepted, then closed with code 4404."""
+        try:
+            await gw.game_name(game_id)
+        except ApiError as exc:
+            await _refuse_socket(socket, exc)
+            return
         await _push_views(gw, socket, game_id, None)
 
     @websocket("/games/{game_id:str}/seats/{seat:int}/ws")
     async def seat_socket(socket: WebSocket, game_id: str, seat: int) -> None:
-        """Pushes this seat's view at once and after every change. Authenticate with ``?token=``."""
+        """Pushes this seat's view at once and after every change. Authenticate with ``?token=``. Refused, the
+        socket is accepted, then closed with code 4000 + the HTTP status (4401: a missing or bad token; 4404: no
+        such game) and the error's code as the reason."""
         try:
             await gw.authorize(game_id, seat, socket.query_params.get("token"))
         except ApiError as exc:
-            await socket.close(code=4401, reason=exc.code)
+            await _refuse_socket(socket, exc)
             return
         await _push_views(gw, socket, game_id, seat)
 
@@ -450,6 +458,13 @@ def _convert(game: str, command: dict[str, Any]) -> Any:
     if isinstance(decoded, (CreateGame, JoinSeat)):
         raise msgspec.ValidationError("table commands go to /games and /games/{id}/seats")
     return decoded
+
+
+async def _refuse_socket(socket: WebSocket, exc: ApiError) -> None:
+    """Accepts, then closes with 4000 + the HTTP status: a browser's WebSocket sees the close code, never an HTTP
+    status refused at the handshake."""
+    await socket.accept()
+    await socket.close(code=4000 + exc.status_code, reason=exc.code)
 
 
 async def _push_views(gw: Gateway, socket: WebSocket, game_id: str, seat: int | None) -> None:
