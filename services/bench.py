@@ -241,11 +241,12 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: argpa
     notice_decoder = msgspec.json.Decoder(ViewsUpdated)
     sent = [0]
 
-    async def send(game_id: str, body, seat: int | None, token_hash: str | None) -> None:
+    async def send(game_id: str, body, seat: int | None, token_hash: str | None,
+                   expected_version: int | None = None) -> None:
         raw = body if isinstance(body, msgspec.Raw) else msgspec.Raw(encoder.encode(body))
         sent[0] += 1
-        env = CommandEnvelope(f"{run_id}-{sent[0]}", game_id, raw, seat=seat,
-                              token_hash=token_hash, reply_to=channel, sent_at=time.time())
+        env = CommandEnvelope(f"{run_id}-{sent[0]}", game_id, raw, seat=seat, token_hash=token_hash,
+                              reply_to=channel, sent_at=time.time(), expected_version=expected_version)
         await redis.call("XADD", keys.COMMANDS, "*", "c", encoder.encode(env))
 
     async def new_game() -> None:
@@ -314,7 +315,8 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: argpa
                 continue
             command = rng.choice(view.legal)
             g.in_flight, g.sent_at = True, time.perf_counter()
-            await send(g.game_id, command, seat, _token_hash(g.game_id, seat))
+            # decided on this view: a bot says so, and the engine refuses it (stale) if the game moved on
+            await send(g.game_id, command, seat, _token_hash(g.game_id, seat), view.version)
 
     updates, replies = Subscriber(views_url, on_notice), Subscriber(url, on_reply)
     await updates.start(patterns=(keys.view_updates("*"),))
