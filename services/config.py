@@ -34,6 +34,7 @@ class Settings:
     rate_per_token: float = 50.0  # requests a second with one seat token (0: no limit) ...
     burst_per_token: int = 200  # ... with bursts of this many
     open_games_per_client: int = 20  # games one client address may have waiting for players at once (0: any)
+    cors_origins: tuple[str, ...] = ()  # browser origins allowed to call the API ("*": any); none: no CORS headers
     idle_consumer_ms: int = 60_000  # /health warns of a consumer that has not read for this long
     stale_consumer_ms: int = 600_000  # a consumer idle this long with nothing pending belongs to a stopped process
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
@@ -68,6 +69,7 @@ class Settings:
             rate_per_token=float(env.get("SOUK_RATE_PER_TOKEN", cls.rate_per_token)),
             burst_per_token=int(env.get("SOUK_BURST_PER_TOKEN", cls.burst_per_token)),
             open_games_per_client=int(env.get("SOUK_OPEN_GAMES_PER_CLIENT", cls.open_games_per_client)),
+            cors_origins=tuple(o.strip() for o in env.get("SOUK_CORS_ORIGINS", "").split(",") if o.strip()),
             idle_consumer_ms=int(env.get("SOUK_IDLE_CONSUMER_MS", cls.idle_consumer_ms)),
             stale_consumer_ms=int(env.get("SOUK_STALE_CONSUMER_MS", cls.stale_consumer_ms)),
             read_store_check_s=float(env.get("SOUK_READ_STORE_CHECK_S", cls.read_store_check_s)),

@@ -23,6 +23,7 @@ import redis.asyncio as aioredis
 import structlog
 from litestar import Litestar, MediaType, Request, Response, WebSocket, get, post, websocket
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException, WebSocketDisconnect
+from litestar.config.cors import CORSConfig
 from litestar.openapi import OpenAPIConfig
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -444,6 +445,10 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         exception_handlers={ApiError: on_api_error, ValidationException: on_validation,
                             NotFoundException: on_http, HTTPException: on_http, Exception: on_crash},
         before_request=before_request,
+        cors_config=CORSConfig(allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST", "OPTIONS"],
+                               allow_headers=["Authorization", "Content-Type", "traceparent"],
+                               expose_headers=["Retry-After", "traceparent"], max_age=600)
+        if settings.cors_origins else None,
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(title="Souk", version="0.1.0",
                                      description="Event-sourced board games: lobby, seats, commands, views, history."),
