@@ -72,9 +72,20 @@ def seat_tokens(game_id: str) -> str:
     return f"souk:seats:{game_id}"
 
 
-READ_STORE_MARK = "souk:projection:initialised"  # set once the read store holds every game's read models
+# Set once the read store holds every game's read models. Its version goes up when the read models gain a key
+# that older projectors did not write (2: the lobby's indexes): a projector then finds no mark and rebuilds.
+READ_STORE_MARK = "souk:projection:initialised:2"
 LOBBY = "souk:lobby"  # hash: game id -> LobbyEntry JSON
 LOBBY_ORDER = "souk:lobby:order"  # sorted set: game id -> creation time
+LOBBY_STATUSES = ("open", "playing", "over", "cancelled")
+
+
+def lobby_index(status: str | None = None, game: str | None = None) -> str:
+    """Sorted set: game id -> creation time, of the listed games with this status and/or game (neither: every
+    listed game, ``LOBBY_ORDER``)."""
+    if status is None and game is None:
+        return LOBBY_ORDER
+    return f"souk:lobby:by:{status or '*'}:{game or '*'}"
 
 
 def view_updates(game_id: str) -> str:

@@ -188,6 +188,7 @@ class Projector:
 
     def _write(self, writes: Writes, game_id: str, projected: Projected, envelopes: list[EventEnvelope]) -> None:
         table = projected.table
+        status_before = table.status
         history: list[str] = []
         lobby_changed = False
         for env in envelopes:
@@ -224,6 +225,14 @@ class Projector:
                                projected.created_at, table.seed_chosen)
             writes.hset(keys.LOBBY, game_id, encoder.encode(lobby).decode())
             writes.zadd_nx(keys.LOBBY_ORDER, projected.created_at, game_id)
+            # The lobby's indexes, so that a filtered listing reads one page, not every game.
+            writes.zadd_nx(keys.lobby_index(game=table.game), projected.created_at, game_id)
+            if status_before != table.status:
+                if status_before:
+                    writes.zrem(keys.lobby_index(status=status_before), game_id)
+                    writes.zrem(keys.lobby_index(status=status_before, game=table.game), game_id)
+                writes.zadd_nx(keys.lobby_index(status=table.status), projected.created_at, game_id)
+                writes.zadd_nx(keys.lobby_index(status=table.status, game=table.game), projected.created_at, game_id)
         writes.set(keys.position(game_id), str(table.version))
         notice = ViewsUpdated(table.version, table.status, views[None].flow.awaiting)
         writes.publish(keys.view_updates(game_id), encoder.encode(notice).decode())  # sent when the writes are applied
@@ -269,7 +278,7 @@ class Projector:
             await self.redis.delete(REBUILD_LOCK)
 
     async def _drop_read_models(self) -> None:
-        for pattern in ("souk:position:*", "souk:views:*", "souk:history:*", "souk:seats:*"):
+        for pattern in ("souk:position:*", "souk:views:*", "souk:history:*", "souk:seats:*", "souk:lobby:by:*"):
             async for key in self.redis.scan_iter(match=pattern, count=1000):
                 await self.redis.delete(key)
         await self.redis.delete(keys.LOBBY, keys.LOBBY_ORDER, keys.READ_STORE_MARK)
@@ -320,6 +329,9 @@ class Writes:
 
     def zadd_nx(self, key: str, score: float, member: str) -> None:
         self.commands.append(("ZADD", key, "NX", repr(score), member))
+
+    def zrem(self, key: str, member: str) -> None:
+        self.commands.append(("ZREM", key, member))
 
     async def apply(self, redis: Resp, expected: dict[str, int]) -> list[bytes]:
         """Returns the position keys that were not as expected (then nothing was written)."""

@@ -294,21 +294,41 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
                 for g in games().values()]
 
     @get("/games", tags=["lobby"])
-    async def list_games(status: str | None = None, game: str | None = None, limit: int = 100) -> list[LobbyEntry]:
-        """The lobby, newest first; filter by ``status`` (open / playing / over) and ``game``."""
-        in_range(limit, "limit", 1, 1000, "bad_page")
-        ids = await client.zrevrange(keys.LOBBY_ORDER, 0, -1)
-        out: list[LobbyEntry] = []
-        for start in range(0, len(ids), 500):
-            for raw in await client.hmget(keys.LOBBY, ids[start:start + 500]):
-                if raw is None:
-                    continue
-                entry = _lobby_decoder.decode(raw)
-                if (status is None or entry.status == status) and (game is None or entry.game == game):
-                    out.append(entry)
-                    if len(out) >= limit:
-                        return out
-        return out
+    async def list_games(status: str | None = None, game: str | None = None, limit: int = 100,
+                         cursor: str | None = None) -> Response[list[LobbyEntry]]:
+        """The lobby, newest first; filter by ``status`` (open / playing / over / cancelled) and ``game`` (a name
+        from /catalog). At most ``limit`` (1 to 200) games; when there are more, the ``X-Next-Cursor`` header
+        holds the ``cursor`` of the next page. Reads one page of an index, whatever the number of games."""
+        in_range(limit, "limit", 1, 200, "bad_page")
+        if status is not None and status not in keys.LOBBY_STATUSES:
+            raise ApiError(400, "bad_filter", f"status is one of {', '.join(keys.LOBBY_STATUSES)}, not {status!r}")
+        if game is not None and game not in games():
+            raise ApiError(400, "bad_filter", f"game is one of {', '.join(games())}, not {game!r}")
+        top, after = "+inf", None
+        if cursor is not None:
+            try:
+                score, after = cursor.split(":", 1)
+                top = repr(float(score))
+            except ValueError:
+                raise ApiError(400, "bad_page", "cursor is the X-Next-Cursor of an earlier page") from None
+        index = keys.lobby_index(status, game)
+        found: list[tuple[bytes, float]] = []
+        while len(found) <= limit:
+            batch = await client.zrevrangebyscore(index, top, "-inf", start=0, num=limit + 16, withscores=True)
+            if after is not None:  # the games listed up to the cursor share its score: skip them
+                batch = [(g, sc) for g, sc in batch if not (repr(sc) == top and g.decode() >= after)]
+            found += batch
+            if len(batch) < limit + 16 or not batch:
+                break
+            top, after = repr(batch[-1][1]), batch[-1][0].decode()
+        page = found[:limit]
+        entries = [_lobby_decoder.decode(raw) for raw in await client.hmget(keys.LOBBY, [g for g, _ in page]) or []
+                   if raw is not None] if page else []
+        headers = {}
+        if len(found) > limit:
+            last_id, last_score = page[-1]
+            headers["X-Next-Cursor"] = f"{last_score!r}:{last_id.decode()}"
+        return Response(entries, headers=headers)
 
     @post("/games", tags=["lobby"], dto=strict(CreateGameRequest), return_dto=None)
     async def create_game(request: Request, data: CreateGameRequest) -> Created:
@@ -447,7 +467,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         before_request=before_request,
         cors_config=CORSConfig(allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST", "OPTIONS"],
                                allow_headers=["Authorization", "Content-Type", "traceparent"],
-                               expose_headers=["Retry-After", "traceparent"], max_age=600)
+                               expose_headers=["Retry-After", "traceparent", "X-Next-Cursor"], max_age=600)
         if settings.cors_origins else None,
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(title="Souk", version="0.1.0",
