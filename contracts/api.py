@@ -31,6 +31,7 @@ class CreateGameRequest(Strict):
     # A random string the client makes once per game it creates: resending the request with it (after a
     # timeout, say) answers the same game instead of creating another.
     request_id: str | None = None
+    private: bool = False  # joined with the invite code the answer carries; never listed in the lobby
 
 
 class JoinRequest(Strict):
@@ -39,6 +40,7 @@ class JoinRequest(Strict):
     # A random string the client makes once per seat it takes, and keeps as secret as the token: resending the
     # join with it answers the same seat and the same token instead of taking another seat.
     request_id: str | None = None
+    invite: str | None = None  # a private game's invite code
 
 
 class CommandRequest(Strict):
@@ -51,6 +53,28 @@ class CommandRequest(Strict):
 
 class Created(msgspec.Struct, frozen=True):
     game_id: str
+    version: int
+    creator_token: str = ""  # lets its holder cancel the game before it starts (DELETE /games/{id}); keep it secret
+    invite_code: str | None = None  # a private game's: players join with it
+
+
+class Left(msgspec.Struct, frozen=True):
+    game_id: str
+    seat: int
+    version: int
+
+
+class Cancelled(msgspec.Struct, frozen=True):
+    game_id: str
+    version: int
+
+
+class Rematch(msgspec.Struct, frozen=True):
+    """The rematch of a finished game, and the caller's seat in it (the seat it had)."""
+
+    game_id: str
+    seat: int
+    token: str
     version: int
 
 

@@ -47,6 +47,8 @@ class LobbyEntry(msgspec.Struct, frozen=True):
     status: str  # open / playing / over (rewritten when a seat is taken, the game starts or ends)
     created_at: float
     seed_chosen: bool = False  # the creator chose the seed: it can predict every shuffle and roll
+    private: bool = False  # joined by invite code only; not listed (GET /games/{id} still shows it)
+    rematch_of: str = ""  # the finished game this one replays with the same players
 
 
 class HistoryEntry(msgspec.Struct, frozen=True):

@@ -23,17 +23,25 @@ class CreateGame(Command, tag="table.CreateGame"):
     # 64 hex digits (the server's own 32 bytes), for a reproducible game: the game then says so to everyone
     # (GameCreated.seed_chosen), since whoever chose it can predict every shuffle and roll.
     seed: str | None = None
+    creator_hash: str = ""  # sha256 hex of the creator's token: it may cancel the game before it starts
+    invite_hash: str = ""  # sha256 hex of an invite code: a private game, joined with the code, never listed
+    rematch_of: str = ""  # the finished game this one replays with the same players
 
 
 class JoinSeat(Command, tag="table.JoinSeat"):
     name: str
     token_hash: str  # sha256 hex of the secret seat token the gateway handed out
     seat: int | None = None  # None: the lowest free seat
+    invite_hash: str = ""  # sha256 hex of the invite code, for a private game
+
+
+class LeaveSeat(Command, tag="table.LeaveSeat"):
+    """Gives a seat back before the game starts (the seat and its token come with the command's envelope)."""
 
 
 class CancelGame(Command, tag="table.CancelGame"):
-    """Cancels a game that never started. Sent by the platform itself (the engine's upkeep expires open games;
-    no seat may send it)."""
+    """Cancels a game that never started: by the platform (the engine's upkeep expires open games, with no token)
+    or by its creator (with the creator's token). No seat may send it."""
 
     reason: str = "expired"
 
@@ -47,12 +55,20 @@ class GameCreated(Event, tag="table.GameCreated"):
     options: dict[str, Any]
     seed_hash: str  # sha256 hex of the secret seed; the seed itself is revealed by GameEnded
     seed_chosen: bool = False  # the creator chose the seed (and so knows every chance outcome in advance)
+    creator_hash: str = ""  # redacted in the history, like a seat's token hash
+    private: bool = False  # joined by invite code only, and not listed in the lobby
+    invite_hash: str = ""  # redacted in the history
+    rematch_of: str = ""
 
 
 class SeatJoined(Event, tag="table.SeatJoined"):
     seat: int
     name: str
     token_hash: str
+
+
+class SeatLeft(Event, tag="table.SeatLeft"):
+    seat: int
 
 
 class GameStarted(Event, tag="table.GameStarted"):
@@ -67,11 +83,11 @@ class GameEnded(Event, tag="table.GameEnded"):
 
 
 class GameCancelled(Event, tag="table.GameCancelled"):
-    reason: str  # "expired": nobody filled its seats in time
+    reason: str  # "expired": nobody filled its seats in time; "cancelled": by its creator
 
 
-TABLE_COMMANDS = (CreateGame, JoinSeat, CancelGame)
-TABLE_EVENTS = (GameCreated, SeatJoined, GameStarted, GameEnded, GameCancelled)
+TABLE_COMMANDS = (CreateGame, JoinSeat, LeaveSeat, CancelGame)
+TABLE_EVENTS = (GameCreated, SeatJoined, SeatLeft, GameStarted, GameEnded, GameCancelled)
 
 
 class Flow(msgspec.Struct, frozen=True):

@@ -22,8 +22,10 @@ from contracts.table import (
     GameEnded,
     GameStarted,
     JoinSeat,
+    LeaveSeat,
     Result,
     SeatJoined,
+    SeatLeft,
 )
 from domain import text
 from domain.chance import Chance, seed_hash
@@ -46,6 +48,9 @@ class Table(msgspec.Struct, frozen=True):
     options: Any = None
     seed_hash: str = ""
     seed_chosen: bool = False
+    creator_hash: str = ""
+    invite_hash: str = ""
+    rematch_of: str = ""
     players: tuple[Player | None, ...] = ()
     status: str = ""  # "" before GameCreated, then open / playing / over
     state: Any = None
@@ -81,6 +86,9 @@ def evolve(table: Table, event: Any) -> Table:
             options=options,
             seed_hash=event.seed_hash,
             seed_chosen=event.seed_chosen,
+            creator_hash=event.creator_hash,
+            invite_hash=event.invite_hash,
+            rematch_of=event.rematch_of,
             players=(None,) * event.seats,
             status=OPEN,
             state=game.initial_state(event.seats, options),
@@ -89,6 +97,10 @@ def evolve(table: Table, event: Any) -> Table:
     if isinstance(event, SeatJoined):
         players = list(table.players)
         players[event.seat] = Player(event.name, event.token_hash)
+        return msgspec.structs.replace(table, players=tuple(players), version=version)
+    if isinstance(event, SeatLeft):
+        players = list(table.players)
+        players[event.seat] = None
         return msgspec.structs.replace(table, players=tuple(players), version=version)
     if isinstance(event, GameStarted):
         return msgspec.structs.replace(table, status=PLAYING, version=version)
@@ -143,7 +155,9 @@ def decide(
     if isinstance(command, JoinSeat):
         return _join(table, command, chance)
     if isinstance(command, CancelGame):
-        return _cancel(table, seat, command)
+        return _cancel(table, seat, token_hash, command)
+    if isinstance(command, LeaveSeat):
+        return _leave(table, seat, token_hash)
     return _play(table, seat, token_hash, command, chance)
 
 
@@ -175,6 +189,10 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
             options=msgspec.to_builtins(options),
             seed_hash=seed_hash(chance.seed),
             seed_chosen=command.seed is not None,
+            creator_hash=command.creator_hash,
+            private=bool(command.invite_hash),
+            invite_hash=command.invite_hash,
+            rematch_of=command.rematch_of,
         )
     ]
 
@@ -199,6 +217,8 @@ def chosen_seed(command: CreateGame) -> bytes | None:
 def _join(table: Table, command: JoinSeat, chance: Chance) -> list[Any]:
     if table.status != OPEN:
         raise RuleViolation("game_started", "every seat of this game is taken")
+    if table.invite_hash and command.invite_hash != table.invite_hash:
+        raise RuleViolation("bad_invite", "this game is private: join it with its invite code")
     name = text.name(command.name)
     free = [i for i, p in enumerate(table.players) if p is None]
     if command.seat is None:
@@ -216,12 +236,26 @@ def _join(table: Table, command: JoinSeat, chance: Chance) -> list[Any]:
     return events
 
 
-def _cancel(table: Table, seat: int | None, command: CancelGame) -> list[Any]:
-    if seat is not None:
-        raise RuleViolation("not_allowed", "a game is cancelled by the platform, not by a seat")
+def _cancel(table: Table, seat: int | None, token_hash: str | None, command: CancelGame) -> list[Any]:
+    """By the platform (no seat, no token: the engine's upkeep) or by the creator (its token, no seat)."""
+    platform = token_hash is None
+    creator = token_hash is not None and bool(table.creator_hash) and token_hash == table.creator_hash
+    if seat is not None or not (platform or creator):
+        raise RuleViolation("not_allowed", "only the game's creator (or the platform) may cancel it")
     if table.status != OPEN:
         raise RuleViolation("game_started", "only a game that has not started can be cancelled")
-    return [GameCancelled(reason=command.reason)]
+    return [GameCancelled(reason=command.reason if platform else "cancelled")]
+
+
+def _leave(table: Table, seat: int | None, token_hash: str | None) -> list[Any]:
+    if table.status != OPEN:
+        raise RuleViolation("game_started", "a seat is given back only before the game starts")
+    if seat is None or not 0 <= seat < table.seats:
+        raise RuleViolation("no_such_seat", "the command names no seat of this game")
+    player = table.players[seat]
+    if player is None or token_hash is None or player.token_hash != token_hash:
+        raise RuleViolation("bad_token", "the seat token is not valid for this seat")
+    return [SeatLeft(seat)]
 
 
 def _play(table: Table, seat: int | None, token_hash: str | None, command: Any, chance: Chance) -> list[Any]:
@@ -253,7 +287,11 @@ def redact(table: Table, event: Any, seat: int | None) -> Any:
     """The event as ``seat`` may see it in the history: token hashes never, other secrets as the game says."""
     if isinstance(event, SeatJoined):
         return msgspec.structs.replace(event, token_hash="")
-    if isinstance(event, (GameCreated, GameStarted, GameEnded, GameCancelled)):
+    if isinstance(event, GameCreated):  # the creator's and the invite's hashes are nobody's business
+        if event.creator_hash or event.invite_hash:
+            return msgspec.structs.replace(event, creator_hash="", invite_hash="")
+        return event
+    if isinstance(event, (GameStarted, GameEnded, GameCancelled, SeatLeft)):
         return event
     return game_of(table).redact(event, seat)
 

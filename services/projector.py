@@ -26,7 +26,7 @@ import structlog
 
 from contracts.envelope import EventEnvelope
 from contracts.readmodels import HistoryEntry, HistoryRecord, LobbyEntry, ViewsUpdated
-from contracts.table import TABLE_EVENTS, SeatJoined
+from contracts.table import TABLE_EVENTS, SeatJoined, SeatLeft
 from domain import table as tbl
 from services import keys
 from services.codec import decode_stream, encoder, event_decoder, event_envelope_decoder, game_name
@@ -201,6 +201,8 @@ class Projector:
                 lobby_changed = True
                 if isinstance(event, SeatJoined):
                     writes.hset(keys.seat_tokens(game_id), str(event.seat), event.token_hash)
+                elif isinstance(event, SeatLeft):
+                    writes.hdel(keys.seat_tokens(game_id), str(event.seat))
             # Most events hide nothing: they are stored once. One that hides something is stored as the
             # spectator sees it, plus a variant for each seat that sees more (the owner of a secret), so that each
             # reader is served only what it may see. A spectator sees no more than any seat
@@ -220,10 +222,12 @@ class Projector:
         writes.hset(keys.views(game_id),
                     *(x for s, v in views.items() for x in (keys.audience(s), encoder.encode(v).decode())))
         writes.rpush(keys.history(game_id), *history)
+        private = bool(table.invite_hash)
         if lobby_changed:
             lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status,
-                               projected.created_at, table.seed_chosen)
+                               projected.created_at, table.seed_chosen, private, table.rematch_of)
             writes.hset(keys.LOBBY, game_id, encoder.encode(lobby).decode())
+        if lobby_changed and not private:  # a private game is never listed
             writes.zadd_nx(keys.LOBBY_ORDER, projected.created_at, game_id)
             # The lobby's indexes, so that a filtered listing reads one page, not every game.
             writes.zadd_nx(keys.lobby_index(game=table.game), projected.created_at, game_id)
@@ -329,6 +333,9 @@ class Writes:
 
     def zadd_nx(self, key: str, score: float, member: str) -> None:
         self.commands.append(("ZADD", key, "NX", repr(score), member))
+
+    def hdel(self, key: str, field: str) -> None:
+        self.commands.append(("HDEL", key, field))
 
     def zrem(self, key: str, member: str) -> None:
         self.commands.append(("ZREM", key, member))

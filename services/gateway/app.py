@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 import redis.asyncio as aioredis
 import structlog
-from litestar import Litestar, MediaType, Request, Response, WebSocket, get, post, websocket
+from litestar import Litestar, MediaType, Request, Response, WebSocket, delete, get, post, websocket
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException, WebSocketDisconnect
 from litestar.config.cors import CORSConfig
 from litestar.openapi import OpenAPIConfig
@@ -33,6 +33,7 @@ from contracts.api import (
     MAX_INT,
     REQUEST_ID_LENGTH,
     Audit,
+    Cancelled,
     CommandRequest,
     Created,
     CreateGameRequest,
@@ -40,10 +41,22 @@ from contracts.api import (
     Joined,
     JoinRequest,
     LegalCommands,
+    Left,
+    Rematch,
 )
 from contracts.envelope import CommandEnvelope, Reply
 from contracts.readmodels import HistoryPage, HistoryRecord, LobbyEntry, TableView
-from contracts.table import CreateGame, GameCreated, GameStarted, JoinSeat, SeatJoined
+from contracts.table import (
+    TABLE_COMMANDS,
+    CancelGame,
+    CreateGame,
+    GameCreated,
+    GameStarted,
+    JoinSeat,
+    LeaveSeat,
+    SeatJoined,
+    SeatLeft,
+)
 from domain.kernel import games
 from services import keys
 from services.codec import command_decoder, encoder, event_decoder, event_envelope_decoder, table_event_decoder
@@ -111,6 +124,8 @@ class Gateway:
                     game = event.game
                 elif isinstance(event, SeatJoined):
                     hashes[event.seat] = event.token_hash
+                elif isinstance(event, SeatLeft):
+                    hashes.pop(event.seat, None)
                 elif isinstance(event, GameStarted):
                     return game, hashes
             if len(entries) < 16:
@@ -128,10 +143,14 @@ class Gateway:
     async def token_for_request(self, game_id: str, request_id: str) -> str:
         """The seat token a join request gets: derived from the request id and the platform's secret, so every
         resend answers the same token, and the store keeps only its hash, as for any other token."""
+        return await self.derived(f"join:{game_id}:{request_id}")
+
+    async def derived(self, what: str) -> str:
+        """A secret derived from ``what`` and the platform's secret (the same for every gateway)."""
         if self._secret is None:
             await self.events.set(keys.TOKEN_SECRET, secrets.token_bytes(32), nx=True)
             self._secret = await self.events.get(keys.TOKEN_SECRET)
-        mac = hmac.new(self._secret, f"join:{game_id}:{request_id}".encode(), hashlib.sha256).digest()
+        mac = hmac.new(self._secret, what.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(mac[:24]).decode()
 
     async def game_name(self, game_id: str) -> str:
@@ -344,11 +363,16 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         elif _check_request_id(data.request_id):
             game_id, command_id = await gw.game_for_request(data.request_id), f"create-{_digest(data.request_id)}"
         await limits.check_open_games(request, keys.LOBBY)
-        body = CreateGame(data.game, data.title, data.seats, data.options, data.seed)
+        # The creator's token (and a private game's invite code) are derived from the game id and the platform's
+        # secret: a resend of the same request answers the same ones, and the store keeps only their hashes.
+        creator_token = await gw.derived(f"creator:{game_id}")
+        invite = (await gw.derived(f"invite:{game_id}"))[:12] if data.private else None
+        body = CreateGame(data.game, data.title, data.seats, data.options, data.seed,
+                          creator_hash=token_hash(creator_token), invite_hash=token_hash(invite) if invite else "")
         reply = await gw.submit(CommandEnvelope(command_id, game_id, msgspec.Raw(encoder.encode(body))))
         raise_if_rejected(reply)
         await limits.created(request, game_id, time.time())
-        return Created(game_id, reply.version)
+        return Created(game_id, reply.version, creator_token, invite)
 
     @get("/games/{game_id:str}", tags=["lobby"])
     async def get_game(game_id: str) -> LobbyEntry:
@@ -363,11 +387,59 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         elif _check_request_id(data.request_id):
             token, command_id = await gw.token_for_request(game_id, data.request_id), f"join-{_digest(data.request_id)}"
         await gw.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
-        body = JoinSeat(data.name, token_hash(token), data.seat)
+        body = JoinSeat(data.name, token_hash(token), data.seat,
+                        invite_hash=token_hash(data.invite) if data.invite else "")
         # The engine picks the lowest free seat when none is named, on the game as it is: no seat_taken race.
         reply = await gw.submit(CommandEnvelope(command_id, game_id, msgspec.Raw(encoder.encode(body))))
         raise_if_rejected(reply)
         return Joined(game_id, reply.seat, token, reply.version)
+
+    @delete("/games/{game_id:str}/seats/{seat:int}", tags=["lobby"], status_code=200)
+    async def leave(request: Request, game_id: str, seat: int) -> Left:
+        """Give the seat back before the game starts (its token stops working); someone else may take it."""
+        hashed = await gw.authorize(game_id, seat, _bearer(request))
+        reply = await gw.submit(CommandEnvelope(uuid.uuid4().hex, game_id, msgspec.Raw(encoder.encode(LeaveSeat())),
+                                                seat=seat, token_hash=hashed))
+        raise_if_rejected(reply)
+        return Left(game_id, seat, reply.version)
+
+    @delete("/games/{game_id:str}", tags=["lobby"], status_code=200)
+    async def cancel(request: Request, game_id: str) -> Cancelled:
+        """Cancel a game before it starts, with the ``creator_token`` its creation answered."""
+        token = _bearer(request)
+        if not token:
+            raise ApiError(401, "missing_token", "send the creator token as 'Authorization: Bearer <token>'")
+        await gw.game_name(game_id)
+        reply = await gw.submit(CommandEnvelope(uuid.uuid4().hex, game_id,
+                                                msgspec.Raw(encoder.encode(CancelGame("cancelled"))),
+                                                token_hash=token_hash(token)))
+        if reply.code == "not_allowed":
+            raise ApiError(401, "bad_token", "this is not the creator token of this game")
+        raise_if_rejected(reply)
+        return Cancelled(game_id, reply.version)
+
+    @post("/games/{game_id:str}/seats/{seat:int}/rematch", tags=["lobby"], status_code=201)
+    async def rematch(request: Request, game_id: str, seat: int) -> Rematch:
+        """A new game of a finished one, with the same title, options and players: each player calls this with
+        its seat token and gets its own seat (the one it had) and token in the same rematch; the last one in
+        starts it."""
+        hashed = await gw.authorize(game_id, seat, _bearer(request))
+        entry = await gw.lobby_entry(game_id)
+        if entry.status != "over":
+            raise ApiError(409, "game_not_over", "a rematch follows a finished game")
+        [(_, fields)] = await gw.events.xrange(keys.game_stream(game_id), count=1)
+        first = table_event_decoder.decode(event_envelope_decoder.decode(fields[b"e"]).payload)
+        new_id = await gw.game_for_request(f"rematch:{game_id}")  # one rematch per game, whoever asks first
+        body = CreateGame(first.game, entry.title, first.seats, first.options, rematch_of=game_id)
+        reply = await gw.submit(CommandEnvelope(f"rematch-{game_id}", new_id, msgspec.Raw(encoder.encode(body))))
+        if reply.status != "accepted" and reply.code != "game_exists":
+            raise_if_rejected(reply)
+        token = await gw.derived(f"rematch:{new_id}:{seat}:{hashed}")
+        name = entry.seats[seat].name or f"player {seat}"
+        join = JoinSeat(name, token_hash(token), seat)
+        reply = await gw.submit(CommandEnvelope(f"rematch-join-{seat}", new_id, msgspec.Raw(encoder.encode(join))))
+        raise_if_rejected(reply)
+        return Rematch(new_id, seat, token, reply.version)
 
     @get("/games/{game_id:str}/view", tags=["spectator"])
     async def spectator_view(game_id: str, min_version: int = 0) -> Response[TableView]:
@@ -458,7 +530,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         await _push_views(gw, socket, game_id, seat)
 
     return Litestar(
-        route_handlers=[health, catalog, list_games, create_game, get_game, join, spectator_view,
+        route_handlers=[health, catalog, list_games, create_game, get_game, join, leave, cancel, rematch, spectator_view,
                         spectator_history, audit, seat_view, seat_legal, seat_history, send_command,
                         spectator_socket, seat_socket, *_asyncapi_route(workers, settings)],
         lifespan=[lifespan],
@@ -480,7 +552,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
 def _convert(game: str, command: dict[str, Any]) -> Any:
     """Validates a command body against the game's commands (strict, like the engine) before it is queued."""
     decoded = command_decoder(game).decode(encoder.encode(command))
-    if isinstance(decoded, (CreateGame, JoinSeat)):
+    if isinstance(decoded, TABLE_COMMANDS):
         raise msgspec.ValidationError("table commands go to /games and /games/{id}/seats")
     return decoded
 

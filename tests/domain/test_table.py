@@ -128,3 +128,40 @@ def test_a_started_game_cannot_be_cancelled():
 
     table, _ = start_table(get_game("samarkand"), 3)
     refused(table, CancelGame(), "game_started")
+
+
+def test_a_seat_is_given_back_before_the_start_and_taken_again():
+    from contracts.table import LeaveSeat, SeatLeft
+
+    table = created(3)
+    table = tbl.fold(decide(table, JoinSeat("a", "h0")), table)
+    refused(table, LeaveSeat(), "bad_token", seat=0, token="other")
+    [left] = decide(table, LeaveSeat(), seat=0, token="h0")
+    assert left == SeatLeft(0)
+    table = tbl.evolve(table, left)
+    assert table.players[0] is None and table.status == tbl.OPEN
+    table = tbl.fold(decide(table, JoinSeat("b", "h1")), table)
+    assert table.players[0].name == "b"
+    started, _ = start_table(get_game("samarkand"), 3)
+    refused(started, LeaveSeat(), "game_started", seat=0, token=token_hash(0))
+
+
+def test_the_creator_cancels_an_open_game_and_nobody_else_can():
+    from contracts.table import CancelGame, GameCancelled
+
+    table = tbl.fold(decide(tbl.EMPTY, CreateGame("samarkand", "t", 3, creator_hash="c")))
+    refused(table, CancelGame(), "not_allowed", token="not-the-creator")
+    refused(table, CancelGame(), "not_allowed", seat=0, token="c")
+    assert decide(table, CancelGame(), token="c") == [GameCancelled("cancelled")]
+    no_creator = created(3)
+    refused(no_creator, CancelGame(), "not_allowed", token="")
+
+
+def test_a_private_game_is_joined_with_its_invite_code_and_its_hashes_stay_out_of_the_history():
+    [event] = decide(tbl.EMPTY, CreateGame("samarkand", "t", 3, creator_hash="c", invite_hash="i"))
+    assert event.private and tbl.redact(tbl.fold([event]), event, None).invite_hash == ""
+    assert tbl.redact(tbl.fold([event]), event, 0).creator_hash == ""
+    table = tbl.fold([event])
+    refused(table, JoinSeat("a", "h0"), "bad_invite")
+    refused(table, JoinSeat("a", "h0", invite_hash="wrong"), "bad_invite")
+    assert decide(table, JoinSeat("a", "h0", invite_hash="i"))
