@@ -252,16 +252,29 @@ class Projector:
         await self.lean.aclose()
 
     async def rebuild(self) -> int:
-        """Drop every read model and project each game again from its first event. Returns the games rebuilt.
+        """Project every game again from its first event, each replacing its read models in one atomic call.
+        Returns the games rebuilt.
 
-        Run it with the projector workers stopped (``souk projections rebuild``)."""
-        await self._drop_read_models()
-        self.cache.clear()
+        Safe beside running projectors (a running one rebuilds a lost read store this way): a game's read models
+        are replaced only if its position is not past what the rebuild read (else a projector already wrote it
+        whole, further on), and nothing is dropped outside that call, so a batch projected meanwhile is never
+        half deleted. (It used to drop every key first, then project: a batch written between the two lost its
+        lobby entry, seat tokens and the beginning of its history, found by ``souk chaos``.)"""
         count = 0
         async for game_id in self.store.game_ids():
             envelopes = await self.store.read(game_id)
-            for start in range(0, len(envelopes), 500):
-                await self.project({game_id: envelopes[start:start + 500]})
+            if not envelopes:
+                continue
+            game = game_name(envelopes[0])
+            writes = Writes()
+            writes.delete(keys.views(game_id), keys.history(game_id), keys.seat_tokens(game_id))
+            for status in keys.LOBBY_STATUSES:  # the indexes of the game's status are written again below
+                writes.zrem(keys.lobby_index(status=status), game_id)
+                writes.zrem(keys.lobby_index(status=status, game=game), game_id)
+            projected = Projected(tbl.EMPTY, 0.0)
+            self._write(writes, game_id, projected, envelopes)
+            if not await writes.replace(self.lean, keys.position(game_id), projected.table.version):
+                self.cache.pop(game_id)  # a projector wrote it further meanwhile: its cache must not say otherwise
             count += 1
         await self.redis.set(keys.READ_STORE_MARK, "1")
         return count
@@ -281,11 +294,6 @@ class Projector:
         finally:
             await self.redis.delete(REBUILD_LOCK)
 
-    async def _drop_read_models(self) -> None:
-        for pattern in ("souk:position:*", "souk:views:*", "souk:history:*", "souk:seats:*", "souk:lobby:by:*"):
-            async for key in self.redis.scan_iter(match=pattern, count=1000):
-                await self.redis.delete(key)
-        await self.redis.delete(keys.LOBBY, keys.LOBBY_ORDER, keys.READ_STORE_MARK)
 
 
 _APPLY = """
@@ -306,6 +314,18 @@ end
 return conflicts
 """
 _APPLY_SHA = hashlib.sha1(_APPLY.encode()).hexdigest()
+
+_REPLACE = """
+-- ARGV[1]: MessagePack of [position key, version, commands]: the commands run (atomically) only if the game's
+-- position is at most the version they write. Returns 1 if they ran.
+local batch = cmsgpack.unpack(ARGV[1])
+if tonumber(redis.call('GET', batch[1]) or '0') > batch[2] then return 0 end
+for c = 1, #batch[3] do
+  redis.call(unpack(batch[3][c]))
+end
+return 1
+"""
+_REPLACE_SHA = hashlib.sha1(_REPLACE.encode()).hexdigest()
 _pack = msgspec.msgpack.Encoder().encode
 
 
@@ -323,7 +343,13 @@ class Writes:
         self.commands.append(("HSET", key, *fields_and_values))
 
     def rpush(self, key: str, *values: str) -> None:
-        self.commands.append(("RPUSH", key, *values))
+        for start in range(0, len(values), 1000):  # Lua unpacks at most ~8,000 arguments into one call
+            self.commands.append(("RPUSH", key, *values[start:start + 1000]))
+
+    def delete(self, *keys_: str) -> None:
+        self.commands.append(("DEL", *keys_))
+
+
 
     def set(self, key: str, value: str) -> None:
         self.commands.append(("SET", key, value))
@@ -339,6 +365,11 @@ class Writes:
 
     def zrem(self, key: str, member: str) -> None:
         self.commands.append(("ZREM", key, member))
+
+    async def replace(self, redis: Resp, position_key: str, version: int) -> bool:
+        """Runs the commands if the game's position is at most ``version`` (a rebuild's whole-game replace);
+        returns whether they ran."""
+        return bool(await redis.evalsha(_REPLACE_SHA, _REPLACE, _pack((position_key, version, self.commands))))
 
     async def apply(self, redis: Resp, expected: dict[str, int]) -> list[bytes]:
         """Returns the position keys that were not as expected (then nothing was written)."""

@@ -198,6 +198,8 @@ class Replies(_Subscription):
     def on_message(self, message: dict) -> None:
         reply = reply_decoder.decode(message["data"])
         waiting = self.waiting.get((reply.game_id, reply.seat, reply.command_id))
+        if waiting is None and reply.seat is not None:  # a join: sent for no seat, answered with the seat taken
+            waiting = self.waiting.get((reply.game_id, None, reply.command_id))
         if waiting is not None and not waiting.answer.done():
             waiting.answer.set_result(reply)
 

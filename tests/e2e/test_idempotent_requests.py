@@ -14,7 +14,9 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def souk_env() -> dict[str, str]:
-    return {"SOUK_IDLE_CONSUMER_MS": "300", "SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0"}  # /health names a consumer idle this long
+    # /health names a consumer idle 300 ms; a reply that never reached its waiter would wait out the 20 s timeout
+    return {"SOUK_IDLE_CONSUMER_MS": "300", "SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0",
+            "SOUK_REPLY_TIMEOUT": "20"}
 
 
 async def test_a_resent_create_answers_the_same_game_and_creates_no_other(souk_url):
@@ -91,3 +93,16 @@ async def test_health_shows_parked_commands_and_consumers_that_stopped_reading(s
         assert "a-worker-that-died" in [c["consumer"] for c in health["idle_consumers"]]
         assert any("a-worker-that-died" in w for w in health["warnings"])
     events.close()
+
+
+async def test_a_join_is_answered_by_the_engines_reply_not_after_the_timeout(souk_url):
+    """The join's envelope names no seat (the engine picks it) and the reply names the seat taken: the gateway
+    must still match them (it used to answer every join from the outcome record after the reply timeout)."""
+    import time
+
+    async with httpx.AsyncClient(base_url=souk_url, timeout=60) as client:
+        game_id = (await client.post("/games", json={"game": "yspahan", "title": "quick", "seats": 2})).json()["game_id"]
+        started = time.monotonic()
+        r = await client.post(f"/games/{game_id}/seats", json={"name": "Ali"})
+        assert r.status_code == 201 and r.json()["seat"] == 0
+        assert time.monotonic() - started < 10, "the join waited out the reply timeout"

@@ -1,23 +1,13 @@
-"""A known bug, found by `souk chaos` (read_store_flush under load): the read store rebuilt by a running projector
-while its own batch handler writes loses games' lobby entries, seat tokens and the beginning of their history,
-for good.
+"""A bug found by `souk chaos` (read_store_flush under load), fixed: the read store rebuilt by a running projector
+while its own batch handler writes lost games' lobby entries, seat tokens and the beginning of their history.
 
-``Workers.watch_read_store`` runs ``Projector.initialise`` -> ``rebuild`` beside the batch handler, on the same
-projector. ``rebuild`` first drops the read models key by key (``_drop_read_models``: a SCAN per pattern, in the
-order positions, views, history, seat tokens, then ``DEL souk:lobby souk:lobby:order``), then clears the cache
-and projects every game from the position it reads. A batch the handler writes meanwhile (after a flush, a game
-is projected again from scratch: position, views, history, seat tokens, lobby entry) is partly deleted by the
-drop: whatever the scans have not passed yet. Its position survives, so the rebuild skips the game, and nothing
-writes the rest again (the read store is marked initialised): the lobby entry and the seat tokens stay missing,
-and the game's next events are appended to an empty history, whose chain then starts mid-game. Seen through the
-gateway: ``GET /games/{id}``, the game's history and audit answer 503 ``not_projected`` (404 ``game_not_found``
-before the gateway learnt to tell), and a spectator's history fails ``verify_history``, until the next full
-rebuild. `souk chaos --minutes 3` hit it in 2 games of 194 (seed 1094794702).
+``Workers.watch_read_store`` runs ``Projector.initialise`` -> ``rebuild`` beside the batch handler. ``rebuild``
+used to drop the read models key by key (a SCAN per pattern), then project every game from the position it read:
+a batch the handler wrote between the two was partly deleted, its position survived, and the rebuild skipped the
+game for good. `souk chaos --minutes 3` hit it in 2 games of 194 (seed 1094794702). Now each game's read models
+are replaced whole in one atomic call, unless a projector already wrote it further.
 
-The test forces the interleaving the chaos run hits by chance: the handler's batch starts while the rebuild is
-about to scan ``souk:history:*``. When the bug is fixed (say, the handler and the rebuild made mutually
-exclusive, or the rebuild writing every game whatever the position says), this test passes: remove the xfail,
-and the ``rebuild_race`` classification in services/reliability/checks.py.
+The test forces the interleaving: the handler's batch is projected in the middle of the rebuild.
 """
 
 from __future__ import annotations
@@ -59,9 +49,6 @@ async def _read_models(redis: aioredis.Redis, game_id: str) -> dict:
             "lobby": await redis.hget(keys.LOBBY, game_id)}
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: Projector.rebuild (run by Workers.watch_read_store) races the "
-                                       "projector's batch handler and loses lobby entries, seat tokens and history; "
-                                       "see the module docstring")
 async def test_a_batch_projected_during_a_rebuild_keeps_its_games_lobby_entry_seat_tokens_and_history(tmp_path):
     server = RedisServer(tmp_path / "redis", appendonly=False).start()
     events = aioredis.Redis.from_url(server.url)
@@ -86,21 +73,33 @@ async def test_a_batch_projected_during_a_rebuild_keeps_its_games_lobby_entry_se
 
         await views.flushdb()  # the read store is lost; the running projector rebuilds it
         handler: list[asyncio.Task] = []
-        scan = views.scan_iter
+
+        async def handle_now() -> None:
+            if not handler:
+                handler.append(asyncio.create_task(projector.handle(batch)))
+                await asyncio.wait(handler, timeout=2.0)
+
+        # The handler's batch comes in the middle of the rebuild: while it reads the game, or (as the rebuild of
+        # 2026-11-23 did, the bug) while it drops the read models, just before the history's keys.
+        read, scan = store.read, views.scan_iter
+
+        async def read_then_handle(game_id, after=0):
+            envelopes = await read(game_id, after)
+            await handle_now()
+            return envelopes
 
         def scan_iter(match=None, **kw):
             async def entries():
-                if match == "souk:history:*" and not handler:  # the handler's next batch arrives now
-                    handler.append(asyncio.create_task(projector.handle(batch)))
-                    await asyncio.wait(handler, timeout=2.0)
+                if match == "souk:history:*":
+                    await handle_now()
                 async for key in scan(match=match, **kw):
                     yield key
             return entries()
 
-        views.scan_iter = scan_iter
+        store.read, views.scan_iter = read_then_handle, scan_iter
         await asyncio.wait_for(projector.rebuild(), 20)
         await asyncio.wait_for(handler[0], 20)
-        views.scan_iter = scan
+        store.read, views.scan_iter = read, scan
         # the game goes on: one more command, projected by the handler
         table = (await engine.load("X")).table
         seat = tbl.flow(table).awaiting[0]
