@@ -38,6 +38,7 @@ class Settings:
     idle_consumer_ms: int = 60_000  # /health warns of a consumer that has not read for this long
     stale_consumer_ms: int = 600_000  # a consumer idle this long with nothing pending belongs to a stopped process
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
+    metrics_port: int = 0  # souk engine / projector: serve /metrics on this port (SOUK_HOST); 0: not served
     consumer: str = field(default_factory=_consumer_name)
 
     @property
@@ -73,6 +74,7 @@ class Settings:
             idle_consumer_ms=int(env.get("SOUK_IDLE_CONSUMER_MS", cls.idle_consumer_ms)),
             stale_consumer_ms=int(env.get("SOUK_STALE_CONSUMER_MS", cls.stale_consumer_ms)),
             read_store_check_s=float(env.get("SOUK_READ_STORE_CHECK_S", cls.read_store_check_s)),
+            metrics_port=int(env.get("SOUK_METRICS_PORT") or cls.metrics_port),
         )
         if env.get("SOUK_CONSUMER"):
             values["consumer"] = env["SOUK_CONSUMER"]

@@ -26,7 +26,7 @@ from contracts.table import CreateGame, SeatJoined
 from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import RuleViolation
-from services import keys
+from services import keys, metrics
 from services.codec import command_decoder, decode_stream, encoder, reply_decoder, tag_of
 from services.lru import Lru
 from services.store import CONFLICT, DUPLICATE, OK, Append, EventStore
@@ -34,6 +34,7 @@ from services.store import CONFLICT, DUPLICATE, OK, Append, EventStore
 log = structlog.get_logger("souk.engine")
 MAX_RETRIES = 8
 PARKED_MAXLEN = 10_000
+_UNREADABLE = ("", "rejected", "game_unreadable")  # the metrics' key of a command whose game cannot be read
 
 
 class Contended(Exception):
@@ -117,6 +118,7 @@ class Engine:
         A refusal is appended too, with no events: the store records its outcome only if the game is still at
         the version it was decided on, so a refusal decided on a stale cache is decided again."""
         decided: list[tuple[int, CommandEnvelope, Append, Reply]] = []
+        counts: dict[tuple[str, str, str], int] = {}  # (game, outcome, code) -> commands, for the metrics
         by_game: dict[str, list[tuple[int, CommandEnvelope]]] = {}
         for index, env in pending:
             by_game.setdefault(env.game_id, []).append((index, env))
@@ -128,6 +130,7 @@ class Engine:
             except Exception as exc:  # noqa: BLE001 - a stream this build cannot fold: park, answer, go on
                 log.exception("game_unreadable", game_id=game_id, error=str(exc))
                 for index, env in items:
+                    counts[_UNREADABLE] = counts.get(_UNREADABLE, 0) + 1
                     replies[index] = Reply(env.command_id, env.game_id, "rejected", code="game_unreadable",
                                            message="this game's history cannot be read by this server",
                                            seat=env.seat)
@@ -144,11 +147,13 @@ class Engine:
         redo: list[tuple[int, CommandEnvelope]] = []
         results = await self.store.append([a for _, _, a, _ in decided])
         broken: set[str] = set()
-        for (index, env, _, reply), result in zip(decided, results):
+        for (index, env, append, reply), result in zip(decided, results):
             if env.game_id in broken:  # decided on a state that was never stored
                 redo.append((index, env))
             elif result.status == OK:
                 replies[index] = reply
+                key = (append.game, reply.status, reply.code)
+                counts[key] = counts.get(key, 0) + 1
             elif result.status == DUPLICATE:
                 replies[index] = reply_decoder.decode(result.outcome)
                 broken.add(env.game_id)
@@ -158,6 +163,7 @@ class Engine:
                 broken.add(env.game_id)
         for game_id in broken:
             self.cache.pop(game_id)
+        metrics.count_commands(counts)
         redo.sort()
         return redo
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import time
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from contracts.envelope import EventEnvelope
 from contracts.readmodels import HistoryEntry, HistoryRecord, LobbyEntry, ViewsUpdated
 from contracts.table import TABLE_EVENTS, SeatJoined, SeatLeft
 from domain import table as tbl
-from services import keys
+from services import keys, metrics
 from services.codec import decode_stream, encoder, event_decoder, event_envelope_decoder, game_name
 from services.lru import Lru
 from services.resp import Resp
@@ -119,7 +120,7 @@ class Projector:
         for _ in range(MAX_ATTEMPTS):
             positions = await self._positions(pending)
             games = list(pending)
-            sent: list[tuple[list[str], asyncio.Future]] = []
+            sent: list[tuple[list[str], asyncio.Future, Writes]] = []
             try:
                 for start in range(0, len(games), CHUNK):
                     if sent:  # the previous chunk's call goes out (a big write) while this one is computed
@@ -129,19 +130,21 @@ class Projector:
                                if await self._project_game(writes, g, positions[g], pending[g])]
                     if changed:
                         expected = {keys.position(g): positions[g] for g in changed}
-                        sent.append((changed, asyncio.ensure_future(writes.apply(self.lean, expected))))
-                outcomes = await asyncio.gather(*(call for _, call in sent), return_exceptions=True)
+                        sent.append((changed, asyncio.ensure_future(writes.apply(self.lean, expected)), writes))
+                outcomes = await asyncio.gather(*(call for _, call, _ in sent), return_exceptions=True)
             except BaseException:  # which chunks were written is unknown: every cached table of the batch goes
-                for _, call in sent:
+                for _, call, _ in sent:
                     call.cancel()
                 self._forget(games)
                 raise
             again: list[str] = []
-            for (changed, _), outcome in zip(sent, outcomes):
+            for (changed, _, writes), outcome in zip(sent, outcomes):
                 if isinstance(outcome, BaseException) or outcome:  # nothing of this chunk was written
                     self._forget(changed)
                     if not isinstance(outcome, BaseException):  # positions moved: project them again
                         again += changed
+                else:
+                    _projected(writes.projected)
             errors = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
             if errors:
                 raise errors[0]
@@ -218,6 +221,9 @@ class Projector:
                 record = HistoryRecord(shared=self._entry(env, shared),
                                        by_audience={a: self._entry(env, v) for a, v in more.items()})
             history.append(encoder.encode(record).decode())
+        for i, env in enumerate(envelopes):  # each command's last event: its views are written with this batch
+            if i + 1 == len(envelopes) or envelopes[i + 1].command_id != env.command_id:
+                writes.projected.append((table.game, env))
         views = tbl.views(table, game_id)
         writes.hset(keys.views(game_id),
                     *(x for s, v in views.items() for x in (keys.audience(s), encoder.encode(v).decode())))
@@ -295,6 +301,13 @@ class Projector:
             await self.redis.delete(REBUILD_LOCK)
 
 
+def _projected(projected: list[tuple[str, EventEnvelope]]) -> None:
+    """Commands whose views were just written: their latency since publication."""
+    now = time.time()
+    for game, env in projected:
+        if env.sent_at:
+            metrics.observe_latency(game, now - env.sent_at)
+
 
 _APPLY = """
 -- ARGV[1]: MessagePack of [expected, commands]: expected is a flat list of position keys and the positions
@@ -338,6 +351,7 @@ class Writes:
 
     def __init__(self) -> None:
         self.commands: list[tuple] = []
+        self.projected: list[tuple[str, EventEnvelope]] = []  # (game, each command's last event), for the metrics
 
     def hset(self, key: str, *fields_and_values: str) -> None:
         self.commands.append(("HSET", key, *fields_and_values))

@@ -22,6 +22,7 @@ from services.codec import command_envelope_decoder
 from services.config import Settings
 from services.engine import Engine
 from services.logs import LIBRARIES
+from services.metrics import Server as MetricsServer
 from services.projector import Partition, Projector
 from services.store import RedisEventStore
 from services.upkeep import expire_open_games
@@ -39,6 +40,7 @@ class Workers:
         self.roles = roles
         self._watch: asyncio.Task | None = None
         self._upkeep: asyncio.Task | None = None
+        self.metrics: MetricsServer | None = None  # /metrics on SOUK_METRICS_PORT, when set
         # apply_types=False: the handlers take the entries as Redis gave them (services/streams.py); there is
         # nothing for FastDepends to inject or validate.
         # FastStream logs through a standard logger that structlog renders (services/logs.py), not its own
@@ -89,6 +91,14 @@ class Workers:
         await self.prepare()
         await self.broker.start()
         self.start_watch()
+        await self.start_metrics()
+
+    async def start_metrics(self) -> None:
+        """prometheus-client's HTTP server on ``metrics_port`` (a worker has no other), with the streams' backlog
+        read every few seconds. ``souk serve`` needs none: its gateway's /metrics shows every role."""
+        if self.settings.metrics_port and self.metrics is None:
+            self.metrics = MetricsServer(self.redis, self.settings.host, self.settings.metrics_port)
+            await self.metrics.start()
 
     def start_watch(self) -> None:
         if PROJECTOR in self.roles and self._watch is None:
@@ -134,6 +144,7 @@ class Workers:
 
     async def _started(self) -> None:
         self.start_watch()
+        await self.start_metrics()
 
     async def _stop_watch(self) -> None:
         for task in (self._watch, self._upkeep):
@@ -142,6 +153,9 @@ class Workers:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._watch = self._upkeep = None
+        if self.metrics is not None:
+            await self.metrics.stop()
+            self.metrics = None
 
     async def stop(self) -> None:
         await self._stop_watch()

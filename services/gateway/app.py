@@ -58,7 +58,7 @@ from contracts.table import (
     SeatLeft,
 )
 from domain.kernel import games
-from services import keys
+from services import keys, metrics
 from services.codec import command_decoder, encoder, event_decoder, event_envelope_decoder, table_event_decoder
 from services.config import Settings
 from services.gateway.errors import (
@@ -250,7 +250,8 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
 
     async def before_request(request: Request) -> None:
         await check_headers(request)
-        await limits.check_request(request)
+        if request.scope["path"] != "/metrics":  # a scraper is no player: never rate limited
+            await limits.check_request(request)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Litestar) -> AsyncIterator[None]:
@@ -532,7 +533,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     return Litestar(
         route_handlers=[health, catalog, list_games, create_game, get_game, join, leave, cancel, rematch, spectator_view,
                         spectator_history, audit, seat_view, seat_legal, seat_history, send_command,
-                        spectator_socket, seat_socket, *_asyncapi_route(workers, settings)],
+                        spectator_socket, seat_socket, *_asyncapi_route(workers, settings), *_metrics_route(events)],
         lifespan=[lifespan],
         exception_handlers={ApiError: on_api_error, ValidationException: on_validation,
                             NotFoundException: on_http, HTTPException: on_http, Exception: on_crash},
@@ -585,6 +586,18 @@ async def _push_views(gw: Gateway, socket: WebSocket, game_id: str, seat: int | 
             pass
         finally:
             reader.cancel()
+
+
+def _metrics_route(events: aioredis.Redis) -> list:
+    @get("/metrics", tags=["platform"], include_in_schema=False)
+    async def prometheus_metrics() -> Response:
+        """The metrics in Prometheus' text format (``services/metrics.py``): this process's, and the streams'
+        backlog read now (within a second, else the last reading, with its age)."""
+        await metrics.BACKLOG.refresh(events)
+        body, content_type = metrics.exposition()
+        return Response(content=body, media_type=content_type)
+
+    return [prometheus_metrics]
 
 
 def _asyncapi_route(workers: Any, settings: Settings) -> list:

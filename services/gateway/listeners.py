@@ -28,7 +28,7 @@ from redis.backoff import NoBackoff
 
 from contracts.envelope import CommandEnvelope, Reply
 from contracts.readmodels import ViewsUpdated
-from services import keys
+from services import keys, metrics
 from services.codec import encoder, reply_decoder
 from services.engine import command_key
 from services.gateway.errors import ApiError
@@ -165,9 +165,11 @@ class _Subscription:
         state = self.state
         if self._was_connected:
             state.reconnects += 1
+            metrics.LISTENER_RECONNECTS.labels(self.name).inc()
             log.warning("listener_reconnected", listener=self.name, reconnects=state.reconnects,
                         down_s=round(time.time() - state.since, 3), last_error=state.last_error)
         state.connected, state.since = True, time.time()
+        metrics.LISTENER_CONNECTED.labels(self.name).set(1)
         self._was_connected = True
         self._ready.set()
 
@@ -176,6 +178,7 @@ class _Subscription:
         state.last_error = _describe(exc)
         if state.connected or state.since is None:
             state.connected, state.since = False, time.time()
+            metrics.LISTENER_CONNECTED.labels(self.name).set(0)
             log.warning("listener_disconnected", listener=self.name, error=state.last_error)
 
 
@@ -425,10 +428,12 @@ class Updates(_Subscription):
             feed = game.feeds[audience] = _Feed(self, game_id, audience)
         follower = Follower()
         feed.followers.add(follower)
+        metrics.WEBSOCKETS.inc()
         try:
             feed.read.request()  # the current view, read after this follower joined
             yield follower
         finally:
+            metrics.WEBSOCKETS.dec()
             follower.close()
             feed.followers.discard(follower)
             if not feed.followers and game.feeds.get(audience) is feed:
