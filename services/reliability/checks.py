@@ -13,11 +13,7 @@
 - **re-decision**: every game decided again from scratch, command by command, from the bodies the driver sent,
   the tokens it holds and the seed: ``domain.table.decide`` must give the stored payloads byte for byte.
 - **read models**: every game's views, history, seat tokens, position and lobby entry equal what
-  ``Projector.rebuild`` writes into an empty read store of its own. A game whose position is right and whose
-  other parts were only lost (a lobby entry, seat tokens or views missing, the beginning of its history
-  missing) is counted apart, as ``rebuild_race``, with what follows from it (its spectator history's chain no
-  longer starts at the genesis): the signature of a known bug (tests/reliability/test_rebuild_race.py),
-  reported in every run's figures and failing ``souk chaos``.
+  ``Projector.rebuild`` writes into an empty read store of its own.
 """
 
 from __future__ import annotations
@@ -131,14 +127,14 @@ async def check(events_url: str, views_url: str, gateway: Client, ledger: Ledger
 
         _match_ledger(ledger, streams, problems, figures)
         await _recorded_outcomes(events, ledger, problems)
-        raced = await _compare_with_rebuild(events, views, game_ids, scratch_dir, problems)
+        await _compare_with_rebuild(events, views, game_ids, scratch_dir, problems)
         figures["read_models_compared"] = len(game_ids)
         for game_id, envelopes in streams.items():
             seed = await events.get(keys.seed(game_id)) or b""
             _chain(game_id, envelopes, seed, problems)
             _redecide(game_id, envelopes, seed, ledger, problems)
-            await _history(views, game_id, envelopes, problems, game_id in raced)
-            await _audit(gateway, game_id, envelopes, seed, problems, game_id in raced)
+            await _history(views, game_id, envelopes, problems)
+            await _audit(gateway, game_id, envelopes, seed, problems)
         await _events_stream(events, streams, problems)
         figures["games_finished_in_store"] = sum(
             1 for s in streams.values() if s and s[-1].type == "table.GameEnded")
@@ -333,7 +329,11 @@ def _command_of(game_id: str, group: Group, table: tbl.Table, ledger: Ledger) ->
         try_ = ledger.creates.get(title)
         if try_ is None:
             raise LookupError(f"a game created under a title nobody sent: {title!r}")
-        return None, None, CreateGame(try_.game, try_.title, try_.seats, {}, try_.seed)
+        # A create whose answer was lost: its creator token was never seen; its hash is taken from the store.
+        event = table_event_decoder.decode(first.payload)
+        creator = token_hash(try_.creator_token) if try_.creator_token else getattr(event, "creator_hash", "")
+        extra = {"creator_hash": creator} if creator else {}
+        return None, None, CreateGame(try_.game, try_.title, try_.seats, {}, try_.seed, **extra)
     if first.type == "table.SeatJoined":
         event = table_event_decoder.decode(first.payload)
         try_ = ledger.joins.get((game_id, event.name))
@@ -350,35 +350,24 @@ def _command_of(game_id: str, group: Group, table: tbl.Table, ledger: Ledger) ->
     return first.seat, token_hash(token) if token else None, body
 
 
-async def _history(views: aioredis.Redis, game_id: str, envelopes: list[EventEnvelope], problems: Problems,
-                   raced: bool) -> None:
-    """The spectator's history as the gateway serves it (``HistoryRecord.for_audience``), whole: its chain. A
-    game hit by the known rebuild race has lost the beginning of its history: what follows is its consequence."""
+async def _history(views: aioredis.Redis, game_id: str, envelopes: list[EventEnvelope], problems: Problems) -> None:
+    """The spectator's history as the gateway serves it (``HistoryRecord.for_audience``), whole: its chain."""
     records = [history_decoder.decode(r).for_audience(keys.audience(None))
                for r in await views.lrange(keys.history(game_id), 0, -1)]
-    found = []
     if len(records) != len(envelopes):
-        found.append(("history_length", f"{game_id}: {len(records)} history entries, {len(envelopes)} events"))
+        problems.add("history_length", f"{game_id}: {len(records)} history entries, {len(envelopes)} events")
     for problem in verify_history(game_id, [msgspec.to_builtins(r) for r in records]):
-        found.append(("chain", f"{game_id} history: {problem}"))
-    for kind, detail in found:
-        if raced:
-            problems.add("rebuild_race", f"{detail} (so {kind} fails)", 0)
-        else:
-            problems.add(kind, detail)
+        problems.add("chain", f"{game_id} history: {problem}")
 
 
-async def _audit(gateway: Client, game_id: str, envelopes: list[EventEnvelope], seed: bytes, problems: Problems,
-                 raced: bool) -> None:
+async def _audit(gateway: Client, game_id: str, envelopes: list[EventEnvelope], seed: bytes,
+                 problems: Problems) -> None:
     """A finished game's ``GET /games/{id}/audit``: its seed is the stored one, and it verifies."""
     if not envelopes or envelopes[-1].type != "table.GameEnded":
         return
     r = await _get(gateway, f"/games/{game_id}/audit")
     if r is None:
-        if raced:  # its lobby entry is gone (the known rebuild race): the gateway cannot serve it
-            problems.add("rebuild_race", f"{game_id}: GET /audit unavailable (no lobby entry)", 0)
-        else:
-            problems.add("audit_unavailable", game_id)
+        problems.add("audit_unavailable", game_id)
         return
     audit = r.json()
     if audit["seed"] != seed.hex():
@@ -423,52 +412,25 @@ async def _events_stream(events: aioredis.Redis, streams: dict[str, list[EventEn
 
 
 async def _compare_with_rebuild(events: aioredis.Redis, views: aioredis.Redis, game_ids: list[str],
-                                scratch_dir: Path, problems: Problems) -> set[str]:
-    """Rebuilds every read model into an empty Redis of its own and compares, game by game. Returns the games
-    with the signature of a known bug (``_raced``; a read store rebuilt while the projector's batch handler
-    writes, see tests/reliability/test_rebuild_race.py); every other difference is ``read_models``."""
+                                scratch_dir: Path, problems: Problems) -> None:
+    """Rebuilds every read model into an empty Redis of its own and compares, game by game."""
     server = RedisServer(scratch_dir, appendonly=False).start()
     scratch = aioredis.Redis.from_url(server.url)
     store = RedisEventStore(events)
     projector = Projector(scratch, store)
-    raced: set[str] = set()
     try:
         await projector.rebuild()
         for game_id in game_ids:
             live, rebuilt = await _read_models(views, game_id), await _read_models(scratch, game_id)
-            differ = [part for part in live if live[part] != rebuilt[part]]
-            if not differ:
-                continue
-            if _raced(live, rebuilt, differ):
-                raced.add(game_id)
-                problems.add("rebuild_race", f"{game_id}: {', '.join(differ)} lost after a read store rebuild "
-                                             f"(history: {len(live['history'])} of {len(rebuilt['history'])} entries)")
-                continue
-            for part in differ:
-                problems.add("read_models", f"{game_id}: {part} differs from a rebuild: live "
-                                            f"{_short(live[part])}, rebuilt {_short(rebuilt[part])}")
-        return raced
+            for part in live:
+                if live[part] != rebuilt[part]:
+                    problems.add("read_models", f"{game_id}: {part} differs from a rebuild: live "
+                                                f"{_short(live[part])}, rebuilt {_short(rebuilt[part])}")
     finally:
         await projector.aclose()
         await store.aclose()
         await scratch.aclose()
         server.stop()
-
-
-def _raced(live: dict[str, Any], rebuilt: dict[str, Any], differ: list[str]) -> bool:
-    """The signature of the known rebuild race: the game's position is right, and every part that differs was
-    lost, not changed: a lobby entry, lobby order, seat tokens or views missing, or a history whose beginning
-    is missing (what the handler wrote meanwhile was deleted; later events were appended to what remained)."""
-    if "position" in differ:
-        return False
-    for part in differ:
-        if part == "history":
-            kept, whole = live[part], rebuilt[part]
-            if not (len(kept) < len(whole) and whole[len(whole) - len(kept):] == kept):
-                return False
-        elif live[part]:
-            return False
-    return True
 
 
 def _short(value: Any) -> str:

@@ -69,6 +69,7 @@ class CreateTry:
     seed: str | None
     request_id: str | None = None  # resent under it, when the gateway takes request ids
     game_id: str | None = None  # set when answered 201
+    creator_token: str | None = None  # the answer's, when the gateway gives one
     answer: str = ""  # "201", or what came instead
 
 
@@ -256,6 +257,7 @@ class Driver:
             if isinstance(r, Response) and r.status_code == 201:
                 self.ledger.latency["create"].append(time.monotonic() - started)
                 try_.game_id = r.json()["game_id"]
+                try_.creator_token = r.json().get("creator_token") or None
                 game = self.games[try_.game_id] = Game(try_.game_id, try_.game, try_.seats, try_.title)
                 return game if await self._join_all(game) else None
             self._note_unanswered(r, f"POST /games {body}")
