@@ -79,19 +79,11 @@ def test_every_game_decides_again_byte_for_byte_from_its_commands_and_seed(figur
 
 
 def test_the_read_models_equal_a_rebuild(figures):
-    """Every difference counts, except a lobby entry or seat tokens missing: the known rebuild race
-    (tests/reliability/test_rebuild_race.py, xfail), counted as ``rebuild_race`` in the figures printed."""
     assert figures["problems"].get("projection_behind", 0) == 0
     assert figures["read_models_compared"] == figures["games_in_store"]
     assert figures["read_model_mismatches"] == 0, figures["problem_examples"].get("read_models")
 
 
-JOIN_BUG = ("known bug (since 7075fc5): every join waits out SOUK_REPLY_TIMEOUT. The gateway's join queues its "
-            "envelope without a seat (the engine picks it), the engine's reply names the seat taken, and "
-            "Replies.on_message looks its waiter up by (game, reply.seat, command id): no match, so the answer comes "
-            "from the outcome record after the 5 s timeout")
-
-
-@pytest.mark.xfail(strict=True, reason=JOIN_BUG)
 def test_a_join_is_answered_without_waiting_out_the_reply_timeout(figures):
+    """Every join waited out SOUK_REPLY_TIMEOUT (5 s) from 7075fc5 to 215be34: the chaos run found it."""
     assert figures["latency_s"]["join"]["p50"] < 1.0, figures["latency_s"]
