@@ -24,6 +24,7 @@ class CommandEnvelope(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reply_to: str = ""  # pub/sub channel the engine answers on ("" = nobody waits)
     sent_at: float = 0.0  # unix seconds when the gateway (or benchmark) published it
     expected_version: int | None = None  # the version the client decided on: refused as ``stale`` if it moved on
+    traceparent: str = ""  # W3C trace context of the request that sent it ("" = none); see services/tracing.py
 
 
 class EventEnvelope(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -41,6 +42,9 @@ class EventEnvelope(msgspec.Struct, frozen=True, omit_defaults=True):
     chain: int = 1
     public: msgspec.Raw = msgspec.Raw(b"")  # the event as a spectator sees it, when that differs from the payload
     commitment: str = ""  # sha256(salt + payload) when ``public`` is set; the salt derives from the seed
+    # The W3C traceparent of the command that produced it, for following a command in the logs. Like
+    # ``sent_at``, not part of the record: no chain hashes it (``ChainLink``, ``_EnvelopeV1``).
+    traceparent: str = ""
 
 
 GENESIS_HASH = "0" * 64
@@ -71,7 +75,8 @@ class ChainLink(msgspec.Struct, frozen=True, array_like=True):
     (``commitment_salt``) derives from the game's secret seed: before the end, no digest any audience receives
     lets it test a guess of a secret; after the end, the seed is published and anyone can check each commitment
     against the revealed payload, and the chain itself at any time from the spectator's history (every field
-    here is in its entries). ``sent_at``, a latency measurement, is not part of the record."""
+    here is in its entries). ``sent_at``, a latency measurement, and ``traceparent``, a log correlation id, are not
+    part of the record."""
 
     game_id: str
     seq: int

@@ -33,7 +33,7 @@ import msgspec
 from contracts.envelope import CommandEnvelope
 from contracts.readmodels import ViewsUpdated
 from contracts.table import CreateGame, JoinSeat
-from services import keys
+from services import keys, tracing
 from services.codec import encoder, reply_decoder
 from services.resp import Resp, Subscriber
 
@@ -246,7 +246,8 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: argpa
         raw = body if isinstance(body, msgspec.Raw) else msgspec.Raw(encoder.encode(body))
         sent[0] += 1
         env = CommandEnvelope(f"{run_id}-{sent[0]}", game_id, raw, seat=seat, token_hash=token_hash,
-                              reply_to=channel, sent_at=time.time(), expected_version=expected_version)
+                              reply_to=channel, sent_at=time.time(), expected_version=expected_version,
+                              traceparent=tracing.child())  # as the gateway sends every command
         await redis.call("XADD", keys.COMMANDS, "*", "c", encoder.encode(env))
 
     async def new_game() -> None:

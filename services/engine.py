@@ -30,6 +30,7 @@ from services import keys, metrics
 from services.codec import command_decoder, decode_stream, encoder, reply_decoder, tag_of
 from services.lru import Lru
 from services.store import CONFLICT, DUPLICATE, OK, Append, EventStore
+from services.tracing import trace_id
 
 log = structlog.get_logger("souk.engine")
 MAX_RETRIES = 8
@@ -137,7 +138,8 @@ class Engine:
                     await self.park(env, "game_unreadable", str(exc), replies[index])
                 continue
             for index, env in items:
-                structlog.contextvars.bind_contextvars(game_id=game_id, seat=env.seat, command_id=env.command_id)
+                structlog.contextvars.bind_contextvars(game_id=game_id, seat=env.seat, command_id=env.command_id,
+                                                       trace_id=trace_id(env.traceparent))
                 append, reply, slot = await self._decide(slot, env)
                 decided.append((index, env, append, reply))
                 if slot.table.exists:
@@ -220,7 +222,7 @@ class Engine:
             sealed = seal(EventEnvelope(  # an event that hides nothing: the chain covers the event itself
                 game_id=env.game_id, seq=table.version, type=tag_of(event), payload=msgspec.Raw(payload),
                 command_id=env.command_id, seat=seat, recorded_at=now, prev_hash=head, sent_at=env.sent_at,
-                chain=CHAIN, **secret,
+                chain=CHAIN, traceparent=env.traceparent, **secret,
             ))
             head = sealed.hash
             envelopes.append(encoder.encode(sealed))

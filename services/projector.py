@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import time
 import zlib
 from collections.abc import Iterable, Sequence
@@ -34,6 +35,7 @@ from services.codec import decode_stream, encoder, event_decoder, event_envelope
 from services.lru import Lru
 from services.resp import Resp
 from services.store import EventStore
+from services.tracing import trace_id
 
 log = structlog.get_logger("souk.projector")
 MAX_ATTEMPTS = 10
@@ -302,11 +304,19 @@ class Projector:
 
 
 def _projected(projected: list[tuple[str, EventEnvelope]]) -> None:
-    """Commands whose views were just written: their latency since publication."""
+    """Commands whose views were just written: their latency since publication, and a debug line each (with the
+    command's ``trace_id``, so that it can be followed from the gateway through the engine to here)."""
     now = time.time()
     for game, env in projected:
         if env.sent_at:
             metrics.observe_latency(game, now - env.sent_at)
+    if log.is_enabled_for(logging.DEBUG):
+        for game, env in projected:
+            structlog.contextvars.bind_contextvars(game_id=env.game_id, seat=env.seat, command_id=env.command_id,
+                                                   trace_id=trace_id(env.traceparent))
+            log.debug("command_projected", version=env.seq,
+                      latency_ms=round((now - env.sent_at) * 1000, 2) if env.sent_at else None)
+        structlog.contextvars.clear_contextvars()
 
 
 _APPLY = """

@@ -58,7 +58,7 @@ from contracts.table import (
     SeatLeft,
 )
 from domain.kernel import games
-from services import keys, metrics
+from services import keys, metrics, tracing
 from services.codec import command_decoder, encoder, event_decoder, event_envelope_decoder, table_event_decoder
 from services.config import Settings
 from services.gateway.errors import (
@@ -189,10 +189,16 @@ class Gateway:
         return raw
 
     async def submit(self, env: CommandEnvelope) -> Reply:
-        """Queues the command, waits for the engine's answer and, if accepted, for the views to catch up."""
-        reply = await self.replies.send(env)
-        if reply.status == "accepted":
-            await self.wait_projected(env.game_id, reply.version)
+        """Queues the command, waits for the engine's answer and, if accepted, for the views to catch up. The
+        command carries the request's ``traceparent`` (``services.tracing``): the engine and the projector log
+        its ``trace_id`` too."""
+        if not env.traceparent:
+            env = msgspec.structs.replace(env, traceparent=tracing.current.get())
+        with structlog.contextvars.bound_contextvars(game_id=env.game_id, seat=env.seat, command_id=env.command_id):
+            reply = await self.replies.send(env)
+            log.debug("command_answered", status=reply.status, code=reply.code, version=reply.version)
+            if reply.status == "accepted":
+                await self.wait_projected(env.game_id, reply.version)
         return reply
 
     async def history(self, game_id: str, seat: int | None, after: int, limit: int) -> HistoryPage:
@@ -535,6 +541,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
                         spectator_history, audit, seat_view, seat_legal, seat_history, send_command,
                         spectator_socket, seat_socket, *_asyncapi_route(workers, settings), *_metrics_route(events)],
         lifespan=[lifespan],
+        middleware=[tracing.asgi_middleware],  # traceparent in, bound to the logs, and out in every response
         exception_handlers={ApiError: on_api_error, ValidationException: on_validation,
                             NotFoundException: on_http, HTTPException: on_http, Exception: on_crash},
         before_request=before_request,
