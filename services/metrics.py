@@ -1,7 +1,7 @@
 """Prometheus metrics (prometheus-client, the default registry).
 
 The gateway serves them at ``GET /metrics``; ``souk engine`` and ``souk projector`` have no HTTP server and
-serve them with prometheus-client's own on ``SOUK_METRICS_PORT`` when it is set (``serve``). ``souk serve``
+serve them with prometheus-client's own on ``SOUK_METRICS_PORT`` when it is set (``Server``). ``souk serve``
 runs every role in one process: its ``/metrics`` shows everything.
 
 - ``souk_commands_total{game, outcome, code}``: commands the engine decided, counted once each when their
