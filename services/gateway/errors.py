@@ -6,6 +6,8 @@ import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from contracts.api import MAX_BODY_BYTES, ApiErrorBody
 from contracts.envelope import Reply
@@ -54,6 +56,10 @@ def on_http(_: Request, exc: HTTPException) -> Response:
 
 
 def on_crash(_: Request, exc: Exception) -> Response:
+    if isinstance(exc, (RedisConnectionError, RedisTimeoutError, ConnectionError)):  # a store away: not our fault
+        log.warning("store_unavailable", error=str(exc))
+        return error_response(503, "store_unavailable", "a Redis store does not answer; retry shortly (a command "
+                              "may be resent with the same command_id)", {"Retry-After": "1"})
     log.exception("gateway_error", error=str(exc))
     return error_response(HTTP_500_INTERNAL_SERVER_ERROR, "internal_error", "the server failed; the request may be retried")
 
