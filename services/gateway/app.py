@@ -61,6 +61,7 @@ from domain.kernel import games
 from services import keys, metrics, tracing
 from services.codec import command_decoder, encoder, event_decoder, event_envelope_decoder, table_event_decoder
 from services.config import Settings
+from services.gateway import openapi
 from services.gateway.errors import (
     ApiError,
     on_api_error,
@@ -552,6 +553,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(title="Souk", version="0.1.0",
                                      description="Event-sourced board games: lobby, seats, commands, views, history."),
+        plugins=[openapi.Documented(), openapi.AllowedMethods()],  # the document's errors, tokens, ranges; OPTIONS
         debug=False,
         logging_config=None,  # the root logger is set up by services/logs.py: every line JSON
     )

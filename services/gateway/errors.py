@@ -51,8 +51,9 @@ _HTTP_MESSAGES = {413: f"the body is over {MAX_BODY_BYTES} bytes"}
 
 
 def on_http(_: Request, exc: HTTPException) -> Response:
+    """Litestar's own refusals, with their headers (a 405 names the methods the path allows: ``Allow``)."""
     message = _HTTP_MESSAGES.get(exc.status_code, str(exc.detail))
-    return error_response(exc.status_code, _HTTP_CODES.get(exc.status_code, "http_error"), message)
+    return error_response(exc.status_code, _HTTP_CODES.get(exc.status_code, "http_error"), message, exc.headers)
 
 
 def on_crash(_: Request, exc: Exception) -> Response:
