@@ -1,0 +1,365 @@
+"""An async Python client for Souk's HTTP and WebSocket API, typed on the contracts.
+
+Every call may be resent safely, so the client resends it after a timeout, a lost connection, a 5xx, a 429
+(after its ``Retry-After``) or a read model not built yet: creates and joins carry a ``request_id`` made here,
+commands a ``command_id``. Any other answer that is not a success raises ``SoukError(status, code, message)``.
+
+Views come back as ``TableView`` with ``legal`` holding the game's command Structs and ``view`` its view Struct;
+``follow()`` iterates over the views pushed on the WebSocket, reconnecting after a lost connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import AsyncIterator
+from functools import cache
+from typing import Any, Self, Union
+
+import anyio
+import httpcore
+import httpx
+import msgspec
+from httpx_ws import (
+    WebSocketDisconnect,
+    WebSocketNetworkError,
+    WebSocketUpgradeError,
+    aconnect_ws,
+)
+
+from contracts.api import Audit, Created, GameInfo, Joined, LegalCommands
+from contracts.envelope import Reply
+from contracts.readmodels import HistoryEntry, HistoryPage, LobbyEntry, TableView
+from contracts.table import TABLE_EVENTS
+from domain.kernel import get_game
+
+FINAL = ("over", "cancelled")  # a view with this status is the game's last
+RETRIED_CODES = ("not_projected", "view_not_ready")  # read models not built yet: they will be
+MAX_FRAME = 4 * 1024 * 1024  # the largest WebSocket frame accepted (a whole TableView)
+LATEST = object()  # send()'s default expected_version: the version of the newest view this seat saw
+
+
+class SoukError(Exception):
+    """An answer that is not a success: its HTTP status (the close code less 4000 for a socket; 0 when the server
+    could not be reached) and the API's stable ``code``."""
+
+    def __init__(self, status: int, code: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status, self.code, self.message, self.retry_after = status, code, message, retry_after
+
+    @classmethod
+    def of(cls, response: httpx.Response) -> SoukError:
+        try:
+            body = response.json()
+            code, message = body["code"], body["message"]
+        except (ValueError, KeyError, TypeError, httpx.ResponseNotRead):  # not JSON, or a socket's refused upgrade
+            code, message = "http_error", f"HTTP {response.status_code}"
+        try:
+            retry_after = float(response.headers["retry-after"])  # seconds (Souk never sends the date form)
+        except (KeyError, ValueError):
+            retry_after = None
+        return cls(response.status_code, code, message, retry_after)
+
+    @property
+    def retryable(self) -> bool:
+        """Resending may succeed: the server failed or timed out, asked to slow down, or has not built the views."""
+        return (self.status >= 500 or self.status == 0 or self.code == "rate_limited"
+                or self.code in RETRIED_CODES)
+
+
+_view = msgspec.json.Decoder(TableView)
+
+
+@cache
+def _types(game: str) -> tuple[Any, Any, Any] | None:
+    """The game's commands, views and events as tagged unions (None: a game this client does not know)."""
+    found = get_game(game)
+    if found is None:
+        return None
+    # unions of types known at run time only: Union[...] (X | Y needs them written out)
+    commands, views = Union[tuple(found.command_types)], Union[tuple(found.view_types)]  # noqa: UP007
+    return tuple[commands, ...], views | None, Union[TABLE_EVENTS + tuple(found.event_types)]  # noqa: UP007
+
+
+def _typed_view(view: TableView) -> TableView:
+    types = _types(view.game)
+    if types is None:
+        return view
+    return msgspec.structs.replace(view, legal=msgspec.convert(view.legal, types[0]),
+                                   view=msgspec.convert(view.view, types[1]))
+
+
+def _typed_page(page: HistoryPage, game: str) -> HistoryPage:
+    types = _types(game)
+    if types is None:
+        return page
+    entries = tuple(msgspec.structs.replace(e, event=msgspec.convert(e.event, types[2])) for e in page.entries)
+    return msgspec.structs.replace(page, entries=entries)
+
+
+def _request_id() -> str:
+    return secrets.token_urlsafe(24)  # 32 characters: the API wants 16 to 100, random
+
+
+class SoukClient:
+    """``async with SoukClient("http://127.0.0.1:8000") as souk: ...``; pass ``http`` to bring an AsyncClient
+    of your own (its base_url must be the server's)."""
+
+    def __init__(self, base_url: str = "http://127.0.0.1:8000", *, http: httpx.AsyncClient | None = None,
+                 timeout: float = 15.0, retries: int = 5, reconnect_for: float = 30.0) -> None:
+        # The server waits up to SOUK_REPLY_TIMEOUT (5 s) for the engine and 3 s for the views: ``timeout`` is
+        # longer, so that a slow answer is not resent for nothing.
+        self.http = http or httpx.AsyncClient(base_url=base_url, timeout=timeout)
+        self._own_http = http is None
+        self.retries = retries
+        self.reconnect_for = reconnect_for  # seconds follow() keeps reconnecting without receiving a frame
+        self._games: dict[str, str] = {}  # game id -> game name
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._own_http:
+            await self.http.aclose()
+
+    # --- lobby ---------------------------------------------------------------------------------------------
+
+    async def catalog(self) -> list[GameInfo]:
+        return msgspec.convert((await self._call("GET", "/catalog")).json(), list[GameInfo])
+
+    async def lobby(self, status: str | None = None, game: str | None = None, limit: int = 100,
+                    cursor: str | None = None) -> tuple[list[LobbyEntry], str | None]:
+        """One page of the lobby, newest first, and the cursor of the next page (None: the last page)."""
+        params = {k: v for k, v in {"status": status, "game": game, "limit": limit, "cursor": cursor}.items()
+                  if v is not None}
+        response = await self._call("GET", "/games", params=params)
+        return msgspec.json.decode(response.content, type=list[LobbyEntry]), response.headers.get("x-next-cursor")
+
+    async def game(self, game_id: str) -> LobbyEntry:
+        entry = msgspec.json.decode((await self._call("GET", f"/games/{game_id}")).content, type=LobbyEntry)
+        self._games[game_id] = entry.game
+        return entry
+
+    async def create(self, game: str, title: str, seats: int, options: dict[str, Any] | msgspec.Struct | None = None,
+                     *, seed: str | None = None, request_id: str | None = None) -> Created:
+        """Creates a game. The request id (made here unless given) makes a resend answer the same game."""
+        body = {"game": game, "title": title, "seats": seats, "request_id": request_id or _request_id(),
+                "options": msgspec.to_builtins(options or {})}
+        if seed is not None:
+            body["seed"] = seed
+        created = msgspec.json.decode((await self._call("POST", "/games", json=body)).content, type=Created)
+        self._games[created.game_id] = game
+        return created
+
+    async def join(self, game_id: str, name: str, seat: int | None = None, *,
+                   request_id: str | None = None) -> Seat:
+        """Takes a seat (the lowest free one unless ``seat`` is given). The request id (made here unless given)
+        makes a resend answer the same seat and token instead of taking another."""
+        body = {"name": name, "seat": seat, "request_id": request_id or _request_id()}
+        joined = msgspec.json.decode((await self._call("POST", f"/games/{game_id}/seats", json=body)).content,
+                                     type=Joined)
+        game = self._games.get(game_id) or (await self.game(game_id)).game  # Joined does not name the game
+        return Seat(self, game, joined)
+
+    # --- spectator -----------------------------------------------------------------------------------------
+
+    async def view(self, game_id: str, min_version: int = 0) -> TableView:
+        """The spectator's view; ``min_version`` waits (up to 3 s on the server) for it."""
+        response = await self._call("GET", f"/games/{game_id}/view", params={"min_version": min_version})
+        return _typed_view(_view.decode(response.content))
+
+    async def history(self, game_id: str, after: int = 0, limit: int = 100) -> HistoryPage:
+        return await self._history(f"/games/{game_id}/history", game_id, after, limit, None)
+
+    def entries(self, game_id: str, after: int = 0) -> AsyncIterator[HistoryEntry]:
+        """Every history entry after ``after`` as a spectator sees it, page after page."""
+        return self._entries(f"/games/{game_id}/history", game_id, after, None)
+
+    async def audit(self, game_id: str) -> Audit:
+        """Once the game is over: every event unredacted, and the seed (``services.audit.verify_audit``)."""
+        return msgspec.json.decode((await self._call("GET", f"/games/{game_id}/audit")).content, type=Audit)
+
+    def follow(self, game_id: str) -> AsyncIterator[TableView]:
+        """The spectator's views as the WebSocket pushes them (see ``Seat.follow``)."""
+        return self._follow(f"/games/{game_id}/ws", {}, None)
+
+    # --- the plumbing --------------------------------------------------------------------------------------
+
+    async def _call(self, method: str, path: str, *, token: str | None = None, **kwargs: Any) -> httpx.Response:
+        """One request, resent while the failure is one a resend may cure (every call here is safe to resend)."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        delay = 0.1
+        for attempt in range(self.retries + 1):
+            try:
+                response = await self.http.request(method, path, headers=headers, **kwargs)
+                if response.is_success:
+                    return response
+                error = SoukError.of(response)
+            except httpx.TransportError as exc:  # timeouts and connection errors
+                error = SoukError(0, "timeout" if isinstance(exc, httpx.TimeoutException) else "unreachable",
+                                  f"{type(exc).__name__}: {exc}")
+                error.__cause__ = exc
+            if not error.retryable or attempt == self.retries:
+                raise error
+            await asyncio.sleep(error.retry_after if error.retry_after is not None else delay)
+            delay = min(delay * 2, 2.0)
+        raise AssertionError("unreachable")
+
+    async def _history(self, path: str, game_id: str, after: int, limit: int, token: str | None) -> HistoryPage:
+        response = await self._call("GET", path, params={"after": after, "limit": limit}, token=token)
+        game = self._games.get(game_id) or (await self.game(game_id)).game
+        return _typed_page(msgspec.json.decode(response.content, type=HistoryPage), game)
+
+    async def _entries(self, path: str, game_id: str, after: int, token: str | None) -> AsyncIterator[HistoryEntry]:
+        while True:
+            page = await self._history(path, game_id, after, 500, token)
+            for entry in page.entries:
+                yield entry
+            if len(page.entries) < 500:
+                return
+            after = page.next_after
+
+    async def _follow(self, path: str, params: dict[str, str], seat: Seat | None) -> AsyncIterator[TableView]:
+        """Views from the socket, newer ones only: after a reconnection the server sends its current view at once,
+        which may be one already yielded. Ends after the game's last view (status over or cancelled)."""
+        frames: asyncio.Queue[str | BaseException] = asyncio.Queue()
+        reader = asyncio.create_task(self._read_socket(path, params, frames))
+        last = -1
+        try:
+            while True:
+                frame = await frames.get()
+                if isinstance(frame, BaseException):
+                    raise frame
+                view = _typed_view(_view.decode(frame))
+                if view.version <= last:
+                    continue
+                last = view.version
+                self._games[view.game_id] = view.game
+                if seat is not None:
+                    seat._saw(view.version)
+                yield view
+                if view.status in FINAL:
+                    return
+        finally:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+
+    async def _read_socket(self, path: str, params: dict[str, str], frames: asyncio.Queue) -> None:
+        """Connects, puts every text frame in ``frames``, and connects again after a lost connection (backoff from
+        50 ms doubling to 2 s). A refusal (close code 44xx, an upgrade refused with a 4xx other than 429), a
+        connection failing for ``reconnect_for`` seconds, or any other error goes to ``frames``, and ends it."""
+        delay, failing_since = 0.05, None
+        while True:
+            try:
+                async with aconnect_ws(path, self.http, params=params, max_message_size_bytes=MAX_FRAME) as ws:
+                    while True:
+                        frames.put_nowait(await ws.receive_text())
+                        delay, failing_since = 0.05, None
+            except Exception as exc:
+                if asyncio.current_task().cancelling():
+                    # httpx-ws's anyio task group can turn a cancellation that comes as the socket fails into
+                    # that failure: this task was cancelled all the same
+                    raise asyncio.CancelledError from exc
+                error = _socket_error(_leaf(exc))
+                if error is not None:
+                    frames.put_nowait(error)
+                    return
+            now = time.monotonic()
+            failing_since = failing_since or now
+            if now - failing_since > self.reconnect_for:
+                frames.put_nowait(SoukError(0, "unreachable", f"no WebSocket for {self.reconnect_for} s"))
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception inside an exception group (httpx-ws's task group wraps what crosses it)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _socket_error(exc: BaseException) -> BaseException | None:
+    """What a socket's failure means for the iterator: None (a lost connection: connect again), a SoukError (the
+    server refused it), or the exception itself (anything else, such as a closed client)."""
+    if isinstance(exc, WebSocketDisconnect):
+        return SoukError(exc.code - 4000, exc.reason, f"the WebSocket was closed with {exc.code}") \
+            if 4400 <= exc.code < 4500 else None
+    if isinstance(exc, WebSocketUpgradeError):
+        error = SoukError.of(exc.response)
+        return None if error.retryable else error
+    if isinstance(exc, _LOST):
+        return None
+    return exc
+
+
+_LOST = (WebSocketNetworkError, httpx.TransportError, httpcore.NetworkError, anyio.BrokenResourceError,
+         anyio.ClosedResourceError, anyio.EndOfStream, OSError)  # a connection lost or never made
+
+
+class Seat:
+    """One seat of one game, with its secret token: what a player holds after joining."""
+
+    def __init__(self, client: SoukClient, game: str, joined: Joined) -> None:
+        self.client, self.game = client, game
+        self.game_id, self.seat, self.token = joined.game_id, joined.seat, joined.token
+        self.version: int | None = None  # the newest version this handle saw (view, legal, follow)
+
+    def __repr__(self) -> str:
+        return f"Seat({self.game_id!r}, seat={self.seat}, version={self.version})"
+
+    @property
+    def _path(self) -> str:
+        return f"/games/{self.game_id}/seats/{self.seat}"
+
+    def _saw(self, version: int) -> None:
+        self.version = max(self.version or 0, version)
+
+    async def view(self, min_version: int = 0) -> TableView:
+        """This seat's view, its secrets and legal commands included; ``min_version`` waits (up to 3 s)."""
+        response = await self.client._call("GET", f"{self._path}/view", params={"min_version": min_version},
+                                            token=self.token)
+        view = _typed_view(_view.decode(response.content))
+        self._saw(view.version)
+        return view
+
+    async def legal(self) -> LegalCommands:
+        response = await self.client._call("GET", f"{self._path}/legal", token=self.token)
+        legal = msgspec.json.decode(response.content, type=LegalCommands)
+        types = _types(self.game)
+        if types is not None:
+            legal = msgspec.structs.replace(legal, legal=msgspec.convert(legal.legal, types[0]))
+        self._saw(legal.version)
+        return legal
+
+    async def history(self, after: int = 0, limit: int = 100) -> HistoryPage:
+        """A page of the history as this seat may see it; pass ``next_after`` as ``after`` for the next."""
+        return await self.client._history(f"{self._path}/history", self.game_id, after, limit, self.token)
+
+    def entries(self, after: int = 0) -> AsyncIterator[HistoryEntry]:
+        return self.client._entries(f"{self._path}/history", self.game_id, after, self.token)
+
+    async def send(self, command: msgspec.Struct | dict[str, Any], *, expected_version: int | None | object = LATEST,
+                   command_id: str | None = None) -> Reply:
+        """Sends a command (a game's command Struct, or its JSON as a dict). ``expected_version``: by default the
+        version of the newest view this handle saw (refused as 409 ``stale`` if the game moved on since); None
+        sends without the check. Resent with the same ``command_id`` after a failure: never applied twice."""
+        if expected_version is LATEST:
+            expected_version = self.version
+        body = {"command_id": command_id or secrets.token_hex(16), "command": msgspec.to_builtins(command)}
+        if expected_version is not None:
+            body["expected_version"] = expected_version
+        response = await self.client._call("POST", f"{self._path}/commands", json=body, token=self.token)
+        return msgspec.json.decode(response.content, type=Reply)
+
+    def follow(self) -> AsyncIterator[TableView]:
+        """This seat's views as the WebSocket pushes them: the current one at once, then each change. After a
+        lost connection it reconnects and goes on from the newest version it yielded (never an older one, never
+        one twice). Ends after the game's last view; a refused socket (4401 bad token, 4404 no game) raises
+        SoukError."""
+        return self.client._follow(f"{self._path}/ws", {"token": self.token}, self)
