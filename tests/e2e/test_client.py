@@ -1,0 +1,147 @@
+"""The Python SDK (services/client) against a real `souk serve`: whole games played by bots that each follow
+their seat's WebSocket, and follow() resuming after its connection is cut under it."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import httpx
+import msgspec
+import pytest
+
+from contracts import samarkand, yspahan
+from contracts.api import Joined
+from contracts.base import Command
+from contracts.readmodels import TableView
+from services.audit import verify_audit, verify_history
+from services.client import Seat, SoukClient, SoukError
+
+pytestmark = pytest.mark.anyio
+
+VIEW_TYPES = {"samarkand": samarkand.SamarkandView, "yspahan": yspahan.YspahanView}
+
+
+async def bot(seat: Seat, rng: random.Random) -> list[int]:
+    """Plays one seat from its WebSocket: on each view that awaits it, one of its legal commands, decided on that
+    view (expected_version). Another seat moving first makes it stale: the next view decides again."""
+    seen = []
+    async for view in seat.follow():
+        seen.append(view.version)
+        assert view.seat == seat.seat and view.version == seat.version
+        if view.status == "playing" and seat.seat in view.flow.awaiting:
+            assert view.legal and all(isinstance(c, Command) for c in view.legal)
+            assert isinstance(view.view, VIEW_TYPES[view.game])
+            try:
+                reply = await seat.send(rng.choice(view.legal))
+                assert reply.status == "accepted" and reply.version > view.version
+            except SoukError as exc:
+                assert exc.status == 409 and exc.code == "stale", exc
+        assert len(seen) < 5000
+    return seen
+
+
+@pytest.mark.parametrize(("game", "seats"), [("samarkand", 4), ("yspahan", 3)])
+async def test_a_whole_game_is_played_through_the_sdk_with_every_seat_following_its_websocket(souk_url, game, seats):
+    async with SoukClient(souk_url) as souk:
+        assert {g.name for g in await souk.catalog()} >= {"samarkand", "yspahan"}
+        created = await souk.create(game, f"sdk {game}", seats, seed="5eed" * 16)
+        players = [await souk.join(created.game_id, f"bot{i}") for i in range(seats)]
+        assert [p.seat for p in players] == list(range(seats)) and len({p.token for p in players}) == seats
+
+        async def spectate() -> list[TableView]:
+            return [view async for view in souk.follow(created.game_id)]
+
+        spectator = asyncio.create_task(spectate())
+        seen = await asyncio.wait_for(asyncio.gather(*(bot(p, random.Random(p.seat)) for p in players)), 240)
+        final = await souk.view(created.game_id)
+        assert final.status == "over" and final.result is not None and len(final.result.scores) == seats
+        for versions in seen:  # each seat saw its views in order, none twice, up to the last
+            assert versions == sorted(set(versions)) and versions[-1] == final.version
+        watched = await asyncio.wait_for(spectator, 15)
+        assert [v.version for v in watched] == sorted({v.version for v in watched}) and watched[-1] == final
+        assert all(v.seat is None and v.legal == () for v in watched)
+        over, next_cursor = await souk.lobby(game=game, status="over")
+        assert [(e.game_id, e.seed_chosen) for e in over] == [(created.game_id, True)] and next_cursor is None
+
+        # the history, paged through the SDK, typed as the game's events
+        entries = [e async for e in players[0].entries()]
+        assert [e.seq for e in entries] == list(range(1, final.version + 1))
+        assert all(isinstance(e.event, msgspec.Struct) for e in entries)
+        page = await players[0].history(after=0, limit=10)
+        assert len(page.entries) == 10 and page.next_after == 10
+        public = [msgspec.to_builtins(e) async for e in souk.entries(created.game_id)]
+        assert verify_history(created.game_id, public) == []
+        audit = await souk.audit(created.game_id)
+        assert audit.seed == "5eed" * 16 and verify_audit(msgspec.to_builtins(audit)) == []
+
+        # the whole game is over: a command is refused with its code, typed
+        with pytest.raises(SoukError) as refused:
+            await players[0].send({"type": f"{game}.Pass" if game == "samarkand" else "yspahan.EndTurn"},
+                                  expected_version=None)
+        assert refused.value.status == 422 and refused.value.code == "game_over"
+
+
+class Cutter(httpx.AsyncBaseTransport):
+    """The client's transport, keeping each WebSocket's network stream so that a test can cut it."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.sockets: list = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if request.headers.get("upgrade", "").lower() == "websocket" and response.status_code == 101:
+            self.sockets.append(response.extensions["network_stream"])
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_follow_resumes_after_its_connection_is_cut_without_losing_or_repeating_a_version(souk_url):
+    cutter = Cutter()
+    async with httpx.AsyncClient(base_url=souk_url, transport=cutter, timeout=15) as http:
+        souk = SoukClient(http=http)
+        created = await souk.create("yspahan", "cut", 2)
+        players = [await souk.join(created.game_id, f"p{i}") for i in range(2)]
+        yielded: list[int] = []
+        arrived = asyncio.Condition()
+
+        async def follow() -> None:
+            async for view in players[0].follow():
+                async with arrived:
+                    yielded.append(view.version)
+                    arrived.notify_all()
+
+        async def until_yielded(version: int) -> None:
+            async with arrived:
+                await asyncio.wait_for(arrived.wait_for(lambda: yielded and yielded[-1] >= version), 15)
+
+        follower = asyncio.create_task(follow())
+        try:
+            await until_yielded((await souk.view(created.game_id)).version)
+            expected = [yielded[-1]]
+            for cut in range(6):
+                await cutter.sockets[-1].aclose()
+                if cut % 2:  # the socket comes back while nothing changes: its first frame is one already yielded
+                    while len(cutter.sockets) < cut + 2:
+                        await asyncio.sleep(0.02)
+                    await asyncio.sleep(0.2)
+                # one command, sent while the socket is down or just back: its version is yielded, once
+                view = await souk.view(created.game_id)
+                player = players[view.flow.awaiting[0]]
+                reply = await player.send((await player.legal()).legal[0])
+                await until_yielded(reply.version)
+                expected.append(reply.version)
+            assert yielded == expected
+            assert len(cutter.sockets) == 7  # one socket, then one after each cut
+        finally:
+            follower.cancel()
+            await asyncio.gather(follower, return_exceptions=True)
+
+        # a refused socket is a final error, not a reconnection loop
+        stranger = Seat(souk, "yspahan", Joined(created.game_id, 1, "wrong", 0))
+        with pytest.raises(SoukError) as refused:
+            await anext(stranger.follow())
+        assert (refused.value.status, refused.value.code) == (401, "bad_token")
