@@ -189,6 +189,9 @@ def parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("schema")
     sp.add_argument("--out", default=None, help="file to write (default: print)")
     sp.set_defaults(fn=_schema)
+    from services.client import typescript  # souk types [--out FILE]: the wire format as TypeScript, for frontends
+
+    typescript.add_arguments(sub.add_parser("types", help="the wire format as TypeScript types (clients/typescript)"))
     sp = sub.add_parser("projections")
     sp.add_argument("action", choices=["rebuild"])
     sp.add_argument("--force", action="store_true", help="rebuild even though projectors seem to be running")
