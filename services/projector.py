@@ -373,8 +373,6 @@ class Writes:
     def delete(self, *keys_: str) -> None:
         self.commands.append(("DEL", *keys_))
 
-
-
     def set(self, key: str, value: str) -> None:
         self.commands.append(("SET", key, value))
 
