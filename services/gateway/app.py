@@ -546,7 +546,8 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         exception_handlers={ApiError: on_api_error, ValidationException: on_validation,
                             NotFoundException: on_http, HTTPException: on_http, Exception: on_crash},
         before_request=before_request,
-        cors_config=CORSConfig(allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST", "OPTIONS"],
+        cors_config=CORSConfig(allow_origins=list(settings.cors_origins),
+                               allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
                                allow_headers=["Authorization", "Content-Type", "traceparent"],
                                expose_headers=["Retry-After", "traceparent", "X-Next-Cursor"], max_age=600)
         if settings.cors_origins else None,

@@ -22,6 +22,9 @@ async def test_an_allowed_origin_gets_cors_headers_and_another_none(souk_url):
         assert preflight.status_code in (200, 204)
         assert preflight.headers["access-control-allow-origin"] == "https://play.example"
         assert "authorization" in preflight.headers["access-control-allow-headers"].lower()
+        preflight = await client.options("/games/x/seats/0", headers={
+            "Origin": "https://play.example", "Access-Control-Request-Method": "DELETE"})
+        assert "DELETE" in preflight.headers["access-control-allow-methods"]  # leave a seat, cancel a game
         r = await client.get("/catalog", headers={"Origin": "http://localhost:5173"})
         assert r.headers["access-control-allow-origin"] == "http://localhost:5173"
         r = await client.get("/catalog", headers={"Origin": "https://evil.example"})
