@@ -186,7 +186,8 @@ class Gateway:
         raw = await self.redis.hget(keys.views(game_id), keys.audience(seat))
         if raw is None:
             await self.lobby_entry(game_id)  # 404 when the game does not exist
-            raise ApiError(404, "view_not_ready", "the game's views are not projected yet; retry shortly")
+            raise ApiError(503, "view_not_ready", "the game's views are not projected yet; retry shortly",
+                           headers={"Retry-After": "1"})
         return raw
 
     async def submit(self, env: CommandEnvelope) -> Reply:
@@ -523,7 +524,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         except ApiError as exc:
             await _refuse_socket(socket, exc)
             return
-        await _push_views(gw, socket, game_id, None)
+        await _push_views(gw, socket, game_id, None, _since(socket))
 
     @websocket("/games/{game_id:str}/seats/{seat:int}/ws")
     async def seat_socket(socket: WebSocket, game_id: str, seat: int) -> None:
@@ -535,7 +536,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         except ApiError as exc:
             await _refuse_socket(socket, exc)
             return
-        await _push_views(gw, socket, game_id, seat)
+        await _push_views(gw, socket, game_id, seat, _since(socket))
 
     return Litestar(
         route_handlers=[health, catalog, list_games, create_game, get_game, join, leave, cancel, rematch, spectator_view,
@@ -575,9 +576,26 @@ async def _refuse_socket(socket: WebSocket, exc: ApiError) -> None:
     await socket.close(code=4000 + exc.status_code, reason=exc.code)
 
 
-async def _push_views(gw: Gateway, socket: WebSocket, game_id: str, seat: int | None) -> None:
+class _Versioned(msgspec.Struct):
+    version: int
+
+
+_version_decoder = msgspec.json.Decoder(_Versioned)
+
+
+def _since(socket: WebSocket) -> int:
+    """``?since=N``: the version a reconnecting client last saw (views up to it are not sent again)."""
+    raw = socket.query_params.get("since")
+    try:
+        return max(-1, int(raw)) if raw is not None else -1
+    except ValueError:
+        return -1
+
+
+async def _push_views(gw: Gateway, socket: WebSocket, game_id: str, seat: int | None, since: int = -1) -> None:
     """Sends the view now and after every change. The socket holds no Redis connection and reads nothing itself:
-    the views come from ``gw.updates``, which reads each new view once for every socket following it."""
+    the views come from ``gw.updates``, which reads each new view once for every socket following it. A client
+    reconnecting with ``?since=N`` gets the current view only if it is newer than N, then every change."""
     await socket.accept()
     async with gw.updates.follow(game_id, keys.audience(seat)) as follower:
 
@@ -591,6 +609,8 @@ async def _push_views(gw: Gateway, socket: WebSocket, game_id: str, seat: int | 
         reader = asyncio.create_task(drain())
         try:
             while (view := await follower.next()) is not None:
+                if since >= 0 and _version_decoder.decode(view).version <= since:
+                    continue  # the client has it already
                 await socket.send_data(view, mode="text")
         except WebSocketDisconnect:
             pass

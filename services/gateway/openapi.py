@@ -37,13 +37,14 @@ SECURITY = "seatToken"
 ERRORS = {
     400: "Malformed input: bad_request, bad_page, bad_filter, bad_command, bad_command_id, bad_request_id, bad_seed",
     401: "missing_token or bad_token",
-    404: "game_not_found (or view_not_ready)",
+    404: "game_not_found",
     409: "seat_taken, game_started, game_exists, conflict, stale, game_cancelled, game_not_over",
     413: "body_too_large: a body over 64 KiB",
     422: "refused by the rules: not_your_turn, game_over, ... (each game's codes in its rules.py)",
     429: "rate_limited (see Retry-After) or too_many_open_games",
     431: "headers_too_large",
-    503: "not_projected: the game's read models are not built yet; retry shortly",
+    503: "not_projected or view_not_ready: the game's read models are not built yet (retry shortly); "
+         "store_unavailable: a Redis store does not answer",
     504: "engine_timeout: the command is queued; resend it with the same id to learn its outcome",
 }
 # The integer parameters the gateway checks itself (services/gateway/inputs.in_range), by path ("" for any).

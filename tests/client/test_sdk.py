@@ -74,7 +74,7 @@ async def test_a_refusal_is_raised_at_once_with_its_status_and_code():
 
 
 async def test_429_waits_for_retry_after_and_views_not_built_yet_are_asked_again():
-    souk, received = scripted(error(429, "rate_limited", **{"Retry-After": "0.3"}), error(404, "view_not_ready"),
+    souk, received = scripted(error(429, "rate_limited", **{"Retry-After": "0.3"}), error(503, "view_not_ready"),
                               error(503, "not_projected"), httpx.Response(200, json={**VIEW, "seat": None}))
     started = time.monotonic()
     view = await souk.view("g1")
