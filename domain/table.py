@@ -247,14 +247,19 @@ def _cancel(table: Table, seat: int | None, token_hash: str | None, command: Can
     return [GameCancelled(reason=command.reason if platform else "cancelled")]
 
 
-def _leave(table: Table, seat: int | None, token_hash: str | None) -> list[Any]:
-    if table.status != OPEN:
-        raise RuleViolation("game_started", "a seat is given back only before the game starts")
+def _check_token(table: Table, seat: int | None, token_hash: str | None) -> None:
+    """The command names a seat of this game, taken by the holder of ``token_hash``."""
     if seat is None or not 0 <= seat < table.seats:
         raise RuleViolation("no_such_seat", "the command names no seat of this game")
     player = table.players[seat]
     if player is None or token_hash is None or player.token_hash != token_hash:
         raise RuleViolation("bad_token", "the seat token is not valid for this seat")
+
+
+def _leave(table: Table, seat: int | None, token_hash: str | None) -> list[Any]:
+    if table.status != OPEN:
+        raise RuleViolation("game_started", "a seat is given back only before the game starts")
+    _check_token(table, seat, token_hash)
     return [SeatLeft(seat)]
 
 
@@ -263,11 +268,7 @@ def _play(table: Table, seat: int | None, token_hash: str | None, command: Any, 
         raise RuleViolation("game_not_started", "the game starts when every seat is taken")
     if table.status == OVER:
         raise RuleViolation("game_over", "the game is over")
-    if seat is None or not 0 <= seat < table.seats:
-        raise RuleViolation("no_such_seat", "the command names no seat of this game")
-    player = table.players[seat]
-    if player is None or token_hash is None or player.token_hash != token_hash:
-        raise RuleViolation("bad_token", "the seat token is not valid for this seat")
+    _check_token(table, seat, token_hash)
     game = game_of(table)
     if seat not in game.flow(table.state).awaiting:
         raise RuleViolation("not_your_turn", "this seat has no decision to take now")

@@ -151,14 +151,13 @@ def _rebuild(args: argparse.Namespace) -> None:
 
 async def _active_projectors(redis) -> list[str]:
     from services import keys
-    from services.streams import consumer_groups
+    from services.streams import consumer_groups, idle_ms
 
     active = []
     for group in await consumer_groups(redis, keys.EVENTS):  # `projector`, or `projector:i/N` for a partition
         if group == keys.PROJECTOR_GROUP or group.startswith(f"{keys.PROJECTOR_GROUP}:"):
             active += [c["name"].decode() if isinstance(c["name"], bytes) else c["name"]
-                       for c in await redis.xinfo_consumers(keys.EVENTS, group)
-                       if c.get("inactive", c.get("idle", 10**9)) < 60_000]
+                       for c in await redis.xinfo_consumers(keys.EVENTS, group) if idle_ms(c) < 60_000]
     return active
 
 

@@ -121,27 +121,27 @@ async def drop_stale_consumers(redis: aioredis.Redis, stream: str, idle_ms: int)
     ``idle_ms`` (those of processes that stopped or restarted under a new name). A consumer that still holds
     entries is kept: removing it would drop them from the group's pending list, and nobody would reclaim them."""
     dropped = []
-    for group in await consumer_groups(redis, stream):
-        for consumer in await redis.xinfo_consumers(stream, group):
-            idle = consumer.get("inactive", consumer.get("idle"))
-            if idle is None or idle < 0:
-                idle = consumer.get("idle", 0)
-            if consumer["pending"] == 0 and idle >= idle_ms:
-                name = _text(consumer["name"])
-                await redis.xgroup_delconsumer(stream, group, name)
-                dropped.append(f"{group}/{name}")
+    for c in await idle_consumers(redis, stream, idle_ms):
+        if c["pending"] == 0:
+            await redis.xgroup_delconsumer(stream, c["group"], c["consumer"])
+            dropped.append(f"{c['group']}/{c['consumer']}")
     return dropped
 
 
-async def idle_consumers(redis: aioredis.Redis, stream: str, idle_ms: int) -> list[dict[str, Any]]:
-    """The consumers that have not read for ``idle_ms``: a worker that stopped reading, or one that is gone."""
+def idle_ms(consumer: dict[str, Any]) -> int:
+    """How long a consumer (an XINFO CONSUMERS entry) has not read: ``inactive`` on Redis 7.2+, else ``idle``."""
+    idle = consumer.get("inactive")
+    return consumer.get("idle", 0) if idle is None or idle < 0 else idle
+
+
+async def idle_consumers(redis: aioredis.Redis, stream: str, idle_ms_at_least: int) -> list[dict[str, Any]]:
+    """The consumers that have not read for ``idle_ms_at_least``: a worker that stopped reading, or one that is
+    gone."""
     out = []
     for group in await consumer_groups(redis, stream):
         for consumer in await redis.xinfo_consumers(stream, group):
-            idle = consumer.get("inactive", consumer.get("idle"))
-            if idle is None or idle < 0:
-                idle = consumer.get("idle", 0)
-            if idle >= idle_ms:
+            idle = idle_ms(consumer)
+            if idle >= idle_ms_at_least:
                 out.append({"group": group, "consumer": _text(consumer["name"]), "idle_ms": idle,
                             "pending": consumer["pending"]})
     return out
