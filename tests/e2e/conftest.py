@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 import redis
 
-from services.redis_server import free_port
+from tests.e2e.support import serve
 
 
 @pytest.fixture
@@ -28,29 +23,5 @@ def souk_url(redis_url: str, tmp_path, souk_env) -> Iterator[str]:
     """The event store in database 0 and the read store in database 1, as two Redis would be used."""
     views_url = redis_url.rsplit("/", 1)[0] + "/1"
     redis.Redis.from_url(views_url).flushdb()
-    port = free_port()
-    env = {**os.environ, "REDIS_URL": redis_url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning",
-           "SOUK_RECLAIM_IDLE_MS": "2000", **souk_env}
-    log = open(tmp_path / "souk.log", "wb")
-    process = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", str(port)],
-                               env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"souk serve did not start: {(tmp_path / 'souk.log').read_text()[-3000:]}")
-            time.sleep(0.1)
+    with serve(redis_url, views_url, tmp_path / "souk.log", souk_env) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()

@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from tests.e2e.support import bearer, started_game
+
 pytestmark = pytest.mark.anyio
 
 BIG = 2**63  # one past the largest signed 64-bit integer: Redis refuses it as an index
@@ -23,15 +25,8 @@ def refused(r: httpx.Response, status: int, code: str) -> None:
 
 
 async def a_started_game(client: httpx.AsyncClient, seats: int = 3) -> tuple[str, list[dict[str, str]]]:
-    r = await client.post("/games", json={"game": "samarkand", "title": "bad input", "seats": seats})
-    assert r.status_code == 201, r.text
-    game_id = r.json()["game_id"]
-    auth = []
-    for seat in range(seats):
-        r = await client.post(f"/games/{game_id}/seats", json={"name": f"p{seat}"})
-        assert r.status_code == 201, r.text
-        auth.append({"Authorization": f"Bearer {r.json()['token']}"})
-    return game_id, auth
+    game_id, tokens = await started_game(client, "samarkand", seats, "bad input")
+    return game_id, [bearer(t) for t in tokens]
 
 
 async def queued(client: httpx.AsyncClient) -> str:

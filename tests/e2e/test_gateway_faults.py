@@ -6,60 +6,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 from httpx_ws import aconnect_ws
 
-from services.redis_server import RedisServer, free_port
+from services.redis_server import RedisServer
+from tests.e2e.support import bearer, serve, started_game
 
 pytestmark = pytest.mark.anyio
 
 
-@contextlib.contextmanager
-def serve(redis_url: str, views_url: str, log_path: Path) -> Iterator[str]:
-    """`souk serve` on a free port against these stores, until it answers /health."""
-    port = free_port()
-    env = {**os.environ, "REDIS_URL": redis_url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "info",
-           "SOUK_RECLAIM_IDLE_MS": "2000"}
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", str(port)],
-                                   env=env, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                        break
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"souk serve did not start: {log_path.read_text()[-3000:]}")
-                time.sleep(0.1)
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-
-
 async def new_game(client: httpx.AsyncClient, seats: int = 4) -> tuple[str, list[dict[str, str]]]:
-    r = await client.post("/games", json={"game": "samarkand", "title": "faults", "seats": seats})
-    assert r.status_code == 201, r.text
-    game_id = r.json()["game_id"]
-    auth = []
-    for seat in range(seats):
-        r = await client.post(f"/games/{game_id}/seats", json={"name": f"p{seat}"})
-        assert r.status_code == 201, r.text
-        auth.append({"Authorization": f"Bearer {r.json()['token']}"})
-    return game_id, auth
+    game_id, tokens = await started_game(client, "samarkand", seats, "faults")
+    return game_id, [bearer(t) for t in tokens]
 
 
 async def a_legal_command(client: httpx.AsyncClient, game_id: str, auth: list[dict[str, str]]) -> tuple[int, dict]:
@@ -83,7 +44,7 @@ async def test_after_the_event_store_restarts_commands_are_answered_at_once_and_
     server = RedisServer(tmp_path / "redis", appendonly=True).start()  # AOF: the events survive the restart
     base = server.url.rsplit("/", 1)[0]
     try:
-        with serve(f"{base}/0", f"{base}/1", tmp_path / "souk.log") as url:
+        with serve(f"{base}/0", f"{base}/1", tmp_path / "souk.log", {"SOUK_LOG_LEVEL": "info"}) as url:
             async with httpx.AsyncClient(base_url=url, timeout=30) as client:
                 game_id, auth = await new_game(client)
                 token = auth[0]["Authorization"].split()[1]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.e2e.test_play_over_http import join_all
+from tests.e2e.support import join_all
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,8 @@ import random
 import httpx
 import pytest
 
-from tests.e2e.test_play_over_http import join_all, play_to_the_end
+from tests.e2e.support import join_all
+from tests.e2e.test_play_over_http import play_to_the_end
 
 pytestmark = pytest.mark.anyio
 

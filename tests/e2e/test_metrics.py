@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from services.audit import verify_game
 from services.redis_server import free_port
-from tests.e2e.test_play_over_http import join_all
+from tests.e2e.support import join_all
 
 pytestmark = pytest.mark.anyio
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"

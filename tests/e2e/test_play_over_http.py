@@ -14,18 +14,9 @@ import pytest
 from httpx_ws import aconnect_ws
 
 from services.audit import verify_audit, verify_history
+from tests.e2e.support import join_all
 
 pytestmark = pytest.mark.anyio
-
-
-async def join_all(client: httpx.AsyncClient, game_id: str, seats: int) -> list[str]:
-    tokens = []
-    for seat in range(seats):
-        r = await client.post(f"/games/{game_id}/seats", json={"name": f"player{seat}"})
-        assert r.status_code == 201, r.text
-        assert r.json()["seat"] == seat
-        tokens.append(r.json()["token"])
-    return tokens
 
 
 async def play_to_the_end(client, game_id: str, tokens: list[str], rng: random.Random) -> int:

@@ -10,7 +10,7 @@ import httpx
 import pytest
 import redis
 
-from tests.e2e.test_play_over_http import join_all
+from tests.e2e.support import join_all
 
 pytestmark = pytest.mark.anyio
 

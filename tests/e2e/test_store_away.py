@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from services.redis_server import RedisServer
-from tests.e2e.test_gateway_faults import serve
+from tests.e2e.support import serve
 
 pytestmark = pytest.mark.anyio
 

@@ -32,6 +32,7 @@ from contracts.envelope import ChainLink, EventEnvelope, link_hash
 from domain import table as tbl
 from services.audit import verify_audit, verify_history
 from services.codec import encoder, event_decoder, game_name
+from tests.e2e.support import bearer, started_game
 from tests.fuzz import budget
 
 pytestmark = pytest.mark.anyio
@@ -89,16 +90,8 @@ async def read_history(client: httpx.AsyncClient, game_id: str, seat: int | None
 async def play(client: httpx.AsyncClient, souk_url: str, game: str, seats: int, options: dict,
                rng: random.Random) -> tuple[str, Received, dict]:
     seed = bytes(rng.getrandbits(8) for _ in range(32)).hex()
-    r = await client.post("/games", json={"game": game, "title": f"leak scan {game}", "seats": seats,
-                                          "options": options, "seed": seed})
-    assert r.status_code == 201, r.text
-    game_id = r.json()["game_id"]
-    tokens = []
-    for seat in range(seats):
-        r = await client.post(f"/games/{game_id}/seats", json={"name": f"p{seat}"})
-        assert r.status_code == 201, r.text
-        tokens.append(r.json()["token"])
-    auth: dict[int | None, dict] = {s: {"Authorization": f"Bearer {t}"} for s, t in enumerate(tokens)}
+    game_id, tokens = await started_game(client, game, seats, f"leak scan {game}", options=options, seed=seed)
+    auth: dict[int | None, dict] = {s: bearer(t) for s, t in enumerate(tokens)}
     auth[None] = {}
     received = Received()
     sockets = [asyncio.create_task(follow(f"{souk_url}/games/{game_id}/seats/{s}/ws?token={tokens[s]}", client, s,

@@ -1,0 +1,68 @@
+"""What the end-to-end tests share: `souk serve` as a real process, and games with every seat taken."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from services.redis_server import free_port
+
+
+@contextlib.contextmanager
+def serve(redis_url: str, views_url: str, log_path: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`souk serve` on a free port against these stores (``env``: more settings), once it answers /health."""
+    port = free_port()
+    env = {**os.environ, "REDIS_URL": redis_url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning",
+           "SOUK_RECLAIM_IDLE_MS": "2000", **(env or {})}
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", str(port)],
+                                   env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                        break
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"souk serve did not start: {log_path.read_text()[-3000:]}")
+                time.sleep(0.1)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+async def join_all(client: httpx.AsyncClient, game_id: str, seats: int) -> list[str]:
+    """Takes every seat, in order ("player0", "player1", ...); returns their tokens."""
+    tokens = []
+    for seat in range(seats):
+        r = await client.post(f"/games/{game_id}/seats", json={"name": f"player{seat}"})
+        assert r.status_code == 201, r.text
+        assert r.json()["seat"] == seat
+        tokens.append(r.json()["token"])
+    return tokens
+
+
+async def started_game(client: httpx.AsyncClient, game: str, seats: int, title: str = "test",
+                       **body: Any) -> tuple[str, list[str]]:
+    """A game created (``body``: options, seed...) and started, every seat taken: its id and the seats' tokens."""
+    r = await client.post("/games", json={"game": game, "title": title, "seats": seats, **body})
+    assert r.status_code == 201, r.text
+    game_id = r.json()["game_id"]
+    return game_id, await join_all(client, game_id, seats)
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
