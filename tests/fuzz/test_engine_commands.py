@@ -30,7 +30,6 @@ import msgspec
 import pytest
 import redis.asyncio as aioredis
 import structlog
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -251,9 +250,7 @@ def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_one
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))  # refusals: info
     started = time.monotonic()
     try:
-        run_state_machine_as_test(EngineFuzz, settings=settings(
-            max_examples=budget.examples(14), stateful_step_count=60, deadline=None, database=None,
-            derandomize=budget.DERANDOMIZE, suppress_health_check=list(HealthCheck)))
+        run_state_machine_as_test(EngineFuzz, settings=budget.state_machine(14, steps=60))
     finally:
         run(redis.aclose())
         loop.close()

@@ -10,7 +10,6 @@ import json
 import time
 
 import httpx
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -135,9 +134,7 @@ def test_fuzzed_commands_through_the_gateway_get_json_4xx_never_5xx(souk_url):
 
     started = time.monotonic()
     try:
-        run_state_machine_as_test(GatewayFuzz, settings=settings(
-            max_examples=budget.examples(5), stateful_step_count=25, deadline=None, database=None,
-            derandomize=budget.DERANDOMIZE, suppress_health_check=list(HealthCheck)))
+        run_state_machine_as_test(GatewayFuzz, settings=budget.state_machine(5, steps=25))
     finally:
         client.close()
     server_errors = sum(n for (status, _), n in statuses.items() if status >= 500)
