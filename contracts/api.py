@@ -107,7 +107,7 @@ class LegalCommands(msgspec.Struct, frozen=True):
 
 class Audit(msgspec.Struct, frozen=True):
     """A finished game's whole history, unredacted, with its seed: anyone can check the chain, the commitments
-    to its secrets and the seed (``services.audit.verify_audit``, ``souk verify``)."""
+    to its secrets and the seed (``services.history.audit.verify_audit``, ``souk verify``)."""
 
     game_id: str
     seed: str

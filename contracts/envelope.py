@@ -1,6 +1,6 @@
 """What travels on the streams: the command envelope, the stored event envelope, and the engine's reply.
 
-Stream layout (Redis keys, see ``services.keys``):
+Stream layout (Redis keys, see ``services.store.keys``):
 - ``souk:commands``: one entry per command, field ``c`` = ``CommandEnvelope`` (JSON).
 - ``souk:game:{id}``: the game's events, entry id ``{seq}-0``, field ``e`` = ``EventEnvelope`` (JSON).
 - ``souk:events``: every game's events in commit order (fields ``g`` game id, ``k`` game name, ``e`` envelope),
@@ -24,7 +24,7 @@ class CommandEnvelope(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reply_to: str = ""  # pub/sub channel the engine answers on ("" = nobody waits)
     sent_at: float = 0.0  # unix seconds when the gateway (or benchmark) published it
     expected_version: int | None = None  # the version the client decided on: refused as ``stale`` if it moved on
-    traceparent: str = ""  # W3C trace context of the request that sent it ("" = none); see services/tracing.py
+    traceparent: str = ""  # W3C trace context of the request that sent it ("" = none); see services/runtime/tracing.py
 
 
 class EventEnvelope(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -39,7 +39,7 @@ def redis_server_url() -> Iterator[str]:
                 return
     except ImportError:
         pass
-    from services.redis_server import RedisServer
+    from services.embedded.redis import RedisServer
 
     with tempfile.TemporaryDirectory(prefix="souk-test-redis-") as tmp:
         server = RedisServer(tmp, appendonly=False).start()
@@ -64,7 +64,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(autouse=True)
 def logging_set_up_is_put_back():
-    """A test that runs `souk` in-process (services.cli.main) configures logging for the whole process, bound to
+    """A test that runs `souk` in-process (services.cli.main.main) configures logging for the whole process, bound to
     that test's captured stderr: put it back after each test, so later tests never log to a closed file."""
     import logging
 

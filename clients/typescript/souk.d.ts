@@ -24,7 +24,7 @@ export interface ApiErrorBody {
 
 /**
  * A finished game's whole history, unredacted, with its seed: anyone can check the chain, the commitments
- * to its secrets and the seed (``services.audit.verify_audit``, ``souk verify``).
+ * to its secrets and the seed (``services.history.audit.verify_audit``, ``souk verify``).
  */
 export interface Audit {
   game_id: string;

@@ -180,7 +180,7 @@ class SoukClient:
         return self._entries(f"/games/{game_id}/history", game_id, after, None)
 
     async def audit(self, game_id: str) -> Audit:
-        """Once the game is over: every event unredacted, and the seed (``services.audit.verify_audit``)."""
+        """Once the game is over: every event unredacted, and the seed (``services.history.audit.verify_audit``)."""
         return msgspec.json.decode((await self._call("GET", f"/games/{game_id}/audit")).content, type=Audit)
 
     def follow(self, game_id: str) -> AsyncIterator[TableView]:

@@ -1,6 +1,6 @@
 """``souk types``: the wire format as TypeScript declarations for web frontends (``clients/typescript/souk.d.ts``).
 
-It reads the JSON Schema of ``souk schema`` (services/schema.py), adds the HTTP answers that schema leaves out
+It reads the JSON Schema of ``souk schema`` (services/gateway/schema.py), adds the HTTP answers that schema leaves out
 (every Struct of contracts/api.py), and writes one interface per Struct and one union per tagged union. Tagged
 Structs carry their tag as a string literal in ``type``, so each union of commands, events or views is a
 discriminated union on ``type``. A game's types (and the table's) go in a namespace named like their tags:
@@ -22,7 +22,7 @@ import msgspec
 
 from contracts import api, base, envelope, readmodels, table
 from domain.kernel import games
-from services.schema import schema
+from services.gateway.schema import schema
 
 OUT = Path(__file__).resolve().parents[2] / "clients" / "typescript" / "souk.d.ts"
 HEADER = """\

@@ -58,9 +58,11 @@ from contracts.table import (
     SeatLeft,
 )
 from domain.kernel import games
-from services import keys, metrics, tracing
-from services.codec import command_decoder, encoder, event_decoder, event_envelope_decoder, table_event_decoder
-from services.config import Settings
+from services.store import keys
+from services.runtime import metrics
+from services.runtime import tracing
+from services.store.codec import command_decoder, encoder, event_decoder, event_envelope_decoder, table_event_decoder
+from services.runtime.config import Settings
 from services.gateway import openapi
 from services.gateway.errors import (
     ApiError,
@@ -73,9 +75,9 @@ from services.gateway.errors import (
 from services.gateway.inputs import check_headers, in_range, strict
 from services.gateway.limits import Limits, Rate
 from services.gateway.listeners import Replies, Updates
-from services.projector import Partition
-from services.store import RedisEventStore
-from services.streams import idle_consumers, stream_backlog
+from services.projector.service import Partition
+from services.store.events import RedisEventStore
+from services.store.streams import idle_consumers, stream_backlog
 
 log = structlog.get_logger("souk.gateway")
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
@@ -192,7 +194,7 @@ class Gateway:
 
     async def submit(self, env: CommandEnvelope) -> Reply:
         """Queues the command, waits for the engine's answer and, if accepted, for the views to catch up. The
-        command carries the request's ``traceparent`` (``services.tracing``): the engine and the projector log
+        command carries the request's ``traceparent`` (``services.runtime.tracing``): the engine and the projector log
         its ``trace_id`` too."""
         if not env.traceparent:
             env = msgspec.structs.replace(env, traceparent=tracing.current.get())
@@ -243,7 +245,7 @@ def _json(raw: bytes) -> Response:
 
 
 def create_app(settings: Settings, workers: Any = None) -> Litestar:
-    """The ASGI app. ``workers`` (a ``services.workers.Workers``) are started and stopped with it when given."""
+    """The ASGI app. ``workers`` (a ``services.runtime.workers.Workers``) are started and stopped with it when given."""
     def pooled(url: str) -> aioredis.Redis:
         """A bounded pool where a burst waits for a connection: redis-py's default pool raises "Too many
         connections" past 100 in use, which 100 clients waiting on one game used to reach (issue #8 item 12).
@@ -557,7 +559,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
                                      description="Event-sourced board games: lobby, seats, commands, views, history."),
         plugins=[openapi.Documented(), openapi.AllowedMethods()],  # the document's errors, tokens, ranges; OPTIONS
         debug=False,
-        logging_config=None,  # the root logger is set up by services/logs.py: every line JSON
+        logging_config=None,  # the root logger is set up by services/runtime/logs.py: every line JSON
     )
 
 
@@ -621,7 +623,7 @@ async def _push_views(gw: Gateway, socket: WebSocket, game_id: str, seat: int | 
 def _metrics_route(events: aioredis.Redis) -> list:
     @get("/metrics", tags=["platform"], include_in_schema=False)
     async def prometheus_metrics() -> Response:
-        """The metrics in Prometheus' text format (``services/metrics.py``): this process's, and the streams'
+        """The metrics in Prometheus' text format (``services/runtime/metrics.py``): this process's, and the streams'
         backlog read now (within a second, else the last reading, with its age)."""
         await metrics.BACKLOG.refresh(events)
         body, content_type = metrics.exposition()
@@ -634,7 +636,7 @@ def _asyncapi_route(workers: Any, settings: Settings) -> list:
     @get("/asyncapi.json", tags=["platform"], include_in_schema=False)
     async def asyncapi() -> Response:
         """FastStream's AsyncAPI document of the streams and channels."""
-        from services.workers import Workers  # the gateway alone describes the workers it talks to
+        from services.runtime.workers import Workers  # the gateway alone describes the workers it talks to
 
         described = workers if workers is not None else Workers(settings)
         return Response(content=described.asyncapi().to_specification().to_json(), media_type=MediaType.JSON)

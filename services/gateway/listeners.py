@@ -28,9 +28,10 @@ from redis.backoff import NoBackoff
 
 from contracts.envelope import CommandEnvelope, Reply
 from contracts.readmodels import ViewsUpdated
-from services import keys, metrics
-from services.codec import encoder, reply_decoder
-from services.engine import command_key
+from services.store import keys
+from services.runtime import metrics
+from services.store.codec import encoder, reply_decoder
+from services.engine.service import command_key
 from services.gateway.errors import ApiError
 
 log = structlog.get_logger("souk.gateway")

@@ -314,7 +314,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> None:
-    from services.cli import run
+    from services.cli.main import run
 
     seconds = args.seconds if args.seconds is not None else args.minutes * 60
     faults = tuple(f for f in args.faults.split(",") if f)

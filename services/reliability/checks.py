@@ -8,7 +8,7 @@
 - **unanswered**: a command id sent and never answered after its last resend.
 - **unknown**: events of a command nobody sent.
 - **contiguity**: each game's stream holds entries ``1-0, 2-0, ...`` with the same ``seq``.
-- **chain**: ``services.audit.verify_audit`` over the stored events with the seed of ``souk:seed:{id}``, and
+- **chain**: ``services.history.audit.verify_audit`` over the stored events with the seed of ``souk:seed:{id}``, and
   ``verify_history`` over the spectator's history as the gateway serves it; a finished game's ``/audit`` too.
 - **re-decision**: every game decided again from scratch, command by command, from the bodies the driver sent,
   the tokens it holds and the seed: ``domain.table.decide`` must give the stored payloads byte for byte.
@@ -35,14 +35,14 @@ from contracts.table import CreateGame, JoinSeat
 from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import RuleViolation
-from services import keys
-from services.audit import verify_audit, verify_history
-from services.codec import command_decoder, encoder, event_decoder, event_envelope_decoder, table_event_decoder, tag_of
-from services.projector import Projector
-from services.redis_server import RedisServer
+from services.store import keys
+from services.history.audit import verify_audit, verify_history
+from services.store.codec import command_decoder, encoder, event_decoder, event_envelope_decoder, table_event_decoder, tag_of
+from services.projector.service import Projector
+from services.embedded.redis import RedisServer
 from services.reliability.driver import Ledger, token_hash
 from services.reliability.http import Client, Response, TransportError
-from services.store import RedisEventStore
+from services.store.events import RedisEventStore
 
 EXAMPLES = 10  # examples kept per kind of problem
 history_decoder = msgspec.json.Decoder(HistoryRecord)

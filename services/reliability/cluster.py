@@ -23,7 +23,7 @@ from pathlib import Path
 
 import redis.asyncio as aioredis
 
-from services.redis_server import RedisServer, die_with_parent, free_port
+from services.embedded.redis import RedisServer, die_with_parent, free_port
 
 ENGINE, PROJECTOR, GATEWAY = "engine", "projector", "gateway"
 

@@ -12,7 +12,7 @@ import pytest
 from contracts import api
 from contracts.table import TABLE_COMMANDS, TABLE_EVENTS
 from domain.kernel import games
-from services.cli import main
+from services.cli.main import main
 from services.client.typescript import OUT, generate
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from services.redis_server import free_port
+from services.embedded.redis import free_port
 
 
 @contextlib.contextmanager

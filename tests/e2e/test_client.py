@@ -14,7 +14,7 @@ from contracts import samarkand, yspahan
 from contracts.api import Joined
 from contracts.base import Command
 from contracts.readmodels import TableView
-from services.audit import verify_audit, verify_history
+from services.history.audit import verify_audit, verify_history
 from services.client import Seat, SoukClient, SoukError
 
 pytestmark = pytest.mark.anyio

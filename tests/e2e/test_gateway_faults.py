@@ -12,7 +12,7 @@ import httpx
 import pytest
 from httpx_ws import aconnect_ws
 
-from services.redis_server import RedisServer
+from services.embedded.redis import RedisServer
 from tests.e2e.support import bearer, serve, started_game
 
 pytestmark = pytest.mark.anyio

@@ -16,8 +16,8 @@ import pytest
 from httpx_ws import aconnect_ws
 from prometheus_client.parser import text_string_to_metric_families
 
-from services.audit import verify_game
-from services.redis_server import free_port
+from services.history.audit import verify_game
+from services.embedded.redis import free_port
 from tests.e2e.support import join_all
 
 pytestmark = pytest.mark.anyio

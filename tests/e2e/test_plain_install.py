@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from services.redis_server import free_port
+from services.embedded.redis import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from httpx_ws import aconnect_ws
 
-from services.audit import verify_audit, verify_history
+from services.history.audit import verify_audit, verify_history
 from tests.e2e.support import join_all
 
 pytestmark = pytest.mark.anyio

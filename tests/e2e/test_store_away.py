@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from services.redis_server import RedisServer
+from services.embedded.redis import RedisServer
 from tests.e2e.support import serve
 
 pytestmark = pytest.mark.anyio

@@ -2,7 +2,7 @@
 random games (issue #8, "The proof, kept").
 
 A Hypothesis state machine creates a game of a random title, seat count and options (fuzzed too) through
-``services.engine.Engine`` on the test Redis, fills it, then interleaves random legal play with batches of
+``services.engine.service.Engine`` on the test Redis, fills it, then interleaves random legal play with batches of
 fuzzed commands (``tests/fuzz/strategies.py``) from awaited and other seats, with right, wrong or missing tokens
 and expected versions. For every command:
 
@@ -44,10 +44,11 @@ from contracts.envelope import CommandEnvelope, Reply
 from contracts.table import TABLE_COMMANDS, CreateGame, JoinSeat
 from domain import table as tbl
 from domain.kernel import games
-from services import codec, keys
-from services.codec import command_decoder, encoder, event_decoder
-from services.engine import Engine
-from services.store import RedisEventStore
+from services.store import codec
+from services.store import keys
+from services.store.codec import command_decoder, encoder, event_decoder
+from services.engine.service import Engine
+from services.store.events import RedisEventStore
 from tests.fuzz import budget
 from tests.fuzz.strategies import HUGE_INTS, command_body, valid_shaped
 

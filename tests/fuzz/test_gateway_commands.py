@@ -146,6 +146,6 @@ def test_fuzzed_commands_through_the_gateway_get_json_4xx_never_5xx(souk_url):
 
 def _command(game, legal_json: dict):
     """A legal command as the game's Struct (the strategies mutate what the domain lists)."""
-    from services.codec import command_decoder
+    from services.store.codec import command_decoder
 
     return command_decoder(game.name).decode(json.dumps(legal_json).encode())

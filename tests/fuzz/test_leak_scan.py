@@ -11,7 +11,7 @@ a lie): the serving layer must never show more than the rules' redaction, nor an
 
 And the digests: every history entry's ``hash`` is the chain-2 hash of what the spectator sees of the event and
 of its salted commitment (``contracts.envelope.ChainLink``), never a digest over a hidden payload; the
-spectator's history verifies (``services.audit.verify_history``), the audit too (``verify_audit``).
+spectator's history verifies (``services.history.audit.verify_history``), the audit too (``verify_audit``).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from httpx_ws import aconnect_ws
 
 from contracts.envelope import ChainLink, EventEnvelope, link_hash
 from domain import table as tbl
-from services.audit import verify_audit, verify_history
-from services.codec import encoder, event_decoder, game_name
+from services.history.audit import verify_audit, verify_history
+from services.store.codec import encoder, event_decoder, game_name
 from tests.e2e.support import bearer, started_game
 from tests.fuzz import budget
 

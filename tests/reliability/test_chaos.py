@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from services.cli import run
+from services.cli.main import run
 from services.reliability.chaos import FAULTS, Config, run_chaos, summary
 
 SECONDS = float(os.environ.get("SOUK_CHAOS_SECONDS", "40"))

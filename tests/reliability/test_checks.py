@@ -15,13 +15,13 @@ from contracts.envelope import CommandEnvelope, EventEnvelope
 from contracts.table import CreateGame, JoinSeat
 from domain import table as tbl
 from domain.kernel import get_game
-from services import keys
-from services.codec import encoder
-from services.engine import Engine
-from services.redis_server import RedisServer
+from services.store import keys
+from services.store.codec import encoder
+from services.engine.service import Engine
+from services.embedded.redis import RedisServer
 from services.reliability.checks import Problems, _chain, _match_ledger, _redecide, _stream, groups_of
 from services.reliability.driver import CreateTry, JoinTry, Ledger, Sent
-from services.store import RedisEventStore
+from services.store.events import RedisEventStore
 
 pytestmark = pytest.mark.anyio
 GAME = "g1"

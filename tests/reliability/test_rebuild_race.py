@@ -23,12 +23,12 @@ from contracts.envelope import CommandEnvelope
 from contracts.table import CreateGame, JoinSeat
 from domain import table as tbl
 from domain.kernel import get_game
-from services import keys
-from services.codec import encoder
-from services.engine import Engine
-from services.projector import Projector
-from services.redis_server import RedisServer
-from services.store import RedisEventStore
+from services.store import keys
+from services.store.codec import encoder
+from services.engine.service import Engine
+from services.projector.service import Projector
+from services.embedded.redis import RedisServer
+from services.store.events import RedisEventStore
 
 pytestmark = pytest.mark.anyio
 

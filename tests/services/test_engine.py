@@ -9,10 +9,10 @@ import pytest
 
 from contracts.envelope import CommandEnvelope
 from contracts.table import CreateGame, JoinSeat
-from services.codec import encoder
-from services import keys
-from services.engine import Contended, Engine
-from services.store import CONFLICT, AppendResult, RedisEventStore
+from services.store.codec import encoder
+from services.store import keys
+from services.engine.service import Contended, Engine
+from services.store.events import CONFLICT, AppendResult, RedisEventStore
 from tests.services.tally import Add
 
 pytestmark = pytest.mark.anyio
@@ -210,8 +210,8 @@ async def test_a_command_whose_rules_raise_is_refused_not_retried_for_ever(engin
 
 
 async def test_an_unreadable_envelope_is_parked_for_an_operator_and_acknowledged(redis, redis_url):
-    from services.config import Settings
-    from services.workers import Workers
+    from services.runtime.config import Settings
+    from services.runtime.workers import Workers
 
     workers = Workers(Settings(redis_url=redis_url))
     try:

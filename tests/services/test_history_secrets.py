@@ -17,12 +17,12 @@ import pytest
 from contracts.envelope import ChainLink, EventEnvelope, chain_hash, link_hash
 from contracts.readmodels import HistoryRecord
 from contracts.table import CreateGame, JoinSeat
-from services import keys
-from services.audit import verify_audit, verify_history
-from services.codec import encoder
-from services.engine import Engine
-from services.projector import Projector
-from services.store import RedisEventStore
+from services.store import keys
+from services.history.audit import verify_audit, verify_history
+from services.store.codec import encoder
+from services.engine.service import Engine
+from services.projector.service import Projector
+from services.store.events import RedisEventStore
 from tests.services.tally import Add, SecretsDrawn
 from tests.services.test_engine import cmd, th
 

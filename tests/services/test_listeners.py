@@ -19,12 +19,12 @@ from redis.backoff import NoBackoff
 
 from contracts.envelope import CommandEnvelope, Reply
 from contracts.readmodels import ViewsUpdated
-from services import keys
-from services.codec import encoder
-from services.config import Settings
+from services.store import keys
+from services.store.codec import encoder
+from services.runtime.config import Settings
 from services.gateway import create_app
 from services.gateway.listeners import Replies, Updates
-from services.redis_server import RedisServer
+from services.embedded.redis import RedisServer
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ import time
 import pytest
 import structlog
 
-from services import logs
+from services.runtime import logs
 
 
 @pytest.fixture

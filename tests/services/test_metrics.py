@@ -11,10 +11,11 @@ import pytest
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
-from services import keys, metrics
-from services.engine import Engine
-from services.projector import Projector
-from services.store import RedisEventStore
+from services.store import keys
+from services.runtime import metrics
+from services.engine.service import Engine
+from services.projector.service import Projector
+from services.store.events import RedisEventStore
 from tests.services.tally import Add
 from tests.services.test_engine import cmd, started, th
 
@@ -55,7 +56,7 @@ async def test_commands_are_counted_by_game_and_outcome_once_and_their_latency_o
 
 async def test_the_backlog_is_read_from_redis_and_a_slow_reading_keeps_the_last_one(redis, monkeypatch):
     engine = Engine(redis, RedisEventStore(redis))
-    from services.streams import ensure_group
+    from services.store.streams import ensure_group
 
     await ensure_group(redis, keys.COMMANDS, keys.ENGINE_GROUP)
     await redis.xadd(keys.COMMANDS, {"c": b"{}"})

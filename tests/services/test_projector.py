@@ -10,12 +10,12 @@ import redis.asyncio as aioredis
 
 from contracts.readmodels import HistoryRecord, LobbyEntry, TableView
 from contracts.table import CreateGame, JoinSeat
-from services import keys
-from services.config import Settings
-from services.engine import Engine
-from services.projector import Partition, Projector
-from services.store import RedisEventStore
-from services.workers import Workers
+from services.store import keys
+from services.runtime.config import Settings
+from services.engine.service import Engine
+from services.projector.service import Partition, Projector
+from services.store.events import RedisEventStore
+from services.runtime.workers import Workers
 from tests.services.tally import Add
 from tests.services.test_engine import cmd, started, th
 
@@ -228,8 +228,8 @@ async def test_partitioned_projectors_each_project_their_own_games_and_together_
 
 
 async def test_two_partitioned_projector_workers_project_every_game_through_their_own_groups(redis, redis_url):
-    from services.cli import _active_projectors
-    from services.workers import ENGINE, PROJECTOR
+    from services.cli.main import _active_projectors
+    from services.runtime.workers import ENGINE, PROJECTOR
 
     games = [f"w{i}" for i in range(6)]
     assert {Partition(1, 2).owns(g.encode()) for g in games} == {True, False}  # each worker has games to project
@@ -256,7 +256,7 @@ async def test_two_partitioned_projector_workers_project_every_game_through_thei
 
 async def games_in_chunks_of_three(redis, monkeypatch, prefix: str):
     """Eight started tally games and their events, with the projector's chunks cut to 3 games (3, 3 and 2)."""
-    from services import projector as projector_module
+    from services.projector import service as projector_module
 
     monkeypatch.setattr(projector_module, "CHUNK", 3)
     store = RedisEventStore(redis)

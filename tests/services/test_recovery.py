@@ -11,11 +11,11 @@ import pytest
 import redis.asyncio as aioredis
 
 from contracts.table import CreateGame, JoinSeat
-from services import keys
-from services.config import Settings
-from services.engine import command_key
-from services.redis_server import RedisServer
-from services.workers import Workers
+from services.store import keys
+from services.runtime.config import Settings
+from services.engine.service import command_key
+from services.embedded.redis import RedisServer
+from services.runtime.workers import Workers
 from tests.services.test_engine import cmd, th
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""The lean Redis connection (services/resp.py): pipelining, errors, scripts, reconnection, pub/sub, bytes."""
+"""The lean Redis connection (services/store/resp.py): pipelining, errors, scripts, reconnection, pub/sub, bytes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 
-from services.resp import Resp, Subscriber
+from services.store.resp import Resp, Subscriber
 
 pytestmark = pytest.mark.anyio
 
@@ -243,7 +243,7 @@ async def test_a_big_command_is_written_at_once_not_at_the_end_of_the_loops_turn
 
     import redis as sync_redis
 
-    from services.resp import SEND_AT_ONCE
+    from services.store.resp import SEND_AT_ONCE
 
     await resp.call("PING")  # connected
     big = b"x" * SEND_AT_ONCE

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from services.cli import main
+from services.cli.main import main
 
 
 def test_souk_schema_describes_every_command_event_and_view_of_every_game(tmp_path, capsys):

@@ -9,8 +9,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from contracts.envelope import GENESIS_HASH, EventEnvelope, seal
-from services import keys
-from services.store import CONFLICT, DUPLICATE, OK, Append, InMemoryEventStore, RedisEventStore
+from services.store import keys
+from services.store.events import CONFLICT, DUPLICATE, OK, Append, InMemoryEventStore, RedisEventStore
 
 pytestmark = pytest.mark.anyio
 

@@ -7,8 +7,8 @@ import msgspec
 import pytest
 
 from contracts.table import CreateGame
-from services import keys
-from services.streams import drop_stale_consumers, ensure_group, idle_consumers, trim_acknowledged
+from services.store import keys
+from services.store.streams import drop_stale_consumers, ensure_group, idle_consumers, trim_acknowledged
 from tests.services.test_engine import cmd
 
 pytestmark = pytest.mark.anyio
@@ -59,8 +59,8 @@ async def test_idle_consumers_with_nothing_pending_are_dropped_and_those_holding
 async def test_the_engine_keeps_the_commands_stream_short_while_it_runs(redis, redis_url):
     import asyncio
 
-    from services.config import Settings
-    from services.workers import ENGINE, Workers
+    from services.runtime.config import Settings
+    from services.runtime.workers import ENGINE, Workers
 
     workers = Workers(Settings(redis_url=redis_url, upkeep_s=0.1), roles=(ENGINE,))
     await workers.start()
@@ -78,9 +78,9 @@ async def test_the_engine_keeps_the_commands_stream_short_while_it_runs(redis, r
 async def test_games_nobody_filled_in_time_are_cancelled_once_and_started_ones_kept(redis):
     import time
 
-    from services.engine import Engine
-    from services.store import RedisEventStore
-    from services.upkeep import expire_open_games
+    from services.engine.service import Engine
+    from services.store.events import RedisEventStore
+    from services.engine.upkeep import expire_open_games
     from tests.services.test_engine import started
 
     engine = Engine(redis, RedisEventStore(redis))
@@ -92,7 +92,7 @@ async def test_games_nobody_filled_in_time_are_cancelled_once_and_started_ones_k
     assert await expire_open_games(redis, ttl_s=0, now=now + 1) == 2
     assert await expire_open_games(redis, ttl_s=0, now=now + 2) == 0  # each game is looked at once
     entries = await redis.xrange(keys.COMMANDS)
-    from services.codec import command_envelope_decoder
+    from services.store.codec import command_envelope_decoder
     replies = await engine.handle([command_envelope_decoder.decode(f[b"c"]) for _, f in entries])
     by_game = {r.game_id: r for r in replies}
     assert by_game["empty"].status == "accepted" and by_game["full"].code == "game_started"
@@ -103,8 +103,8 @@ async def test_games_nobody_filled_in_time_are_cancelled_once_and_started_ones_k
 async def test_a_refusals_outcome_is_forgotten_after_its_time_and_an_acceptance_never(redis):
     import time
 
-    from services.engine import Engine
-    from services.store import RedisEventStore
+    from services.engine.service import Engine
+    from services.store.events import RedisEventStore
     from tests.services.tally import Add
     from tests.services.test_engine import started, th
 

@@ -11,11 +11,12 @@ import pytest
 import structlog
 
 from contracts.envelope import EventEnvelope, chain_hash, seal
-from services import keys, tracing
-from services.audit import verify_audit
-from services.engine import Engine
-from services.projector import Projector
-from services.store import RedisEventStore
+from services.store import keys
+from services.runtime import tracing
+from services.history.audit import verify_audit
+from services.engine.service import Engine
+from services.projector.service import Projector
+from services.store.events import RedisEventStore
 from tests.services.tally import Add
 from tests.services.test_engine import cmd, started, th
 

@@ -33,8 +33,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, His
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from services import keys
-from services.streams import stream_backlog
+from services.store import keys
+from services.store.streams import stream_backlog
 
 log = structlog.get_logger("souk.metrics")
 

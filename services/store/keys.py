@@ -18,7 +18,7 @@ PROJECTOR_GROUP = "projector"
 
 def projector_group(index: int, count: int) -> str:
     """The consumer group of projector partition ``index`` of ``count``: each partition reads every event and
-    projects its own games (``services.projector.Partition``). One partition keeps the plain name."""
+    projects its own games (``services.projector.service.Partition``). One partition keeps the plain name."""
     return PROJECTOR_GROUP if count == 1 else f"{PROJECTOR_GROUP}:{index}/{count}"
 
 

@@ -17,8 +17,8 @@ import sys
 
 import structlog
 
-from services import logs
-from services.config import Settings
+from services.runtime import logs
+from services.runtime.config import Settings
 
 log = structlog.get_logger("souk")
 
@@ -34,8 +34,8 @@ def _serve(args: argparse.Namespace) -> None:
 
     from services.gateway import create_app
     from services.gateway.inputs import UVICORN_OPTIONS
-    from services.redis_server import RedisServer
-    from services.workers import Workers
+    from services.embedded.redis import RedisServer
+    from services.runtime.workers import Workers
 
     settings = Settings.from_env(host=args.host, port=args.port)
     servers: list[RedisServer] = []
@@ -58,7 +58,7 @@ def embedded_redis(data_dir: str, fsync: str = "always") -> list:
     ``fsync`` is everysec) and the read store (no persistence: the projector rebuilds it when it starts empty)."""
     from pathlib import Path
 
-    from services.redis_server import RedisServer
+    from services.embedded.redis import RedisServer
 
     events = RedisServer(Path(data_dir) / "events", appendonly=True, fsync=fsync).start()
     views = RedisServer(Path(data_dir) / "views", appendonly=False).start()
@@ -87,8 +87,8 @@ def run(coro):
 
 
 def _worker(role: str, args: argparse.Namespace) -> None:
-    from services.projector import Partition
-    from services.workers import Workers
+    from services.projector.service import Partition
+    from services.runtime.workers import Workers
 
     settings = _require_redis(Settings.from_env(projector_partition=getattr(args, "partition", None)))
     try:
@@ -101,7 +101,7 @@ def _worker(role: str, args: argparse.Namespace) -> None:
 
 
 def _verify(args: argparse.Namespace) -> None:
-    from services.audit import verify_game
+    from services.history.audit import verify_game
 
     what, problems = verify_game(args.server, args.game_id)
     for problem in problems:
@@ -113,7 +113,7 @@ def _verify(args: argparse.Namespace) -> None:
 
 
 def _schema(args: argparse.Namespace) -> None:
-    from services.schema import write
+    from services.gateway.schema import write
 
     text = write(args.out)
     if not args.out:
@@ -123,8 +123,8 @@ def _schema(args: argparse.Namespace) -> None:
 def _rebuild(args: argparse.Namespace) -> None:
     import redis.asyncio as aioredis
 
-    from services.projector import Projector
-    from services.store import RedisEventStore
+    from services.projector.service import Projector
+    from services.store.events import RedisEventStore
 
     settings = _require_redis(Settings.from_env())
 
@@ -150,8 +150,8 @@ def _rebuild(args: argparse.Namespace) -> None:
 
 
 async def _active_projectors(redis) -> list[str]:
-    from services import keys
-    from services.streams import consumer_groups, idle_ms
+    from services.store import keys
+    from services.store.streams import consumer_groups, idle_ms
 
     active = []
     for group in await consumer_groups(redis, keys.EVENTS):  # `projector`, or `projector:i/N` for a partition
@@ -162,7 +162,7 @@ async def _active_projectors(redis) -> list[str]:
 
 
 def _bench(args: argparse.Namespace) -> None:
-    from services import bench
+    from services.bench import pipeline as bench
 
     bench.main(args)
 
@@ -195,7 +195,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("action", choices=["rebuild"])
     sp.add_argument("--force", action="store_true", help="rebuild even though projectors seem to be running")
     sp.set_defaults(fn=_rebuild)
-    from services.bench import add_arguments
+    from services.bench.pipeline import add_arguments
 
     add_arguments(sub.add_parser("bench"))
     sub.choices["bench"].set_defaults(fn=_bench)

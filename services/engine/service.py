@@ -26,11 +26,12 @@ from contracts.table import CreateGame, SeatJoined
 from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import RuleViolation
-from services import keys, metrics
-from services.codec import command_decoder, decode_stream, encoder, reply_decoder, tag_of
-from services.lru import Lru
-from services.store import CONFLICT, DUPLICATE, OK, Append, EventStore
-from services.tracing import trace_id
+from services.store import keys
+from services.runtime import metrics
+from services.store.codec import command_decoder, decode_stream, encoder, reply_decoder, tag_of
+from services.store.lru import Lru
+from services.store.events import CONFLICT, DUPLICATE, OK, Append, EventStore
+from services.runtime.tracing import trace_id
 
 log = structlog.get_logger("souk.engine")
 MAX_RETRIES = 8

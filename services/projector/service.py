@@ -30,12 +30,13 @@ from contracts.envelope import EventEnvelope
 from contracts.readmodels import HistoryEntry, HistoryRecord, LobbyEntry, ViewsUpdated
 from contracts.table import TABLE_EVENTS, SeatJoined, SeatLeft
 from domain import table as tbl
-from services import keys, metrics
-from services.codec import decode_stream, encoder, event_decoder, event_envelope_decoder, game_name
-from services.lru import Lru
-from services.resp import Resp
-from services.store import EventStore
-from services.tracing import trace_id
+from services.store import keys
+from services.runtime import metrics
+from services.store.codec import decode_stream, encoder, event_decoder, event_envelope_decoder, game_name
+from services.store.lru import Lru
+from services.store.resp import Resp
+from services.store.events import EventStore
+from services.runtime.tracing import trace_id
 
 log = structlog.get_logger("souk.projector")
 MAX_ATTEMPTS = 10
@@ -95,7 +96,7 @@ class Projector:
                  partition: Partition = Partition()) -> None:
         self.redis = redis
         self.partition = partition
-        self.lean = Resp.like(redis)  # the batch's writes: the hot path (see services/resp.py)
+        self.lean = Resp.like(redis)  # the batch's writes: the hot path (see services/store/resp.py)
         self.store = store
         self.cache: Lru[str, Projected] = Lru(cache_size)
 

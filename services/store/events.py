@@ -26,9 +26,9 @@ import msgspec
 import redis.asyncio as aioredis
 
 from contracts.envelope import GENESIS_HASH, EventEnvelope
-from services import keys
-from services.codec import event_envelope_decoder
-from services.resp import Resp
+from services.store import keys
+from services.store.codec import event_envelope_decoder
+from services.store.resp import Resp
 
 OK, CONFLICT, DUPLICATE = "ok", "conflict", "duplicate"
 
@@ -118,7 +118,7 @@ class RedisEventStore:
     def __init__(self, redis: aioredis.Redis, events_maxlen: int = 1_000_000,
                  refusal_ttl_s: int = 7 * 86_400) -> None:
         self.redis = redis
-        self.lean = Resp.like(redis)  # appends: the hot path (see services/resp.py)
+        self.lean = Resp.like(redis)  # appends: the hot path (see services/store/resp.py)
         self.events_maxlen = events_maxlen
         self.refusal_ttl_s = refusal_ttl_s
         self._sha = hashlib.sha1(_APPEND.encode()).hexdigest()

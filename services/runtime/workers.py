@@ -17,16 +17,16 @@ from faststream.redis import RedisBroker
 from faststream.specification import AsyncAPI
 
 from contracts.envelope import CommandEnvelope
-from services import keys
-from services.codec import command_envelope_decoder
-from services.config import Settings
-from services.engine import Engine
-from services.logs import LIBRARIES
-from services.metrics import Server as MetricsServer
-from services.projector import Partition, Projector
-from services.store import RedisEventStore
-from services.upkeep import expire_open_games
-from services.streams import Entries, batch_subscription, drop_stale_consumers, ensure_group, trim_acknowledged
+from services.store import keys
+from services.store.codec import command_envelope_decoder
+from services.runtime.config import Settings
+from services.engine.service import Engine
+from services.runtime.logs import LIBRARIES
+from services.runtime.metrics import Server as MetricsServer
+from services.projector.service import Partition, Projector
+from services.store.events import RedisEventStore
+from services.engine.upkeep import expire_open_games
+from services.store.streams import Entries, batch_subscription, drop_stale_consumers, ensure_group, trim_acknowledged
 
 log = structlog.get_logger("souk.workers")
 ENGINE, PROJECTOR = "engine", "projector"
@@ -41,9 +41,9 @@ class Workers:
         self._watch: asyncio.Task | None = None
         self._upkeep: asyncio.Task | None = None
         self.metrics: MetricsServer | None = None  # /metrics on SOUK_METRICS_PORT, when set
-        # apply_types=False: the handlers take the entries as Redis gave them (services/streams.py); there is
+        # apply_types=False: the handlers take the entries as Redis gave them (services/store/streams.py); there is
         # nothing for FastDepends to inject or validate.
-        # FastStream logs through a standard logger that structlog renders (services/logs.py), not its own
+        # FastStream logs through a standard logger that structlog renders (services/runtime/logs.py), not its own
         # coloured handler: every line a worker prints is JSON.
         self.broker = RedisBroker(settings.redis_url, log_level=logging.DEBUG, apply_types=False,
                                   logger=logging.getLogger(LIBRARIES))

@@ -1,5 +1,5 @@
 """The platform's own upkeep, run by the engine worker (``Workers.keep_streams``): games nobody filled in time
-are cancelled. Stream trimming and stale consumers are in ``services.streams``."""
+are cancelled. Stream trimming and stale consumers are in ``services.store.streams``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import redis.asyncio as aioredis
 
 from contracts.envelope import CommandEnvelope
 from contracts.table import CancelGame
-from services import keys
-from services.codec import encoder
+from services.store import keys
+from services.store.codec import encoder
 
 EXPIRY_CURSOR = "souk:expiry:cursor"  # creation time up to which open games were already sent a CancelGame
 _cancel = msgspec.Raw(encoder.encode(CancelGame("expired")))

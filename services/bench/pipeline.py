@@ -33,9 +33,10 @@ import msgspec
 from contracts.envelope import CommandEnvelope
 from contracts.readmodels import ViewsUpdated
 from contracts.table import CreateGame, JoinSeat
-from services import keys, tracing
-from services.codec import encoder, reply_decoder
-from services.resp import Resp, Subscriber
+from services.store import keys
+from services.runtime import tracing
+from services.store.codec import encoder, reply_decoder
+from services.store.resp import Resp, Subscriber
 
 DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3}
 
@@ -62,7 +63,7 @@ def main(args: argparse.Namespace) -> None:
     if args.kind == "domain":
         result = bench_domain(args.game, seats, args.seconds, args.seed)
     else:
-        from services.cli import run
+        from services.cli.main import run
 
         result = run(bench_pipeline(args, seats))
     if args.json:
@@ -162,8 +163,8 @@ async def _redis_cpu(redis: Resp) -> float:
 
 
 async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
-    from services.cli import embedded_redis
-    from services.redis_server import die_with_parent
+    from services.cli.main import embedded_redis
+    from services.embedded.redis import die_with_parent
 
     # The machine's Python speed, before anything else runs: pipeline figures from different machines compare
     # only through it (the same code has measured 49.5 and 145 games/s here on different days).

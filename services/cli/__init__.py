@@ -1,0 +1,1 @@
+"""The ``souk`` command line."""

@@ -1,0 +1,1 @@
+"""The embedded Redis that ``souk serve`` starts when REDIS_URL is unset."""

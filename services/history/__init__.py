@@ -1,0 +1,1 @@
+"""A game's record: verifying its hash chain and commitments."""

@@ -1,0 +1,1 @@
+"""The projector: folds the events into read models (views, lobby, history)."""

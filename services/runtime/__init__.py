@@ -1,0 +1,1 @@
+"""What every process shares: settings, logs, trace context, metrics, the FastStream worker roles."""
