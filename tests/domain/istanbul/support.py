@@ -1,0 +1,107 @@
+"""Helpers shared by the Istanbul tests.
+
+``registered``: Istanbul is not in ``domain.games`` until every rule is in (the lead registers it), but the table
+(``domain.table``) finds games through the kernel's registry. The fixture registers it for one test and removes it
+afterwards, so that no other test sees a game the build does not ship yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from contracts.istanbul import (
+    CaravanTurned,
+    DeckShuffled,
+    FirstPlayerChosen,
+    GoodsDeckShuffled,
+    LocationDealt,
+    LocationRevealed,
+    Options,
+    RubyCardPlaced,
+    SheetsPrepared,
+    TurnStarted,
+)
+from domain import kernel
+from domain.istanbul import GAME, data, rules
+from tests.domain.harness import Spec
+
+
+@pytest.fixture
+def registered() -> Iterator[None]:
+    kernel.games()  # the shipped games first
+    added = "istanbul" not in kernel._GAMES
+    kernel._GAMES.setdefault(GAME.name, GAME)
+    try:
+        yield
+    finally:
+        if added:
+            kernel._GAMES.pop(GAME.name, None)
+
+
+def card_of(location: str, copy: int = 0) -> int:
+    """The id of a location card (``copy`` 0 or 1)."""
+    return [c.id for c in data.LOCATION_CARDS if c.location == location][copy]
+
+
+def fountain_card(reward: str) -> int:
+    return next(c.id for c in data.LOCATION_CARDS if c.fountain == reward)
+
+
+def table_setup(
+    seats: int,
+    hands: Sequence[str],
+    display: Sequence[str] = ("2", "3"),
+    deck: Sequence[int] = (),
+    first: int = 0,
+    caravan: int = 1,
+    ruby_order: Sequence[int] = tuple(range(20)),
+    guild_order: Sequence[int] = tuple(range(1, 17)),
+    goods_order: Sequence[str] = data.GOODS_CARDS,
+) -> list[Any]:
+    """The events of a setup without chance: the hands' and display's location cards (second copies for the
+    display), then ``deck`` (card ids) on top of the rest of the location deck; the ruby cards in ``ruby_order``;
+    the first turn started."""
+    used = [card_of(loc) for loc in hands] + [card_of(loc, 1) for loc in display]
+    rest = [c.id for c in data.LOCATION_CARDS if c.id not in used and c.id not in deck and c.fountain is None]
+    location_order = tuple(used) + tuple(deck) + tuple(rest)
+    caravans = (caravan,) + tuple(c for c in sorted(data.CARAVAN_CARDS) if c != caravan)
+    side = data.side(seats)
+    events: list[Any] = [
+        SheetsPrepared(side=side, thick_icons_crossed=side == data.SIDE_SMALL and seats <= 2,
+                       thick_bonus_crossed=seats == 4),
+        DeckShuffled(deck="ruby", order=tuple(ruby_order), size=len(ruby_order)),
+        DeckShuffled(deck="location", order=location_order, size=len(location_order)),
+        DeckShuffled(deck="guild", order=tuple(guild_order), size=len(guild_order)),
+        DeckShuffled(deck="caravan", order=caravans, size=len(caravans)),
+        GoodsDeckShuffled(order=tuple(goods_order), size=len(goods_order)),
+    ]
+    k = 0
+    for tucked in range(data.RUBY_CARDS_PER_LETTER[seats]):
+        for letter in data.LETTERS:
+            events.append(RubyCardPlaced(letter=letter, card=ruby_order[k], tucked=tucked > 0))
+            k += 1
+    events.append(CaravanTurned(card=caravan))
+    # the deck's first cards are the hands' then the display's: reveal the display after dealing, by hand
+    order_hands = tuple(card_of(loc) for loc in hands)
+    events[2] = DeckShuffled(
+        deck="location",
+        order=tuple(card_of(loc, 1) for loc in display) + order_hands + tuple(deck) + tuple(rest),
+        size=len(location_order),
+    )
+    for loc in display:
+        events.append(LocationRevealed(card=card_of(loc, 1), slot="right"))
+    for seat, loc in enumerate(hands):
+        events.append(LocationDealt(seat=seat, card=card_of(loc)))
+    events += [FirstPlayerChosen(seat=first), TurnStarted(seat=first, round=1)]
+    return events
+
+
+def spec(seats: int, hands: Sequence[str], **kwargs: Any) -> Spec:
+    return Spec(GAME, seats, Options()).given(table_setup(seats, hands, **kwargs))
+
+
+def sheet(state: rules.State, seat: int) -> rules.Seat:
+    return state.players[seat]
