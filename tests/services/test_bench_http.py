@@ -1,0 +1,52 @@
+"""`souk bench http` runs end to end (short runs: the long ones are run by hand, see the README)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from services.bench import http as bench
+
+
+def _run(*args: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "services.bench.http", *args, "--json"], capture_output=True,
+                         text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-4000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_play_mode_plays_games_over_http_and_prints_sane_figures_with_the_cpu_of_each_process():
+    figures = _run("--games", "4", "--seconds", "2", "--warmup", "0.3", "--target", "split")
+    assert figures["commands"] > 20
+    assert figures["commands_per_s"] == pytest.approx(figures["commands"] / 2, rel=0.01)
+    assert 0 < figures["p50_ms"] <= figures["p99_ms"] <= figures["max_ms"] < 5000
+    assert figures["rejected"] == {} and figures["stalls"] == 0 and figures["errors"] == []
+    assert figures["clients"] == 16  # every seat a client
+    for process in ("engine", "projector", "gateway", "redis_events", "redis_views", "drivers"):
+        assert figures["cpu_us_per_command"][process] > 0, process
+    assert figures["cpu_cores"]["gateway"] < 2.5
+    assert figures["command"].startswith("souk bench http --mode play --target split")
+
+
+def test_the_fanout_mode_times_every_sockets_push_and_each_socket_gets_only_its_audiences_view():
+    figures = _run("--mode", "fanout", "--sockets", "30", "--seconds", "2", "--warmup", "0.3", "--drivers", "2",
+                   "--rate", "20")
+    assert figures["commands"] >= 10
+    # every socket gets every view that a measured command made (a socket may skip a view only when it lags)
+    assert figures["pushes"] >= 0.9 * figures["commands"] * 30
+    assert 0 < figures["push_p50_ms"] <= figures["push_p99_ms"] <= figures["push_max_ms"] < 5000
+    assert figures["wrong_audience"] == 0 and figures["sockets_closed_early"] == 0
+    assert figures["cpu_us_per_command"]["serve"] > 0
+
+
+def test_the_command_is_a_click_command_with_its_defaults_in_the_help():
+    result = CliRunner().invoke(bench.command, ["--help"], terminal_width=200)
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "--rate FLOAT RANGE" in text and "--sockets" in text and "[default: 64;" in text
+    refused = CliRunner().invoke(bench.command, ["--games", "0"])
+    assert refused.exit_code == 2 and "--games" in refused.output
