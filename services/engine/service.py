@@ -56,6 +56,31 @@ def command_key(env: CommandEnvelope) -> str:
     return f"{'-' if env.seat is None else env.seat}:{env.command_id}"
 
 
+FINISHED = (tbl.OVER, tbl.CANCELLED)
+
+
+def accepted_reply(envelopes: Sequence[EventEnvelope], env: CommandEnvelope) -> Reply | None:
+    """The reply the engine gave ``env``'s command when it was accepted (``_decide``), from the events it appended:
+    one command's events are consecutive, with its command id and the time it was decided, and each carries the
+    command's seat but a ``SeatJoined``, which carries the seat taken (and then answers it). None if no events
+    of the game came from that command."""
+    runs: list[list[EventEnvelope]] = []
+    for e in envelopes:
+        if runs and (runs[-1][-1].command_id, runs[-1][-1].recorded_at) == (e.command_id, e.recorded_at):
+            runs[-1].append(e)
+        else:
+            runs.append([e])
+    for run in runs:
+        if run[0].command_id == env.command_id and all(e.seat == env.seat for e in run if e.type != _SEAT_JOINED):
+            joined = next((e.seat for e in run if e.type == _SEAT_JOINED), None)
+            return Reply(env.command_id, env.game_id, "accepted", version=run[-1].seq, events=len(run),
+                         seat=env.seat if joined is None else joined)
+    return None
+
+
+_SEAT_JOINED = "table.SeatJoined"
+
+
 class Engine:
     def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000) -> None:
         self.redis = redis
@@ -170,10 +195,22 @@ class Engine:
         redo.sort()
         return redo
 
+    async def _accepted_reply(self, env: CommandEnvelope) -> Reply | None:
+        """The answer a command of this finished game got when it was accepted, rebuilt from its events."""
+        return accepted_reply(await self.store.read(env.game_id), env)
+
     async def _decide(self, slot: Slot, env: CommandEnvelope) -> tuple[Append, Reply, Slot]:
         table = slot.table
 
-        def reject(code: str, message: str) -> tuple[Append, Reply, Slot]:
+        async def reject(code: str, message: str) -> tuple[Append, Reply, Slot]:
+            if table.status in FINISHED and table.exists:
+                # The outcomes of a finished game's accepted commands went with its last append: a resent one
+                # is answered from the stream, as it was the first time (the answer is sent, not recorded again).
+                first = await self._accepted_reply(env)
+                if first is not None:
+                    append = Append(env.game_id, table.game, table.version, (), "", encoder.encode(first),
+                                    prev_hash=slot.head, head=slot.head, notify=env.reply_to)
+                    return append, first, slot
             log.info("command_rejected", code=code)
             reply = Reply(env.command_id, env.game_id, "rejected", version=table.version, code=code,
                           message=message, seat=env.seat)
@@ -190,10 +227,10 @@ class Engine:
             command = command_decoder(table.game or None).decode(env.body)
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, ValueError) as exc:
             if not table.exists and not isinstance(exc, RecursionError):  # a game's command, before its game
-                return reject("game_not_found", "there is no such game")
-            return reject("bad_command", f"not a command of this game: {str(exc)[:200]}")
+                return await reject("game_not_found", "there is no such game")
+            return await reject("bad_command", f"not a command of this game: {str(exc)[:200]}")
         if env.expected_version is not None and env.expected_version != table.version:
-            return reject("stale", f"the game is at version {table.version}, not {env.expected_version}: "
+            return await reject("stale", f"the game is at version {table.version}, not {env.expected_version}: "
                                    "look at it again and decide")
         try:
             seed = slot.seed
@@ -201,12 +238,12 @@ class Engine:
                 seed = await self._seed_for(env, command)
             events = tbl.decide(table, env.seat, env.token_hash, command, Chance(seed, table.version))
         except RuleViolation as exc:
-            return reject(exc.code, exc.message)
+            return await reject(exc.code, exc.message)
         except (RedisError, OSError):
             raise  # the store failed: the batch is not acknowledged and comes again
         except Exception as exc:  # noqa: BLE001 - a bug in the rules must not poison the stream
             log.exception("command_failed", error=str(exc))
-            return reject("command_failed", "the server could not decide this command; it changed nothing")
+            return await reject("command_failed", "the server could not decide this command; it changed nothing")
 
         now = time.time()
         head = slot.head
@@ -231,6 +268,7 @@ class Engine:
         reply = Reply(env.command_id, env.game_id, "accepted", version=table.version, events=len(events),
                       seat=env.seat if joined is None else joined)
         append = Append(env.game_id, table.game, slot.table.version, envelopes, command_key(env),
-                        encoder.encode(reply), prev_hash=slot.head, head=head, notify=env.reply_to)
+                        encoder.encode(reply), prev_hash=slot.head, head=head, notify=env.reply_to,
+                        final=table.status in FINISHED)
         log.debug("command_accepted", version=table.version, events=len(events))
         return append, reply, Slot(table, head, seed)

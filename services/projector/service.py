@@ -18,7 +18,7 @@ import hashlib
 import logging
 import time
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +42,10 @@ log = structlog.get_logger("souk.projector")
 MAX_ATTEMPTS = 10
 CHUNK = 64  # games per Lua call in a big batch
 REBUILD_LOCK = "souk:projection:rebuilding"
+TRIM_EVERY_S = 5.0  # how often a projector trims souk:events behind every projector group
+# A finished game's history read model is a cache (services/projector/history.py derives it from the game stream
+# when it is gone): kept this long after the end, for the players' last looks, then it expires.
+FINISHED_TTL_S = 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +97,12 @@ class Projector:
     """``redis`` is the read store (views, history, lobby, positions); ``store`` is the event store."""
 
     def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000,
-                 partition: Partition = Partition()) -> None:
+                 partition: Partition = Partition(), trim_every_s: float = TRIM_EVERY_S,
+                 finished_ttl_s: int = FINISHED_TTL_S) -> None:
         self.redis = redis
+        self.trim_every_s = trim_every_s
+        self.finished_ttl_s = finished_ttl_s
+        self._trimmed_at = 0.0
         self.partition = partition
         self.lean = Resp.like(redis)  # the batch's writes: the hot path (see services/store/resp.py)
         self.store = store
@@ -111,6 +119,15 @@ class Projector:
             by_game.setdefault(env.game_id, []).append(env)
         if by_game:
             await self.project(by_game)
+        if time.monotonic() - self._trimmed_at >= self.trim_every_s:
+            await self.trim()
+
+    async def trim(self) -> int:
+        """Trims ``souk:events`` behind every projector group (this batch's entries are still pending: they stay).
+        A rebuild never needs it: it reads the game streams."""
+        self._trimmed_at = time.monotonic()
+        trim = getattr(self.store, "trim_events", None)
+        return await trim() if trim is not None else 0
 
     async def project(self, by_game: dict[str, list[EventEnvelope]]) -> None:
         """Writes the read models of these events and the games' new positions atomically, on condition that
@@ -209,20 +226,7 @@ class Projector:
                     writes.hset(keys.seat_tokens(game_id), str(event.seat), event.token_hash)
                 elif isinstance(event, SeatLeft):
                     writes.hdel(keys.seat_tokens(game_id), str(event.seat))
-            # Most events hide nothing: they are stored once. One that hides something is stored as the
-            # spectator sees it, plus a variant for each seat that sees more (the owner of a secret), so that each
-            # reader is served only what it may see. A spectator sees no more than any seat
-            # (domain.kernel.Game.redact): an event it sees whole is everybody's.
-            spectator = tbl.redact(table, event, None)
-            if spectator is event:  # stored as it came (its JSON is not encoded again)
-                record = HistoryRecord(shared=self._entry(env, env.payload))
-            else:
-                more = {keys.audience(seat): variant for seat in range(table.seats)
-                        if (variant := tbl.redact(table, event, seat)) != spectator}
-                # chain 2: the spectator's event exactly as the chain hashed it
-                shared = env.public if env.public else spectator
-                record = HistoryRecord(shared=self._entry(env, shared),
-                                       by_audience={a: self._entry(env, v) for a, v in more.items()})
+            record = history_record(table, event, env)
             history.append(encoder.encode(record).decode())
         for i, env in enumerate(envelopes):  # each command's last event: its views are written with this batch
             if i + 1 == len(envelopes) or envelopes[i + 1].command_id != env.command_id:
@@ -231,6 +235,8 @@ class Projector:
         writes.hset(keys.views(game_id),
                     *(x for s, v in views.items() for x in (keys.audience(s), encoder.encode(v).decode())))
         writes.rpush(keys.history(game_id), *history)
+        if status_before != table.status and table.status in FINISHED:  # only a cache from now on
+            writes.expire(keys.history(game_id), self.finished_ttl_s)
         private = bool(table.invite_hash)
         if lobby_changed:
             lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status,
@@ -252,17 +258,12 @@ class Projector:
         projected.table = table
         self.cache.put(game_id, projected)
 
-    @staticmethod
-    def _entry(env: EventEnvelope, event: Any) -> HistoryEntry:
-        return HistoryEntry(env.seq, env.type, env.seat, env.command_id, env.recorded_at, event, env.hash,
-                            env.prev_hash, env.commitment, env.chain)
-
     async def aclose(self) -> None:
         await self.lean.aclose()
 
-    async def rebuild(self) -> int:
+    async def rebuild(self, progress: Callable[[], None] | None = None) -> int:
         """Project every game again from its first event, each replacing its read models in one atomic call.
-        Returns the games rebuilt.
+        Returns the games rebuilt. ``progress``: called after each game (``souk projections rebuild``'s bar).
 
         Safe beside running projectors (a running one rebuilds a lost read store this way): a game's read models
         are replaced only if its position is not past what the rebuild read (else a projector already wrote it
@@ -285,6 +286,8 @@ class Projector:
             if not await writes.replace(self.lean, keys.position(game_id), projected.table.version):
                 self.cache.pop(game_id)  # a projector wrote it further meanwhile: its cache must not say otherwise
             count += 1
+            if progress is not None:
+                progress()
         await self.redis.set(keys.READ_STORE_MARK, "1")
         return count
 
@@ -302,6 +305,32 @@ class Projector:
             return await self.rebuild()
         finally:
             await self.redis.delete(REBUILD_LOCK)
+
+
+FINISHED = (tbl.OVER, tbl.CANCELLED)
+
+
+def history_entry(env: EventEnvelope, event: Any) -> HistoryEntry:
+    return HistoryEntry(env.seq, env.type, env.seat, env.command_id, env.recorded_at, event, env.hash,
+                        env.prev_hash, env.commitment, env.chain)
+
+
+def history_record(table: tbl.Table, event: Any, env: EventEnvelope) -> HistoryRecord:
+    """One event of the history as each audience may see it, ``table`` being the game just after it.
+
+    Most events hide nothing: they are stored once. One that hides something is stored as the spectator sees it,
+    plus a variant for each seat that sees more (the owner of a secret), so that each reader is served only what it
+    may see. A spectator sees no more than any seat (domain.kernel.Game.redact): an event it sees whole is
+    everybody's."""
+    spectator = tbl.redact(table, event, None)
+    if spectator is event:  # stored as it came (its JSON is not encoded again)
+        return HistoryRecord(shared=history_entry(env, env.payload))
+    more = {keys.audience(seat): variant for seat in range(table.seats)
+            if (variant := tbl.redact(table, event, seat)) != spectator}
+    # chain 2: the spectator's event exactly as the chain hashed it
+    shared = env.public if env.public else spectator
+    return HistoryRecord(shared=history_entry(env, shared),
+                         by_audience={a: history_entry(env, v) for a, v in more.items()})
 
 
 def _projected(projected: list[tuple[str, EventEnvelope]]) -> None:
@@ -382,6 +411,9 @@ class Writes:
 
     def zadd_nx(self, key: str, score: float, member: str) -> None:
         self.commands.append(("ZADD", key, "NX", repr(score), member))
+
+    def expire(self, key: str, seconds: int) -> None:
+        self.commands.append(("EXPIRE", key, str(seconds)))
 
     def hdel(self, key: str, field: str) -> None:
         self.commands.append(("HDEL", key, field))

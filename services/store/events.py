@@ -27,8 +27,9 @@ import redis.asyncio as aioredis
 
 from contracts.envelope import GENESIS_HASH, EventEnvelope
 from services.store import keys
-from services.store.codec import event_envelope_decoder
+from services.store.codec import event_envelope_decoder, stored_envelopes, stored_forms
 from services.store.resp import Resp
+from services.store.streams import trim_read
 
 OK, CONFLICT, DUPLICATE = "ok", "conflict", "duplicate"
 
@@ -47,6 +48,7 @@ class Append:
     prev_hash: str = GENESIS_HASH  # the chain head the events were decided on
     head: str = GENESIS_HASH  # the chain head after them
     notify: str = ""  # a pub/sub channel that gets the outcome (ok) or the first outcome (duplicate)
+    final: bool = False  # the events end the game: the outcomes of its accepted commands may go (the stream has them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,15 +75,20 @@ class EventStore(Protocol):
 
 _APPEND = """
 -- A batch of appends, each standing alone, in order. ARGV[1]: MessagePack of [maxlen, now, the games key, the
--- events stream, appends, the refusals key, the refusals' lifetime]; an append is [stream, outcomes, head key, expected version, command key, outcome,
--- game id, game, prev hash, new head, notify channel, events]. One packed argument instead of many: packing
--- and parsing a batch's arguments one by one was a tenth of a worker's time (measured in the projector).
+-- events stream, appends, the refusals key, the refusals' lifetime]; an append is [stream, outcomes, head key,
+-- expected version, command key, outcome, game id, game, prev hash, new head, notify channel, events, the ARGV
+-- index of its first stored form, final]. One packed argument instead of many: packing and parsing a batch's
+-- arguments one by one was a tenth of a worker's time (measured in the projector). ``events`` are the whole
+-- JSON envelopes (for souk:events); the game stream gets their stored forms (services/store/codec.py), which
+-- are binary: they follow as ARGV[2...] (Redis's Lua MessagePack reads no binary type).
+-- ``final``: these events end the game; the outcomes of its accepted commands go (the engine answers a resent
+-- one from the stream), but this command's own and the refusals (forgotten in their time) stay.
 local batch = cmsgpack.unpack(ARGV[1])
 local maxlen, now, games, all, refusals, refusal_ttl = batch[1], batch[2], batch[3], batch[4], batch[6], batch[7]
 local results = {}
 for a = 1, #batch[5] do
-  local stream, outcomes, headkey, expected, ckey, outcome, game_id, game, prev, head, notify, events =
-    unpack(batch[5][a])
+  local stream, outcomes, headkey, expected, ckey, outcome, game_id, game, prev, head, notify, events, first,
+    final = unpack(batch[5][a])
   local n = #events
   local seen = false
   if ckey ~= '' then seen = redis.call('HGET', outcomes, ckey) end
@@ -95,7 +102,7 @@ for a = 1, #batch[5] do
     else
       if expected == 0 and n > 0 then redis.call('ZADD', games, 'NX', now, game_id) end
       for j = 1, n do
-        redis.call('XADD', stream, string.format('%%d-0', expected + j), 'e', events[j])
+        redis.call('XADD', stream, string.format('%%d-0', expected + j), 'e', ARGV[first + j - 1])
         redis.call('XADD', all, 'MAXLEN', '~', maxlen, '*', 'g', game_id, 'k', game, 'e', events[j])
       end
       if n > 0 then redis.call('SET', headkey, head) end
@@ -103,6 +110,17 @@ for a = 1, #batch[5] do
         redis.call('HSET', outcomes, ckey, outcome)
         -- a refusal is remembered for a while (upkeep forgets it then); an acceptance for ever
         if n == 0 then redis.call('ZADD', refusals, tonumber(now) + refusal_ttl, game_id .. '\\n' .. ckey) end
+      end
+      if final == 1 then  -- written again, not deleted from: a hash that grew big does not shrink by itself
+        local recorded, kept = redis.call('HGETALL', outcomes), {}
+        for i = 1, #recorded, 2 do
+          if recorded[i] == ckey or not string.find(recorded[i + 1], '"status":"accepted"', 1, true) then
+            kept[#kept + 1] = recorded[i]
+            kept[#kept + 1] = recorded[i + 1]
+          end
+        end
+        redis.call('DEL', outcomes)
+        if #kept > 0 then redis.call('HSET', outcomes, unpack(kept)) end
       end
       if notify ~= '' then redis.call('PUBLISH', notify, outcome) end
       results[#results + 1] = {'ok', tostring(expected + n)}
@@ -128,20 +146,29 @@ class RedisEventStore:
         not a cluster). If the server forgot the script (a restart), nothing ran: it is loaded and sent again."""
         if not appends:
             return []
-        # Strings throughout: Redis's Lua MessagePack reads no binary type (the JSON is UTF-8 text anyway).
-        batch = (str(self.events_maxlen), repr(time.time()), keys.GAMES, keys.EVENTS, [
-            (keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id), a.expected_version,
-             a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash, a.head, a.notify,
-             [e.decode() for e in a.envelopes])
-            for a in appends], keys.REFUSALS, self.refusal_ttl_s)
-        return [_result(r) for r in await self.lean.evalsha(self._sha, _APPEND, _pack(batch))]
+        # Strings throughout: Redis's Lua MessagePack reads no binary type (the JSON is UTF-8 text anyway); the
+        # stored forms, binary, follow as arguments of their own.
+        stored: list[bytes] = []
+        packed = []
+        for a in appends:
+            first = len(stored) + 2
+            if a.envelopes:
+                stored += stored_forms([event_envelope_decoder.decode(e) for e in a.envelopes], a.prev_hash)
+            packed.append((keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id),
+                           a.expected_version, a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash,
+                           a.head, a.notify, [e.decode() for e in a.envelopes], first, int(a.final)))
+        batch = (str(self.events_maxlen), repr(time.time()), keys.GAMES, keys.EVENTS, packed, keys.REFUSALS,
+                 self.refusal_ttl_s)
+        return [_result(r) for r in await self.lean.evalsha(self._sha, _APPEND, _pack(batch), *stored)]
 
     async def aclose(self) -> None:
         await self.lean.aclose()
 
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
-        entries = await self.redis.xrange(keys.game_stream(game_id), min=f"{after + 1}-0", max="+")
-        return [event_envelope_decoder.decode(fields[b"e"]) for _, fields in entries]
+        """(An entry of the compact form may take its command's fields and its prev_hash from the entries before
+        it: the stream is read from its first entry, which a game's short stream makes cheap.)"""
+        entries = await self.redis.xrange(keys.game_stream(game_id), min="-", max="+")
+        return stored_envelopes(game_id, ((i, f[b"e"]) for i, f in entries))[after:]
 
     async def version(self, game_id: str) -> int:
         return await self.redis.xlen(keys.game_stream(game_id))
@@ -152,6 +179,11 @@ class RedisEventStore:
     async def game_ids(self) -> AsyncIterator[str]:
         async for game_id, _ in self.redis.zscan_iter(keys.GAMES):
             yield game_id.decode()
+
+    async def trim_events(self) -> int:
+        """Trims ``souk:events`` behind every projector group (``streams.trim_read``): the game streams keep
+        every event; ``souk:events`` only carries them to the projectors. Returns the entries removed."""
+        return await trim_read(self.redis, keys.EVENTS)
 
     async def forget_refusals(self, now: float | None = None, limit: int = 1000) -> int:
         """Drops the outcomes of refusals recorded more than ``refusal_ttl_s`` ago (their command ids may then be
@@ -197,21 +229,29 @@ class InMemoryEventStore:
             else:
                 if a.envelopes:
                     self.heads[a.game_id] = a.head
-                stream.extend(a.envelopes)
+                    stream.extend(stored_forms([event_envelope_decoder.decode(e) for e in a.envelopes], a.prev_hash))
                 self.all_events.extend((a.game_id, a.game, e) for e in a.envelopes)
                 if a.command_key:
                     self.outcomes[(a.game_id, a.command_key)] = a.outcome
+                if a.final:
+                    for key, outcome in list(self.outcomes.items()):
+                        if key[0] == a.game_id and key[1] != a.command_key and b'"status":"accepted"' in outcome:
+                            del self.outcomes[key]
                 results.append(AppendResult(OK, version=len(stream)))
         return results
 
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
-        return [event_envelope_decoder.decode(e) for e in self.streams.get(game_id, [])[after:]]
+        entries = [(f"{seq}-0".encode(), e) for seq, e in enumerate(self.streams.get(game_id, []), start=1)]
+        return stored_envelopes(game_id, entries)[after:]
 
     async def version(self, game_id: str) -> int:
         return len(self.streams.get(game_id, []))
 
     async def outcome(self, game_id: str, command_key: str) -> bytes | None:
         return self.outcomes.get((game_id, command_key))
+
+    async def trim_events(self) -> int:
+        return 0
 
     async def game_ids(self) -> AsyncIterator[str]:
         for game_id, stream in list(self.streams.items()):

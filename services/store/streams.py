@@ -145,3 +145,33 @@ async def idle_consumers(redis: aioredis.Redis, stream: str, idle_ms_at_least: i
                 out.append({"group": group, "consumer": _text(consumer["name"]), "idle_ms": idle,
                             "pending": consumer["pending"]})
     return out
+
+
+_TRIM_READ = """
+-- Trims KEYS[1] below what every consumer group is done with, atomically: for each group, its oldest pending
+-- entry (delivered, not yet acknowledged) or, with nothing pending, its last delivered entry. No group: nothing.
+local groups = redis.call('XINFO', 'GROUPS', KEYS[1])
+if #groups == 0 then return 0 end
+local floor_ms, floor_seq, floor = nil, nil, nil
+for i = 1, #groups do
+  local g = {}
+  for j = 1, #groups[i], 2 do g[groups[i][j]] = groups[i][j + 1] end
+  local id = g['last-delivered-id']
+  if g['pending'] > 0 then id = redis.call('XPENDING', KEYS[1], g['name'])[2] end
+  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  ms, seq = tonumber(ms), tonumber(seq)
+  if floor == nil or ms < floor_ms or (ms == floor_ms and seq < floor_seq) then
+    floor_ms, floor_seq, floor = ms, seq, id
+  end
+end
+if floor == '0-0' then return 0 end
+return redis.call('XTRIM', KEYS[1], 'MINID', floor)
+"""
+
+
+async def trim_read(redis: aioredis.Redis, stream: str) -> int:
+    """Removes the entries of ``stream`` that every consumer group has read and acknowledged: those before the
+    oldest entry any group still holds pending, and up to the last one a group was delivered when it holds
+    nothing (``souk:events``: every projector partition reads it through its own group). Nothing goes while a
+    group has not read an entry, and nothing at all when no group exists. Returns how many went."""
+    return int(await redis.eval(_TRIM_READ, 1, stream))

@@ -1,0 +1,245 @@
+"""``souk bench storage``: what a finished game costs in Redis memory, per title and per kind of key.
+
+Plays ``--games`` finished games of each title (random legal commands, the command ids and trace context the
+SDK and the gateway send) through the real engine and projector, in this process, on a fresh pair of embedded
+Redis servers (the event store and the read store, as ``souk serve`` runs them), then runs what the workers'
+upkeep runs (``souk:events`` trimmed behind every projector group) and measures each key with ``MEMORY USAGE
+key SAMPLES 0`` (exact). Keys shared by every game (``souk:events``, the lobby and its indexes, ``souk:games``)
+are charged to the games in equal shares. ``used_memory`` (INFO) before and after is printed too, as a check.
+
+Keys that expire (caches of finished games) are counted apart, as ``cache``: a finished game costs ``steady``
+once they are gone, ``total`` before.
+
+Runnable as ``python -m services.bench.storage`` until it is attached to the ``souk`` CLI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import secrets
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from typing import Any
+
+import click
+import msgspec
+import redis.asyncio as aioredis
+
+from contracts.envelope import CommandEnvelope
+from contracts.table import CreateGame, JoinSeat
+from domain import table as tbl
+from services.store import keys
+from services.store.codec import encoder
+
+DEFAULT_SEATS = {"samarkand": 5, "yspahan": 4}  # the games of issue #9's measurement
+
+
+def _traceparent() -> str:
+    return f"00-{secrets.token_hex(16)}-{secrets.token_hex(8)}-01"
+
+
+def _kind(key: str, game_id: str) -> str:
+    """The kind of a game's key: its prefix with the game id taken out (``souk:game``, ``souk:views``...)."""
+    return key.replace(f":{game_id}", "")
+
+
+async def play(engine, projector, events: aioredis.Redis, title: str, seats: int, count: int,
+               rng: random.Random) -> list[str]:
+    """Plays ``count`` games of ``title`` to their end, in lockstep (one command of each game per engine batch,
+    then the projector reads what the engine appended, as the workers do). Returns their ids."""
+    from services.store.streams import ensure_group
+
+    await ensure_group(events, keys.EVENTS, keys.PROJECTOR_GROUP)
+    ids = [uuid.uuid4().hex[:12] for _ in range(count)]
+
+    def envelope(game_id: str, body: Any, seat: int | None, token: str | None = None) -> CommandEnvelope:
+        return CommandEnvelope(secrets.token_hex(16), game_id, msgspec.Raw(encoder.encode(body)), seat=seat,
+                               token_hash=token, sent_at=time.time(), traceparent=_traceparent())
+
+    def token(game_id: str, seat: int) -> str:
+        return f"{hash((game_id, seat)) & (2**256 - 1):064x}"
+
+    async def project() -> None:
+        while True:
+            read = await events.xreadgroup(keys.PROJECTOR_GROUP, "bench", {keys.EVENTS: ">"}, count=1000)
+            if not read:
+                return
+            entries = read[0][1]
+            await projector.handle([fields for _, fields in entries])
+            await events.xack(keys.EVENTS, keys.PROJECTOR_GROUP, *[i for i, _ in entries])
+
+    first = [envelope(g, CreateGame(title, f"{title} bench", seats), None) for g in ids]
+    first += [envelope(g, JoinSeat(f"player {s}", token(g, s)), None) for g in ids for s in range(seats)]
+    await engine.handle(first)
+    await project()
+    running = list(ids)
+    while running:
+        batch = []
+        for game_id in running:
+            table = (await engine.load(game_id)).table
+            seat = rng.choice(tbl.flow(table).awaiting)
+            command = rng.choice(tbl.game_of(table).legal_commands(table.state, seat))
+            batch.append(envelope(game_id, command, seat, token(game_id, seat)))
+        replies = await engine.handle(batch)
+        assert all(r.status == "accepted" for r in replies), [r for r in replies if r.status != "accepted"][:3]
+        await project()
+        running = [g for g in running if (await engine.load(g)).table.status == tbl.PLAYING]
+    return ids
+
+
+async def _usage(client: aioredis.Redis, key: str | bytes) -> int:
+    return int(await client.memory_usage(key, samples=0) or 0)
+
+
+async def measure(events: aioredis.Redis, views: aioredis.Redis, by_title: dict[str, list[str]]) -> dict:
+    """Bytes per finished game of each title, per kind of key (``MEMORY USAGE``)."""
+    games = {g: title for title, ids in by_title.items() for g in ids}
+    per_game: dict[str, dict[str, int]] = {g: defaultdict(int) for g in games}
+    volatile: dict[str, set[str]] = {g: set() for g in games}
+    shared: dict[str, int] = defaultdict(int)
+    for store, client in (("events", events), ("views", views)):
+        async for raw in client.scan_iter(count=1000):
+            key = raw.decode()
+            owner = next((g for g in (key.rsplit(":", 1)[-1], key.split(":")[2] if key.count(":") >= 2 else "")
+                          if g in games), None)
+            size = await _usage(client, raw)
+            if owner is None:
+                shared[f"{store}:{key}"] += size
+                continue
+            kind = _kind(key, owner)
+            per_game[owner][kind] += size
+            if await client.ttl(raw) > 0:
+                volatile[owner].add(kind)
+    result: dict[str, Any] = {}
+    lengths = dict(zip(games, await asyncio.gather(*(events.xlen(keys.game_stream(g)) for g in games))))
+    bus = shared.pop(f"events:{keys.EVENTS}", 0)  # souk:events: charged to each game by its events
+    shared_share = sum(shared.values()) / max(1, len(games))
+    for title, ids in by_title.items():
+        kinds: dict[str, float] = defaultdict(float)
+        cache = 0.0
+        for g in ids:
+            for kind, size in per_game[g].items():
+                kinds[kind] += size / len(ids)
+                if kind in volatile[g]:
+                    cache += size / len(ids)
+            kinds[f"{keys.EVENTS} (its entries' share)"] += bus * lengths[g] / max(1, sum(lengths.values())) / len(ids)
+        kinds["lobby, indexes, souk:games... (an equal share)"] = shared_share
+        total = sum(kinds.values())
+        events_per_game = sum(lengths[g] for g in ids) / len(ids)
+        result[title] = {"games": len(ids), "events_per_game": round(events_per_game),
+                         "bytes_per_game": round(total), "cache_bytes": round(cache),
+                         "steady_bytes_per_game": round(total - cache),
+                         "by_kind": {k: round(v) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])}}
+    result["shared_keys"] = {f"events:{keys.EVENTS}": bus, **dict(sorted(shared.items(), key=lambda kv: -kv[1]))}
+    return result
+
+
+async def bench_storage(games: int, titles: dict[str, int], seed: int, trim: bool = True) -> dict:
+    from pathlib import Path
+
+    from services.embedded.redis import RedisServer
+    from services.engine.service import Engine
+    from services.projector.service import Projector
+    from services.store.events import RedisEventStore
+
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory(prefix="souk-bench-storage-") as tmp:
+        # the two stores of `souk serve` (the events with AOF; fsync does not change what is measured)
+        servers = [RedisServer(Path(tmp) / "events", appendonly=True, fsync="everysec").start(),
+                   RedisServer(Path(tmp) / "views", appendonly=False).start()]
+        events = aioredis.Redis.from_url(servers[0].url)
+        views = aioredis.Redis.from_url(servers[1].url)
+        store = RedisEventStore(events)
+        try:
+            before = {"events": await _used(events), "views": await _used(views)}
+            engine, projector = Engine(events, store), Projector(views, store)
+            started = time.perf_counter()
+            by_title = {title: await play(engine, projector, events, title, seats, games, rng)
+                        for title, seats in titles.items()}
+            played_s = time.perf_counter() - started
+            if trim:
+                await _upkeep(events)
+            after = {"events": await _used(events), "views": await _used(views)}
+            result = await measure(events, views, by_title)
+            n = sum(len(ids) for ids in by_title.values())
+            result["used_memory_per_game"] = {k: round((after[k] - before[k]) / n) for k in after}
+            result["played_s"] = round(played_s, 2)
+            result["command"] = (f"souk bench storage --games {games} "
+                                 + " ".join(f"--title {t}:{s}" for t, s in titles.items()))
+            return result
+        finally:
+            for client in (events, views):
+                await client.aclose()
+            await store.aclose()
+            await projector.aclose()
+            for server in servers:
+                server.stop()
+
+
+async def _upkeep(events: aioredis.Redis) -> None:
+    """What the workers' upkeep would have done by now (the parts that exist in this version)."""
+    with contextlib.suppress(ImportError):
+        from services.store.streams import trim_read
+
+        await trim_read(events, keys.EVENTS)
+
+
+async def _used(client: aioredis.Redis) -> int:
+    return int((await client.info("memory"))["used_memory"])
+
+
+def _titles(values: tuple[str, ...]) -> dict[str, int]:
+    if not values:
+        return dict(DEFAULT_SEATS)
+    out = {}
+    for value in values:
+        name, _, seats = value.partition(":")
+        from domain.kernel import get_game
+
+        game = get_game(name)
+        if game is None:
+            raise click.BadParameter(f"no game {name!r}", param_hint="--title")
+        try:
+            out[name] = int(seats) if seats else DEFAULT_SEATS.get(name, game.max_seats)
+        except ValueError:
+            raise click.BadParameter(f"{value!r}: TITLE or TITLE:SEATS", param_hint="--title") from None
+        if not game.min_seats <= out[name] <= game.max_seats:
+            raise click.BadParameter(f"{name} seats {game.min_seats} to {game.max_seats}", param_hint="--title")
+    return out
+
+
+@click.command("storage")
+@click.option("--games", default=20, show_default=True, type=click.IntRange(1, 10_000),
+              help="finished games of each title")
+@click.option("--title", "titles", multiple=True, metavar="GAME[:SEATS]",
+              help="a title to play, with its seats (repeatable) [default: samarkand:5 yspahan:4]")
+@click.option("--seed", default=1, show_default=True, type=int, help="the bots' random seed")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def command(games: int, titles: tuple[str, ...], seed: int, as_json: bool) -> None:
+    """Bytes of Redis per finished game of each title, per kind of key (MEMORY USAGE), on fresh embedded Redis."""
+    from services.runtime.logs import configure
+
+    configure("warning", "console")  # the workers' per-command debug lines would bury the figures
+    result = asyncio.run(bench_storage(games, _titles(titles), seed))
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for title, figures in result.items():
+        if not isinstance(figures, dict) or "by_kind" not in figures:
+            continue
+        click.echo(f"{title}: {figures['bytes_per_game']:,} bytes per finished game of {figures['events_per_game']} "
+                   f"events ({figures['steady_bytes_per_game']:,} once its caches expired; "
+                   f"{figures['games']} games)")
+        for kind, size in figures["by_kind"].items():
+            click.echo(f"  {kind:<48} {size:>10,}")
+    click.echo(f"used_memory per game: {result['used_memory_per_game']}")
+    click.echo(f"command: {result['command']}")
+
+
+if __name__ == "__main__":
+    command()

@@ -1,0 +1,59 @@
+"""Reading a game's history as one audience may see it: from the read model while it is kept (a game in play, and
+a finished one for ``FINISHED_TTL_S`` after its end), else derived from the game stream by redacting on read.
+
+A finished game's history is only a cache: the projector lets it expire (``Projector.finished_ttl_s``), and this
+reads the same entries from the event store, folding the game to know what each event showed whom. The gateway
+reads every history page through ``read_history``.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import redis.asyncio as aioredis
+
+from contracts.readmodels import HistoryEntry, HistoryPage, HistoryRecord
+from domain import table as tbl
+from services.projector.service import history_record
+from services.store import keys
+from services.store.codec import event_decoder, game_name
+from services.store.events import EventStore, RedisEventStore
+
+_record = msgspec.json.Decoder(HistoryRecord)
+
+
+async def read_history(events: aioredis.Redis, views: aioredis.Redis, game_id: str, seat: int | None, after: int,
+                       limit: int, store: EventStore | None = None) -> HistoryPage:
+    """The entries ``after`` < seq <= ``after + limit`` as ``seat`` (None: a spectator) may see them, with the
+    version the read models are at. ``events`` is the event store's Redis, ``views`` the read store's."""
+    pipe = views.pipeline(transaction=True)
+    pipe.lrange(keys.history(game_id), after, after + limit - 1)
+    pipe.get(keys.position(game_id))
+    pipe.exists(keys.history(game_id))
+    raw, position, kept = await pipe.execute()
+    position = int(position or 0)
+    audience = keys.audience(seat)
+    if kept or not position:
+        entries = tuple(_record.decode(r).for_audience(audience) for r in raw)
+    else:  # projected, and its history expired (a finished game) or lost: from the game stream
+        entries = await derive_history(store or RedisEventStore(events), game_id, audience, after,
+                                       min(after + limit, position))
+    return HistoryPage(game_id, seat, entries, after + len(entries), position)
+
+
+async def derive_history(store: EventStore, game_id: str, audience: str, after: int, until: int
+                         ) -> tuple[HistoryEntry, ...]:
+    """The history entries ``after`` < seq <= ``until`` as ``audience`` ("0", "1"... or "spectator") may see them,
+    from the event store (the same entries the projector writes)."""
+    if until <= after:
+        return ()
+    envelopes = (await store.read(game_id))[:until]
+    if not envelopes:
+        return ()
+    decode = event_decoder(game_name(envelopes[0])).decode
+    table, out = tbl.EMPTY, []
+    for env in envelopes:
+        event = decode(env.payload)
+        table = tbl.evolve(table, event)
+        if env.seq > after:
+            out.append(history_record(table, event, env).for_audience(audience))
+    return tuple(out)
