@@ -28,12 +28,14 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+import click
 import msgspec
 
 from contracts.envelope import CommandEnvelope
 from contracts.readmodels import ViewsUpdated
 from contracts.table import CreateGame, JoinSeat
 from services.store import keys
+from services.cli import progress
 from services.runtime import tracing
 from services.store.codec import encoder, reply_decoder
 from services.store.resp import Resp, Subscriber
@@ -41,19 +43,41 @@ from services.store.resp import Resp, Subscriber
 DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3}
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("kind", choices=["pipeline", "domain"])
-    p.add_argument("--game", default="samarkand", choices=["samarkand", "yspahan"])
-    p.add_argument("--seats", type=int, default=None)
-    p.add_argument("--seconds", type=float, default=20.0)
-    p.add_argument("--games", type=int, default=300, help="concurrent games (pipeline)")
-    p.add_argument("--rate", type=float, default=0.0, help="offered commands/s (0: as fast as it goes)")
-    p.add_argument("--senders", type=int, default=256, help="concurrent sender tasks (pipeline)")
-    p.add_argument("--projectors", type=int, default=1, help="projector processes, one partition each (pipeline)")
-    p.add_argument("--fsync", default="always", choices=["always", "everysec"],
-                   help="the embedded event store's appendfsync (pipeline; the default is what `souk serve` runs)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+def _options(f):
+    """The options of ``souk bench pipeline`` and ``souk bench domain`` (those marked pipeline only count there)."""
+    for decl, kwargs in reversed([
+        ("--game", dict(default="samarkand", type=click.Choice(["samarkand", "yspahan"]))),
+        ("--seats", dict(type=int, default=None, show_default="4 samarkand, 3 yspahan")),
+        ("--seconds", dict(type=float, default=20.0, help="how long to measure")),
+        ("--games", dict(type=int, default=300, help="concurrent games (pipeline)")),
+        ("--rate", dict(type=float, default=0.0, help="offered commands/s (0: as fast as it goes)")),
+        ("--senders", dict(type=int, default=256, help="concurrent sender tasks (pipeline)")),
+        ("--projectors", dict(type=int, default=1, help="projector processes, one partition each (pipeline)")),
+        ("--fsync", dict(default="always", type=click.Choice(["always", "everysec"]),
+                         help="the embedded event store's appendfsync (pipeline; the default is what `souk serve` "
+                              "runs)")),
+        ("--seed", dict(type=int, default=1)),
+        ("--json", dict(is_flag=True, help="print one JSON object")),
+        ("--progress/--no-progress", dict(default=None, show_default="on a terminal",
+                                          help="a progress bar of the measuring run on stderr")),
+    ]):
+        f = click.option(decl, show_default=kwargs.pop("show_default", True), **kwargs)(f)
+    return f
+
+
+@click.command("pipeline", context_settings={"show_default": True})
+@_options
+def pipeline_command(**options) -> None:
+    """Games driven through the engine and projector processes (REDIS_URL and SOUK_VIEWS_REDIS_URL if set, else
+    two temporary redis-servers), without the gateway."""
+    main(argparse.Namespace(kind="pipeline", **options))
+
+
+@click.command("domain", context_settings={"show_default": True})
+@_options
+def domain_command(**options) -> None:
+    """Random playouts of the pure domain (no Redis): games and commands per second."""
+    main(argparse.Namespace(kind="domain", **options))
 
 
 def main(args: argparse.Namespace) -> None:
@@ -330,7 +354,7 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: argpa
     cpu_before = await cpu()
     stats.measuring = True
     start = time.perf_counter()
-    await asyncio.sleep(args.seconds)
+    await progress.wait(args.seconds, "measuring", getattr(args, "progress", None))
     stats.measuring = False
     elapsed = time.perf_counter() - start
     cpu_after = await cpu()

@@ -1,80 +1,361 @@
-"""The ``souk`` command.
+"""The ``souk`` command (click).
 
-  souk serve                    engine + projector + gateway in one process (embedded Redis if REDIS_URL is unset)
-  souk engine | projector       one worker role (REDIS_URL required; projector --partition i/N to scale out)
-  souk gateway                  HTTP + WebSocket only (REDIS_URL required)
-  souk schema [--out FILE]      JSON Schema of the wire format
-  souk verify GAME [--server]   check a game's record: its chain, and once over its commitments and seed
-  souk projections rebuild      drop the read models and project every game again from its first event
-  souk bench pipeline|domain    benchmarks (see the README)
+Every option shows its default and the environment variable it reads (those of
+``services.runtime.config.Settings.from_env``). Subcommands that live in other modules are named
+``"module:attribute"`` in the lazy maps below and imported only when used, so ``souk --help`` imports no server
+code; one whose module is missing is listed as not available and says so when called.
+
+An operator's mistake (a store that does not answer, a URL that is not a Redis URL, a port taken, a bad value in
+an environment variable, no ``souk serve`` on the data folder...) ends the command with one line on stderr,
+``souk: ...``, and exit status 1; no traceback.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
+import contextlib
+import importlib
+import importlib.util
+import socket
 import sys
+from typing import Any
 
-import structlog
+import click
 
-from services.runtime import logs
-from services.runtime.config import Settings
-
-log = structlog.get_logger("souk")
+from services.runtime import config
+from services.runtime.config import Settings, SettingError
 
 
-def _require_redis(settings: Settings) -> Settings:
-    if not settings.redis_url:
-        sys.exit("souk: set REDIS_URL (only `souk serve` starts an embedded Redis)")
+class _Log:
+    """structlog's logger, imported on first use (structlog and rich take ~0.3 s: `souk --help` does without)."""
+
+    def __getattr__(self, name: str):
+        import structlog
+
+        return getattr(structlog.get_logger("souk"), name)
+
+
+log = _Log()
+
+CONTEXT = {"show_default": True, "help_option_names": ["-h", "--help"], "max_content_width": 110}
+
+
+class OperatorError(click.ClickException):
+    """A mistake of the operator's (or a missing server): one line, ``souk: ...``, exit status 1."""
+
+
+# --- options that are settings: their environment variable, parsed as Settings.from_env parses it ------------
+
+class SettingType(click.ParamType):
+    """A setting's parser (services.runtime.config) as a click type: a value from the environment that does not
+    parse names its variable, as Settings.from_env does."""
+
+    def __init__(self, field: str, metavar: str) -> None:
+        self.field = field
+        self.var, self.parse = config.ENV[field]
+        self.name = metavar
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return self.name
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str) or value.strip() == "":  # parsed already, or empty: not given
+            return value
+        try:
+            return self.parse(value.strip())
+        except ValueError as exc:
+            if ctx is not None and param is not None and \
+                    ctx.get_parameter_source(param.name) == click.core.ParameterSource.ENVIRONMENT:
+                raise OperatorError(f"{self.var}={value!r}: {exc}") from None
+            self.fail(str(exc), param, ctx)
+
+
+def setting(*decls: str, field: str, metavar: str, help: str, default: Any = None, **kwargs: Any):
+    """An option for the setting ``field``: its environment variable, its parser, and its default shown."""
+    var = config.ENV[field][0]
+    if default is None:
+        default = getattr(Settings, field, None)
+    kwargs.setdefault("show_default", True)
+    return click.option(*decls, field, type=SettingType(field, metavar), envvar=var, show_envvar=True,
+                        default=default, help=help, **kwargs)
+
+
+def store_options(f):
+    f = setting("--data-dir", field="data_dir", metavar="DIR",
+                help="the data folder of the embedded Redis that `souk serve` starts (and the other commands find "
+                     "there) when REDIS_URL is unset")(f)
+    f = setting("--views-redis-url", field="views_redis_url", metavar="URL", default="",
+                help="the read store (views, history, lobby; no persistence needed); default: REDIS_URL",
+                show_default="REDIS_URL")(f)
+    f = setting("--redis-url", field="redis_url", metavar="URL", default="",
+                help="the event store (durable: AOF); unset: the data folder's embedded Redis",
+                show_default="the embedded Redis")(f)
+    return f
+
+
+def listen_options(f):
+    f = setting("--port", field="port", metavar="PORT", help="the port the gateway listens on")(f)
+    f = setting("--host", field="host", metavar="HOST", help="the address the gateway listens on")(f)
+    return f
+
+
+def progress_option(f):
+    return click.option("--progress/--no-progress", default=None, show_default="on a terminal",
+                        help="show a progress bar on stderr")(f)
+
+
+def settings_of(ctx: click.Context, **overrides: Any) -> Settings:
+    """The environment's settings with this command's options (an empty string: not given)."""
+    try:
+        return Settings.from_env(**{k: (None if v == "" else v) for k, v in overrides.items()})
+    except SettingError as exc:
+        raise OperatorError(str(exc)) from None
+
+
+# --- the lazy group -------------------------------------------------------------------------------------------
+
+class LazyGroup(click.Group):
+    """click's LazyGroup pattern: ``lazy`` maps a command's name to ``("module:attribute", short help)``; the
+    module is imported when the command runs (or shows its own help), never for the group's help."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy:
+            return self._load(ctx, name)
+        return super().get_command(ctx, name)
+
+    def _load(self, ctx: click.Context, name: str) -> click.Command:
+        target, short = self.lazy[name]
+        module_name, attribute = target.split(":")
+        path = f"{ctx.command_path} {name}"
+        if not available(module_name):
+            return _unavailable(name, short, f"`{path}` is not available in this version ({module_name} is missing)")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            return _unavailable(name, short, f"`{path}` is not available: {exc}")
+        command = getattr(module, attribute, None)
+        if not isinstance(command, click.Command):
+            return _unavailable(name, short, f"`{path}` is not available: {target} is not a click command")
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy:
+                target, short = self.lazy[name]
+                rows.append((name, short if available(target.split(":")[0])
+                             else f"{short} (not available in this version)"))
+            else:
+                command = self.commands[name]
+                if not command.hidden:
+                    rows.append((name, command.get_short_help_str(formatter.width - 6 - len(name))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def available(module_name: str) -> bool:
+    """Whether the module exists, found on the file system without importing it nor its parent packages (the
+    client package's __init__ alone imports httpx)."""
+    import importlib.machinery
+
+    top, *rest = module_name.split(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    for part in rest:
+        if spec is None or not spec.submodule_search_locations:
+            return False
+        spec = importlib.machinery.PathFinder.find_spec(part, list(spec.submodule_search_locations))
+    return spec is not None
+
+
+def _unavailable(name: str, short: str, message: str) -> click.Command:
+    def fail() -> None:
+        raise OperatorError(message)
+
+    return click.Command(name, callback=fail, help=f"{short} ({message})", short_help=short,
+                         context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+
+
+LAZY = {
+    "types": ("services.client.typescript:command", "the wire format as TypeScript types (clients/typescript)"),
+    "chaos": ("services.reliability.chaos:command", "the real processes under load and faults, then the checks"),
+    "archive": ("services.history.archive:command", "export finished games to records and remove their hot keys"),
+}
+BENCH = {
+    "pipeline": ("services.bench.pipeline:pipeline_command",
+                 "games driven through the engine and projector processes, without the gateway"),
+    "domain": ("services.bench.pipeline:domain_command", "random playouts of the pure domain, no Redis"),
+    "http": ("services.bench.http:command", "load over HTTP and WebSocket against the gateway"),
+    "storage": ("services.bench.storage:command", "bytes of Redis memory per finished game"),
+}
+
+
+@click.group(cls=LazyGroup, lazy=LAZY, context_settings=CONTEXT)
+@click.version_option(package_name="souk", prog_name="souk", message="%(prog)s %(version)s")
+@setting("--log-level", field="log_level", metavar="LEVEL", help="debug, info, warning, error or critical")
+@setting("--log-format", field="log_format", metavar="FORMAT", help="json lines, or console for people")
+@click.pass_context
+def cli(ctx: click.Context, log_level: str, log_format: str) -> None:
+    """Souk: an event-sourced backend for board games. `souk serve` runs it all in one process."""
+    from services.runtime import logs
+
+    settings = settings_of(ctx, log_level=log_level, log_format=log_format)  # every variable checked here
+    logs.configure(settings.log_level, settings.log_format)
+    ctx.obj = settings
+
+
+# --- serving --------------------------------------------------------------------------------------------------
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything starts (a taken port is said at once, not after 'serving')."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        reason = "the port is taken (SOUK_PORT, --port)" if exc.errno == 98 else (exc.strerror or str(exc))
+        raise OperatorError(f"cannot listen on {host}:{port}: {reason}") from None
+    except socket.gaierror as exc:  # pragma: no cover - an OSError too, kept for clarity
+        sock.close()
+        raise OperatorError(f"cannot listen on {host}:{port}: {exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _listen(app, sock: socket.socket, settings: Settings) -> None:
+    """uvicorn on the bound socket; one log line with the URL once it serves."""
+    import uvicorn
+
+    from services.gateway.inputs import UVICORN_OPTIONS
+
+    host, port = sock.getsockname()[:2]
+    shown_host = f"[{host}]" if ":" in host else host
+    url = f"http://{shown_host}:{port}"
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                log.info("listening", url=url, docs=f"{url}/schema")
+
+        @contextlib.contextmanager
+        def capture_signals(self):
+            """uvicorn raises the SIGTERM or SIGINT it caught again once it has shut down, which would end the
+            process before `souk serve` stops its embedded Redis and removes their record: return instead."""
+            with super().capture_signals():
+                yield
+                getattr(self, "_captured_signals", []).clear()
+
+    server = Server(uvicorn.Config(app, log_level="warning", log_config=None, **UVICORN_OPTIONS))
+    server.run(sockets=[sock])
+    if not server.started:
+        raise OperatorError(f"the gateway did not start on {url} (see the log above)")
+
+
+def _check_stores(settings: Settings, views: bool = True) -> None:
+    from services.cli.stores import StoreError, check
+
+    try:
+        check(settings, views=views)
+    except StoreError as exc:
+        raise OperatorError(str(exc)) from None
+
+
+def _stores(settings: Settings, views: bool = True) -> Settings:
+    """The settings with the stores' URLs (REDIS_URL, else the data folder's embedded Redis), checked."""
+    from services.cli.stores import resolve
+    from services.embedded.folder import EmbeddedError
+
+    try:
+        settings = resolve(settings)
+    except EmbeddedError as exc:
+        raise OperatorError(str(exc)) from None
+    _check_stores(settings, views=views)
     return settings
 
 
-def _serve(args: argparse.Namespace) -> None:
-    import uvicorn
+@cli.command()
+@listen_options
+@store_options
+@setting("--fsync", field="fsync", metavar="always|everysec",
+         help="the embedded event store's appendfsync: always (an accepted command is on disk) or everysec")
+@click.pass_context
+def serve(ctx: click.Context, host: str, port: int, redis_url: str, views_redis_url: str, data_dir: str,
+          fsync: str) -> None:
+    """Engine, projector and gateway in one process. Without REDIS_URL it starts two redis-servers (the event
+    store with AOF, the read store in memory) in the data folder, records them there for the other commands,
+    and restarts one that dies."""
+    from services.embedded.folder import Embedded, EmbeddedError
+    from services.embedded.redis import RedisServerError
 
-    from services.gateway import create_app
-    from services.gateway.inputs import UVICORN_OPTIONS
-    from services.embedded.redis import RedisServer
-    from services.runtime.workers import Workers
-
-    settings = Settings.from_env(host=args.host, port=args.port)
-    servers: list[RedisServer] = []
-    if not settings.redis_url:
-        servers = embedded_redis(settings.data_dir, settings.fsync)
-        settings = Settings.from_env(host=args.host, port=args.port, redis_url=servers[0].url,
-                                     views_redis_url=servers[1].url)
+    settings = settings_of(ctx, host=host, port=port, redis_url=redis_url, views_redis_url=views_redis_url,
+                           data_dir=data_dir, fsync=fsync)
+    sock = _bind(settings.host, settings.port)
+    embedded: Embedded | None = None
     try:
-        app = create_app(settings, Workers(settings))
-        log.info("serving", url=f"http://{settings.host}:{settings.port}", docs=f"http://{settings.host}:{settings.port}/schema")
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", log_config=None,
-                    **UVICORN_OPTIONS)
+        if not settings.redis_url:
+            def mark(_server) -> None:  # a restarted read store is empty: record its role again
+                _check_stores(settings)
+
+            try:
+                embedded = Embedded(settings.data_dir, settings.fsync, on_restart=mark).start()
+            except (EmbeddedError, RedisServerError) as exc:
+                raise OperatorError(str(exc)) from None
+            settings = settings_of(ctx, host=host, port=port, data_dir=data_dir, fsync=fsync,
+                                   redis_url=embedded.events.url, views_redis_url=embedded.views.url)
+        _check_stores(settings)
+        from services.gateway import create_app
+        from services.runtime.workers import Workers
+
+        _listen(create_app(settings, Workers(settings)), sock, settings)
     finally:
-        for server in servers:
-            server.stop()
+        sock.close()
+        if embedded is not None:
+            embedded.stop()
 
 
 def embedded_redis(data_dir: str, fsync: str = "always") -> list:
-    """Two real redis-servers: the event store (AOF, in DATA_DIR/events, fsynced before each answer unless
-    ``fsync`` is everysec) and the read store (no persistence: the projector rebuilds it when it starts empty)."""
+    """Two real redis-servers, unsupervised and unrecorded (the benchmark's temporary stores): the event store
+    (AOF, in DATA_DIR/events, fsynced before each answer unless ``fsync`` is everysec) and the read store (no
+    persistence: the projector rebuilds it when it starts empty)."""
     from pathlib import Path
 
     from services.embedded.redis import RedisServer
 
     events = RedisServer(Path(data_dir) / "events", appendonly=True, fsync=fsync).start()
     views = RedisServer(Path(data_dir) / "views", appendonly=False).start()
-    log.info("embedded_redis_started", events=events.url, views=views.url, data_dir=data_dir)
+    log.info("embedded_redis_started", events=events.url, views=views.url, data_dir=data_dir,
+             redis_server=events.binary.path, redis_version=events.binary.version_text)
     return [events, views]
 
 
-def _gateway(args: argparse.Namespace) -> None:
-    import uvicorn
+@cli.command()
+@listen_options
+@store_options
+@click.pass_context
+def gateway(ctx: click.Context, host: str, port: int, redis_url: str, views_redis_url: str, data_dir: str) -> None:
+    """HTTP + WebSocket only (the engine and projector run elsewhere)."""
+    settings = settings_of(ctx, host=host, port=port, redis_url=redis_url, views_redis_url=views_redis_url,
+                           data_dir=data_dir)
+    sock = _bind(settings.host, settings.port)
+    try:
+        settings = _stores(settings)
+        from services.gateway import create_app
 
-    from services.gateway import create_app
-    from services.gateway.inputs import UVICORN_OPTIONS
-
-    settings = _require_redis(Settings.from_env(host=args.host, port=args.port))
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning", log_config=None,
-                **UVICORN_OPTIONS)
+        _listen(create_app(settings), sock, settings)
+    finally:
+        sock.close()
 
 
 def run(coro):
@@ -82,63 +363,122 @@ def run(coro):
     try:
         import uvloop
     except ImportError:
+        import asyncio
+
         return asyncio.run(coro)
     return uvloop.run(coro)
 
 
-def _worker(role: str, args: argparse.Namespace) -> None:
-    from services.projector.service import Partition
+def _worker(ctx: click.Context, role: str, **options: Any) -> None:
     from services.runtime.workers import Workers
 
-    settings = _require_redis(Settings.from_env(projector_partition=getattr(args, "partition", None)))
-    try:
-        Partition.parse(settings.projector_partition)
-    except ValueError as exc:
-        sys.exit(f"souk: {exc}")
-    log.info("worker_starting", role=role, consumer=settings.consumer,
+    settings = _stores(settings_of(ctx, **options), views=role != "engine")
+    log.info("worker_starting", role=role, consumer=settings.consumer, redis=_shown(settings.redis_url),
              **({"partition": settings.projector_partition} if role == "projector" else {}))
     run(Workers(settings, roles=(role,)).app().run())
 
 
-def _verify(args: argparse.Namespace) -> None:
+def _shown(url: str | None) -> str | None:
+    from services.cli.stores import shown
+
+    return shown(url) if url else url
+
+
+def metrics_option(f):
+    return setting("--metrics-port", field="metrics_port", metavar="PORT",
+                   help="serve Prometheus metrics at http://SOUK_HOST:PORT/metrics (0: not served)")(f)
+
+
+@cli.command(short_help="The engine alone (several may run).")
+@store_options
+@metrics_option
+@click.pass_context
+def engine(ctx: click.Context, **options: Any) -> None:
+    """The engine alone: decides commands, appends events (several may run)."""
+    _worker(ctx, "engine", **options)
+
+
+@cli.command()
+@store_options
+@metrics_option
+@setting("--partition", field="projector_partition", metavar="i/N",
+         help="project the games of partition i of N; run every partition (0/1: every game)")
+@click.pass_context
+def projector(ctx: click.Context, **options: Any) -> None:
+    """The projector alone: folds events into the read models."""
+    _worker(ctx, "projector", **options)
+
+
+@cli.command(short_help="Check a game's record on a server.")
+@click.argument("game_id")
+@click.option("--server", default="http://127.0.0.1:8000", show_default=True, metavar="URL",
+              help="the gateway to read the game from")
+def verify(game_id: str, server: str) -> None:
+    """Check a game's record on a server: its chain, and once over its commitments and seed."""
     from services.history.audit import verify_game
 
-    what, problems = verify_game(args.server, args.game_id)
+    try:
+        what, problems = verify_game(server, game_id)
+    except (OSError, ValueError) as exc:  # urllib's URLError (no server there), a URL that is not http(s)
+        reason = getattr(exc, "reason", None) or exc
+        raise OperatorError(f"cannot read {game_id} from {server} (--server): {reason}") from None
     for problem in problems:
-        print(problem)
+        click.echo(problem)
     if problems:
-        sys.exit(f"souk verify: the {what} of {args.game_id} does not hold ({len(problems)} problems)")
-    print(f"the {what} of {args.game_id} holds: " + ("chain, commitments and seed checked" if what == "audit"
-          else "chain checked (secrets are committed to; they open once the game is over)"))
+        sys.exit(f"souk verify: the {what} of {game_id} does not hold ({len(problems)} problems)")
+    click.echo(f"the {what} of {game_id} holds: " + ("chain, commitments and seed checked" if what == "audit"
+               else "chain checked (secrets are committed to; they open once the game is over)"))
 
 
-def _schema(args: argparse.Namespace) -> None:
+@cli.command()
+@click.option("--out", default=None, metavar="FILE", show_default="print", help="file to write")
+def schema(out: str | None) -> None:
+    """The JSON Schema of the wire format."""
     from services.gateway.schema import write
 
-    text = write(args.out)
-    if not args.out:
-        print(text)
+    text = write(out)
+    if not out:
+        click.echo(text)
 
 
-def _rebuild(args: argparse.Namespace) -> None:
+@cli.group(cls=LazyGroup, lazy=BENCH)
+def bench() -> None:
+    """Benchmarks (see the README for what was measured)."""
+
+
+@cli.group()
+def projections() -> None:
+    """The read models."""
+
+
+@projections.command()
+@store_options
+@click.option("--force", is_flag=True, help="rebuild even though projectors seem to be running")
+@progress_option
+@click.pass_context
+def rebuild(ctx: click.Context, force: bool, progress: bool | None, **options: Any) -> None:
+    """Project every game again from its first event into the read store."""
     import redis.asyncio as aioredis
 
+    from services.cli.progress import Progress
     from services.projector.service import Projector
+    from services.store import keys
     from services.store.events import RedisEventStore
 
-    settings = _require_redis(Settings.from_env())
+    settings = _stores(settings_of(ctx, **options))
 
-    async def rebuild() -> int:
+    async def rebuild_all() -> int:
         events = aioredis.Redis.from_url(settings.redis_url)
         views = aioredis.Redis.from_url(settings.views_url)
         try:
             active = await _active_projectors(events)
-            if active and not args.force:
-                sys.exit(f"souk: projectors {', '.join(active)} read events in the last minute; stop them first "
-                         "(or pass --force)")
+            if active and not force:
+                raise OperatorError(f"projectors {', '.join(active)} read events in the last minute; stop them "
+                                    "first (or pass --force)")
             projector = Projector(views, RedisEventStore(events))
             try:
-                return await projector.rebuild()
+                with Progress(await events.zcard(keys.GAMES), "projecting games", progress) as bar:
+                    return await projector.rebuild(progress=bar.advance)
             finally:
                 await projector.aclose()
                 await projector.store.aclose()
@@ -146,7 +486,7 @@ def _rebuild(args: argparse.Namespace) -> None:
             await events.aclose()
             await views.aclose()
 
-    print(f"rebuilt the read models of {run(rebuild())} games")
+    click.echo(f"rebuilt the read models of {run(rebuild_all())} games")
 
 
 async def _active_projectors(redis) -> list[str]:
@@ -161,56 +501,45 @@ async def _active_projectors(redis) -> list[str]:
     return active
 
 
-def _bench(args: argparse.Namespace) -> None:
-    from services.bench import pipeline as bench
+# --- errors -----------------------------------------------------------------------------------------------------
 
-    bench.main(args)
+def _one_line(text: str) -> str:
+    return " ".join(line.strip() for line in text.strip().splitlines() if line.strip())
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="souk", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True)
-    for name, fn in (("serve", _serve), ("gateway", _gateway)):
-        sp = sub.add_parser(name)
-        sp.add_argument("--host", default=None)
-        sp.add_argument("--port", type=int, default=None)
-        sp.set_defaults(fn=fn)
-    sub.add_parser("engine").set_defaults(fn=lambda a: _worker("engine", a))
-    sp = sub.add_parser("projector")
-    sp.add_argument("--partition", default=None,
-                    help="i/N: project the games of partition i of N; run every partition (default: "
-                         "SOUK_PROJECTOR_PARTITION, else 0/1: every game)")
-    sp.set_defaults(fn=lambda a: _worker("projector", a))
-    sp = sub.add_parser("verify", help="check a game's record on a server (chain, commitments, seed)")
-    sp.add_argument("game_id")
-    sp.add_argument("--server", default="http://127.0.0.1:8000")
-    sp.set_defaults(fn=_verify)
-    sp = sub.add_parser("schema")
-    sp.add_argument("--out", default=None, help="file to write (default: print)")
-    sp.set_defaults(fn=_schema)
-    from services.client import typescript  # souk types [--out FILE]: the wire format as TypeScript, for frontends
-
-    typescript.add_arguments(sub.add_parser("types", help="the wire format as TypeScript types (clients/typescript)"))
-    sp = sub.add_parser("projections")
-    sp.add_argument("action", choices=["rebuild"])
-    sp.add_argument("--force", action="store_true", help="rebuild even though projectors seem to be running")
-    sp.set_defaults(fn=_rebuild)
-    from services.bench.pipeline import add_arguments
-
-    add_arguments(sub.add_parser("bench"))
-    sub.choices["bench"].set_defaults(fn=_bench)
-    from services.reliability import chaos  # souk chaos --minutes N: the processes under load and faults, checked
-
-    chaos.add_arguments(sub.add_parser("chaos", help="the real processes under load and faults, then the checks"))
-    sub.choices["chaos"].set_defaults(fn=chaos.main)
-    return p
+def _operator_errors() -> tuple[type[Exception], ...]:
+    """The exceptions that are an operator's mistake or a missing server, among the modules loaded (an error
+    can only come from a module that was imported: `souk --help` imports none of them)."""
+    found: list[type[Exception]] = [SettingError]
+    for module, name in (("services.embedded.folder", "EmbeddedError"), ("services.embedded.redis", "RedisServerError"),
+                         ("services.cli.stores", "StoreError")):
+        if module in sys.modules:
+            found.append(getattr(sys.modules[module], name))
+    return tuple(found)
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parser().parse_args(argv)
-    settings = Settings.from_env()
-    logs.configure(settings.log_level, settings.log_format)
-    args.fn(args)
+    """The ``souk`` entry point (``python -m services.cli`` too)."""
+    try:
+        code = cli.main(args=argv, prog_name="souk", standalone_mode=False)
+    except click.UsageError as exc:
+        hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+        click.echo(f"souk: {_one_line(exc.format_message())}{hint}", err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        message = exc.format_message()
+        click.echo(f"souk: {_one_line(message) if isinstance(exc, OperatorError) else message}", err=True)
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("souk: aborted", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        if not isinstance(exc, _operator_errors()):
+            raise
+        click.echo(f"souk: {_one_line(str(exc))}", err=True)
+        sys.exit(1)
+    if isinstance(code, int) and code:
+        sys.exit(code)
 
 
 if __name__ == "__main__":

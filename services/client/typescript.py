@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import click
 import msgspec
 
 from contracts import api, base, envelope, readmodels, table
@@ -82,10 +83,12 @@ def write(path: str | None) -> str:
     return text
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default=None,
-                        help="file to write (default: print); the checked-in one is clients/typescript/souk.d.ts")
-    parser.set_defaults(fn=main)
+@click.command("types")
+@click.option("--out", default=None, metavar="FILE", show_default="print",
+              help="file to write; the checked-in one is clients/typescript/souk.d.ts")
+def command(out: str | None) -> None:
+    """The wire format as TypeScript types, for web frontends."""
+    main(argparse.Namespace(out=out))
 
 
 def main(args: argparse.Namespace) -> None:

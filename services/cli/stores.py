@@ -1,0 +1,113 @@
+"""Which Redis a command uses, and the guard that keeps read models out of the event store.
+
+``resolve``: REDIS_URL (and SOUK_VIEWS_REDIS_URL) when set, else the embedded Redis of the data folder that a
+running ``souk serve`` recorded (``services.embedded.folder``).
+
+``check``: each store carries its role in the hash ``souk:store`` (``id``, ``role`` events|views, and the id and
+URL of its partner: an event store names its read store, which is its own id when one Redis holds both). A
+command is refused, in one line and before it writes anything, when:
+
+- REDIS_URL is a read store (events would go to a Redis without persistence);
+- SOUK_VIEWS_REDIS_URL is a Redis that is some event store (read models would be mixed with its events);
+- the read store is the event store itself (SOUK_VIEWS_REDIS_URL unset) while that event store's read models live in
+  another Redis: the mistake that once wrote 194 read-model keys into the embedded event store
+  (``souk projections rebuild`` with only REDIS_URL set).
+
+Otherwise the roles are recorded (the first use of a store gives it its id and role) and the partners updated:
+a read store is disposable, so a new one (an empty Redis after a restart) simply takes the old one's place.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import replace
+
+import redis
+
+from services.runtime.config import Settings
+
+ROLE = "souk:store"  # hash: id, role, views + views_url (an event store's read store), events + events_url
+
+
+class StoreError(RuntimeError):
+    """A store that cannot be used, said in one line."""
+
+
+def shown(url: str) -> str:
+    """A URL without its password, for messages."""
+    return re.sub(r"//([^:/@]*):[^@/]*@", r"//\1:***@", url)
+
+
+def resolve(settings: Settings) -> Settings:
+    """The settings with the stores' URLs: REDIS_URL's, else the data folder's embedded Redis (EmbeddedError)."""
+    if settings.redis_url:
+        return settings
+    from services.embedded.folder import find
+
+    found = find(settings.data_dir)
+    return replace(settings, redis_url=found.events_url, views_redis_url=found.views_url)
+
+
+def _client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=10, decode_responses=True)
+
+
+def _identity(client: redis.Redis, role: str, what: str, url: str) -> dict[str, str]:
+    try:
+        client.hsetnx(ROLE, "id", uuid.uuid4().hex)
+        client.hsetnx(ROLE, "role", role)
+        return client.hgetall(ROLE)
+    except redis.RedisError as exc:
+        raise StoreError(f"cannot use the {what} at {shown(url)}: {_reason(exc)}") from None
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text.rstrip(".")
+
+
+def check(settings: Settings, views: bool = True) -> None:
+    """Refuses (StoreError) stores that do not answer or whose roles say this command would mix them up; records
+    the roles otherwise. ``views=False``: the command uses the event store only (its role is still checked)."""
+    events_url, views_url = settings.redis_url, settings.views_url
+    events = _client(events_url)
+    try:
+        e = _identity(events, "events", "event store (REDIS_URL)", events_url)
+        if e["role"] != "events":
+            raise StoreError(f"REDIS_URL ({shown(events_url)}) is a read store"
+                             + (f" (of the event store at {shown(e['events_url'])})" if e.get("events_url") else "")
+                             + ": REDIS_URL must be the event store")
+        if not views:
+            return
+        if views_url == events_url:
+            v, read = e, events
+        else:
+            read = _client(views_url)
+            v = _identity(read, "views", "read store (SOUK_VIEWS_REDIS_URL)", views_url)
+        try:
+            if v["id"] == e["id"]:  # one Redis holds both stores
+                if e.get("views") and e["views"] != e["id"]:
+                    raise StoreError(
+                        f"{shown(events_url)} is an event store whose read models are kept in another Redis "
+                        f"({shown(e.get('views_url', '?'))}); set SOUK_VIEWS_REDIS_URL to that one"
+                        + (" or unset REDIS_URL to use the data folder's embedded Redis" if not settings.views_redis_url
+                           else "") + ": read models must not be written into the event store")
+                if e.get("views") != e["id"]:
+                    events.hset(ROLE, mapping={"views": e["id"], "views_url": events_url})
+                return
+            if v["role"] != "views":
+                raise StoreError(f"SOUK_VIEWS_REDIS_URL ({shown(views_url)}) is an event store, not a read store: "
+                                 "read models must not be written into an event store")
+            if v.get("events") != e["id"]:
+                read.hset(ROLE, mapping={"events": e["id"], "events_url": events_url})
+            if e.get("views") != v["id"]:
+                events.hset(ROLE, mapping={"views": v["id"], "views_url": views_url})
+        except redis.RedisError as exc:
+            raise StoreError(f"cannot use the stores at {shown(events_url)} and {shown(views_url)}: "
+                             f"{_reason(exc)}") from None
+        finally:
+            if read is not events:
+                read.close()
+    finally:
+        events.close()
