@@ -7,8 +7,9 @@ recorded, ``Updates`` reads again every view and position someone waits on. ``st
 (``GET /health`` shows it).
 
 ``Updates`` fans one subscription out to any number of WebSockets and long-polls: a notice costs one read of a
-game's view per audience followed in this gateway (and one read of its position for the long-polls), shared by
-every client waiting on it, never one read per client.
+game's views (one HMGET of every audience followed in this gateway) and one read of its position for the
+long-polls, shared by every client waiting on it, never one read per client or per audience. Each audience's view
+is decoded once and the same text goes to each of its sockets.
 """
 
 from __future__ import annotations
@@ -323,32 +324,31 @@ class Follower:
 
 
 class _Feed:
-    """The followers of one game's view for one audience in this gateway, and the one read they share."""
+    """The followers of one game's view for one audience in this gateway."""
 
-    __slots__ = ("audience", "followers", "read", "version")
+    __slots__ = ("audience", "followers", "version")
 
-    def __init__(self, updates: Updates, game_id: str, audience: str) -> None:
+    def __init__(self, audience: str) -> None:
         self.audience = audience
         self.followers: set[Follower] = set()
         self.version = -1  # the newest version read
 
-        async def read() -> None:
-            raw = await updates.redis.hget(keys.views(game_id), audience)
-            if raw is None:  # not projected yet: the projection's notice brings it
-                return
-            version = _version_decoder.decode(raw).version
-            self.version = max(self.version, version)
-            text = raw.decode()
-            for follower in self.followers:
-                follower.offer(version, text)
-
-        self.read = _SharedRead(f"view {game_id}/{audience}", read, lambda: bool(self.followers))
+    def offer(self, raw: bytes) -> None:
+        """The view read for this audience, to each follower that has not had it: one decoding for all of them,
+        and the same text object handed to every socket."""
+        version = _version_decoder.decode(raw).version
+        self.version = max(self.version, version)
+        text = raw.decode()
+        for follower in self.followers:
+            follower.offer(version, text)
 
 
 class _Game:
-    """Who waits on one game in this gateway: followers of its views, and long-polls waiting for a version."""
+    """Who waits on one game in this gateway: followers of its views (a feed per audience), and long-polls
+    waiting for a version. The views of every followed audience are read together: one HMGET per change of the
+    game, whatever the number of audiences and sockets."""
 
-    __slots__ = ("changed", "feeds", "position", "version", "waiters")
+    __slots__ = ("changed", "feeds", "position", "version", "views", "waiters")
 
     def __init__(self, updates: Updates, game_id: str) -> None:
         self.feeds: dict[str, _Feed] = {}
@@ -356,10 +356,20 @@ class _Game:
         self.version = -1  # the newest projected version known (from notices and position reads)
         self.changed = asyncio.Event()  # set, and replaced, whenever ``version`` grows
 
-        async def read() -> None:
+        async def read_position() -> None:
             self.reached(int(await updates.redis.get(keys.position(game_id)) or 0))
 
-        self.position = _SharedRead(f"position {game_id}", read, lambda: self.waiters > 0)
+        async def read_views() -> None:
+            feeds = list(self.feeds.values())
+            if not feeds:
+                return
+            raws = await updates.redis.hmget(keys.views(game_id), [feed.audience for feed in feeds])
+            for feed, raw in zip(feeds, raws):
+                if raw is not None:  # None: not projected yet; the projection's notice brings it
+                    feed.offer(raw)
+
+        self.position = _SharedRead(f"position {game_id}", read_position, lambda: self.waiters > 0)
+        self.views = _SharedRead(f"views {game_id}", read_views, lambda: bool(self.feeds))
 
     def reached(self, version: int) -> None:
         if version > self.version:
@@ -367,13 +377,16 @@ class _Game:
             self.changed.set()
             self.changed = asyncio.Event()
 
+    def behind(self, version: int) -> bool:
+        """Some audience followed here has not read ``version`` yet."""
+        return any(version > feed.version for feed in self.feeds.values())
+
     def idle(self) -> bool:
         return not self.feeds and not self.waiters
 
     def cancel(self) -> None:
         self.position.cancel()
-        for feed in self.feeds.values():
-            feed.read.cancel()
+        self.views.cancel()
 
 
 class Updates(_Subscription):
@@ -397,17 +410,16 @@ class Updates(_Subscription):
             return
         version = _notice_decoder.decode(message["data"]).version
         game.reached(version)
-        for feed in game.feeds.values():
-            if version > feed.version:
-                feed.read.request()
+        if game.behind(version):
+            game.views.request()
 
     async def catch_up(self) -> None:
         """Notices may have been missed: every followed view and every awaited position is read again."""
         for game in self.games.values():
             if game.waiters:
                 game.position.request()
-            for feed in game.feeds.values():
-                feed.read.request()
+            if game.feeds:
+                game.views.request()
 
     def _game(self, game_id: str) -> _Game:
         game = self.games.get(game_id)
@@ -426,12 +438,12 @@ class Updates(_Subscription):
         game = self._game(game_id)
         feed = game.feeds.get(audience)
         if feed is None:
-            feed = game.feeds[audience] = _Feed(self, game_id, audience)
+            feed = game.feeds[audience] = _Feed(audience)
         follower = Follower()
         feed.followers.add(follower)
         metrics.WEBSOCKETS.inc()
         try:
-            feed.read.request()  # the current view, read after this follower joined
+            game.views.request()  # the current view, read after this follower joined
             yield follower
         finally:
             metrics.WEBSOCKETS.dec()
@@ -439,7 +451,6 @@ class Updates(_Subscription):
             feed.followers.discard(follower)
             if not feed.followers and game.feeds.get(audience) is feed:
                 del game.feeds[audience]
-                feed.read.cancel()
             self._release(game_id, game)
 
     async def wait_for(self, game_id: str, version: int, timeout: float) -> bool:

@@ -160,7 +160,12 @@ class CountingRedis(aioredis.Redis):
         return await super().execute_command(*args, **options)
 
 
-async def test_one_notice_costs_one_view_read_per_audience_however_many_sockets_and_long_polls_wait(redis_url):
+def view_reads(redis: CountingRedis) -> int:
+    return redis.reads.get("HGET", 0) + redis.reads.get("HMGET", 0)
+
+
+async def test_one_notice_costs_one_read_of_the_games_views_however_many_sockets_audiences_and_long_polls_wait(
+        redis_url):
     redis = CountingRedis.from_url(redis_url)
     redis.reads = {}
     updates = Updates(redis)
@@ -172,7 +177,7 @@ async def test_one_notice_costs_one_view_read_per_audience_however_many_sockets_
             followers = [await stack.enter_async_context(updates.follow("g1", audiences[i % 5])) for i in range(1000)]
             firsts = await asyncio.gather(*(f.next() for f in followers))
             assert {msgspec.json.decode(v)["version"] for v in firsts} == {1}
-            assert redis.reads.get("HGET", 0) <= 2 * len(audiences)  # the first read, and one more for latecomers
+            assert view_reads(redis) <= 2  # the first read, and one more for latecomers
             waiters = [asyncio.create_task(updates.wait_for("g1", 2, timeout=5)) for _ in range(200)]
             await asyncio.sleep(0.1)
             assert redis.reads.get("GET", 0) <= 2
@@ -182,9 +187,68 @@ async def test_one_notice_costs_one_view_read_per_audience_however_many_sockets_
             seconds = await asyncio.wait_for(asyncio.gather(*(f.next() for f in followers)), 5)
             assert {msgspec.json.decode(v)["version"] for v in seconds} == {2}
             assert await asyncio.wait_for(asyncio.gather(*waiters), 5) == [True] * 200
-            assert redis.reads.get("HGET") == len(audiences)
+            assert view_reads(redis) == 1  # every audience's view in one read
             assert redis.reads.get("GET", 0) == 0  # the notice's version is enough
         assert updates.games == {}
+    finally:
+        await updates.stop()
+        await redis.aclose()
+
+
+def seat_view(game_id: str, audience: str, version: int) -> bytes:
+    seat = None if audience == "spectator" else int(audience)
+    return msgspec.json.encode({"game_id": game_id, "version": version, "seat": seat, "secret": f"{audience}-{version}"})
+
+
+async def project_seats(redis: aioredis.Redis, game_id: str, version: int, audiences) -> None:
+    await redis.hset(keys.views(game_id), mapping={a: seat_view(game_id, a, version) for a in audiences})
+    await redis.set(keys.position(game_id), version)
+    await redis.publish(keys.view_updates(game_id), encoder.encode(ViewsUpdated(version, "playing", ())))
+
+
+async def test_each_follower_gets_exactly_its_own_audiences_view_of_its_own_game_and_nothing_else(redis_url):
+    redis = redis_client(redis_url)
+    updates = Updates(redis)
+    await updates.start()
+    audiences = ["spectator", "0", "1", "2"]
+    try:
+        for game_id in ("g1", "g2"):
+            await project_seats(redis, game_id, 1, audiences)
+        async with contextlib.AsyncExitStack() as stack:
+            followed = [(game_id, a, await stack.enter_async_context(updates.follow(game_id, a)))
+                        for game_id in ("g1", "g2") for a in audiences for _ in range(3)]
+            for version in (1, 2, 3):
+                if version > 1:
+                    await project_seats(redis, "g1", version, audiences)
+                expected = {"g1": version, "g2": 1}
+                for game_id, audience, follower in followed:
+                    if version > 1 and game_id == "g2":
+                        continue  # g2 did not change: nothing comes
+                    got = await asyncio.wait_for(follower.next(), 5)
+                    assert msgspec.json.decode(got) == msgspec.json.decode(
+                        seat_view(game_id, audience, expected[game_id]))
+            for game_id, _, follower in followed:  # nothing more is waiting for anyone
+                with pytest.raises(TimeoutError):
+                    await asyncio.wait_for(follower.next(), 0.05)
+    finally:
+        await updates.stop()
+        await redis.aclose()
+
+
+async def test_a_follower_that_does_not_take_its_views_holds_up_no_other_and_then_gets_the_newest(redis_url):
+    redis = redis_client(redis_url)
+    updates = Updates(redis)
+    await updates.start()
+    try:
+        await project_seats(redis, "g1", 1, ["0"])
+        async with updates.follow("g1", "0") as slow, updates.follow("g1", "0") as quick:
+            assert msgspec.json.decode(await asyncio.wait_for(quick.next(), 5))["version"] == 1
+            for version in (2, 3, 4):  # the slow one takes nothing meanwhile
+                await project_seats(redis, "g1", version, ["0"])
+                assert msgspec.json.decode(await asyncio.wait_for(quick.next(), 5))["version"] == version
+            assert msgspec.json.decode(await asyncio.wait_for(slow.next(), 1))["version"] == 4  # whole views: the
+            with pytest.raises(TimeoutError):  # newest replaces those it had no time for
+                await asyncio.wait_for(slow.next(), 0.05)
     finally:
         await updates.stop()
         await redis.aclose()
