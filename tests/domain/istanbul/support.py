@@ -105,3 +105,42 @@ def spec(seats: int, hands: Sequence[str], **kwargs: Any) -> Spec:
 
 def sheet(state: rules.State, seat: int) -> rules.Seat:
     return state.players[seat]
+
+
+# --- given/when/then in a turn --------------------------------------------------------------------------
+
+import msgspec  # noqa: E402
+
+from contracts.istanbul import Act, PlayLocation, TakeBonus  # noqa: E402
+
+OTHER_HANDS = ("1", "5", "10", "14", "4", "9")
+
+
+def with_sheet(state: rules.State, seat: int, **fields: Any) -> rules.State:
+    p = msgspec.structs.replace(state.players[seat], **fields)
+    return msgspec.structs.replace(state, players=state.players[:seat] + (p,) + state.players[seat + 1:])
+
+
+def at_act(location: str, seats: int = 2, sheets: dict[int, dict] | None = None, **kwargs: Any) -> Spec:
+    """Seat 0 (active) played ``location`` from its hand; every seat is to answer. ``sheets``: fields of seats'
+    sheets (``rules.Seat``) set before the card is played."""
+    hands = [location] + [h for h in OTHER_HANDS if h != location][: seats - 1]
+    s = spec(seats, hands, **kwargs)
+    for seat, fields in (sheets or {}).items():
+        s.state = with_sheet(s.state, seat, **fields)
+    return s.given(s.decide(0, PlayLocation(source="hand")))
+
+
+def answer_all(s: Spec, answers: dict[int, Any]) -> list[Any]:
+    """Each seat's answer in seat order (default ``TakeBonus``); the events of all of them, folded into ``s``."""
+    events: list[Any] = []
+    for seat in list(s.state.pending):
+        command = answers.get(seat, TakeBonus())
+        new = s.decide(seat, command)
+        s.given(new)
+        events.extend(new)
+    return events
+
+
+def act(location: str, via: str = "free", **fields: Any) -> Act:
+    return Act(location=location, via=via, **fields)
