@@ -10,10 +10,40 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from contracts.istanbul import COMMANDS, EVENTS, VIEWS, Options
+from contracts.istanbul import (
+    COMMANDS,
+    EVENTS,
+    VIEWS,
+    Acted,
+    BonusTaken,
+    CaravanTurned,
+    DeckShuffled,
+    FirstPlayerChosen,
+    FountainRevealed,
+    GameOver,
+    GoodsCardDrawn,
+    GoodsDeckShuffled,
+    GuildDrawn,
+    GuildKept,
+    GuildPlayed,
+    LocationDealt,
+    LocationPlayed,
+    LocationRevealed,
+    Options,
+    RubyCardPlaced,
+    SheetsPrepared,
+)
 from contracts.table import Flow, Result
 from domain.chance import Chance
 from domain.istanbul import data, rules, views
+
+# Undo barriers (the kernel's optional ``is_barrier`` hook): chance (the setup, a deck shuffled, a card turned or
+# drawn from a deck, the first player) and every reveal: a guild card or the hand's location card played, the
+# answers of a turn resolved (``Acted``, ``BonusTaken``: each seat learns what the others chose), the guild card
+# discarded from two, the end.
+BARRIERS = (SheetsPrepared, DeckShuffled, GoodsDeckShuffled, RubyCardPlaced, CaravanTurned, LocationRevealed,
+            FountainRevealed, LocationDealt, GuildDrawn, GoodsCardDrawn, FirstPlayerChosen, GuildPlayed, Acted,
+            BonusTaken, GuildKept, GameOver)
 
 
 class Istanbul:
@@ -55,6 +85,15 @@ class Istanbul:
 
     def result(self, state: rules.State) -> Result | None:
         return rules.result(state)
+
+    def is_barrier(self, event: Any) -> bool:
+        """No undo goes back over this event. The others follow from a seat's own choice and show nobody anything
+        it did not know: a face-up card played or taken, an answer still secret (``Answered``), a draw from the
+        deck announced (``DeckDraw``: the card is a ``LocationDealt``), a fountain's choice, a ruby bonus, the
+        solo discard, the caravan card returned, a turn started."""
+        if isinstance(event, LocationPlayed):
+            return event.source == "hand"
+        return isinstance(event, BARRIERS)
 
 
 GAME = Istanbul()

@@ -132,9 +132,10 @@ def at_act(location: str, seats: int = 2, sheets: dict[int, dict] | None = None,
 
 
 def answer_all(s: Spec, answers: dict[int, Any]) -> list[Any]:
-    """Each seat's answer in seat order (default ``TakeBonus``); the events of all of them, folded into ``s``."""
+    """Each seat's answer in seat order (default ``TakeBonus``; seats that answered already are left out); the
+    events of all of them, folded into ``s``."""
     events: list[Any] = []
-    for seat in list(s.state.pending):
+    for seat in [p for p in s.state.pending if not s.state.players[p].answered]:
         command = answers.get(seat, TakeBonus())
         new = s.decide(seat, command)
         s.given(new)

@@ -145,3 +145,14 @@ def test_legal_commands_are_exactly_what_decide_accepts_in_an_answer():
     assert len(legal) == len(set(map(repr, legal)))
     for command in legal:
         s.decide(1, command)  # accepted (raises otherwise)
+
+
+def test_undo_barriers_are_chance_and_reveals_and_a_secret_answer_is_not_one():
+    s = at_act("8", seats=3)
+    [answered] = s.decide(1, act("4", via="icon"))
+    assert not GAME.is_barrier(answered)
+    assert not GAME.is_barrier(LocationPlayed(seat=0, source="left", card=1))
+    assert GAME.is_barrier(LocationPlayed(seat=0, source="hand", card=1))  # the hand's card is shown
+    s.given([answered])
+    events = answer_all(s, {})
+    assert all(GAME.is_barrier(e) for e in events if type(e).__name__ in ("Acted", "BonusTaken", "GoodsCardDrawn"))
