@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from contracts.table import Flow, Result
+from contracts.table import Flow, Result, UndoView
 
 
 class SeatInfo(msgspec.Struct, frozen=True):
@@ -29,6 +29,7 @@ class TableView(msgspec.Struct, frozen=True):
     view: Any  # the game's own view for this seat (a tagged *View struct), None before the game starts
     result: Result | None = None
     seed_chosen: bool = False  # the creator chose the seed: it can predict every shuffle and roll
+    undo: UndoView | None = None  # the undo policy, what was undone, a pending request (None before the start)
 
 
 class ViewsUpdated(msgspec.Struct, frozen=True):

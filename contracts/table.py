@@ -1,7 +1,8 @@
-"""The platform's own commands and events: creating a game, taking seats, starting and ending.
+"""The platform's own commands and events: creating a game, taking seats, starting and ending, undo.
 
 They wrap every game the same way, so the engine, the projectors and the lobby read them without knowing
-the game being played.
+the game being played. Undo (issue #10): a seat takes back its own last command(s), at once or with the other
+seats' consent, never across an undo barrier (a chance outcome, a reveal); docs/rules-decisions.md (Undo).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ class CreateGame(Command, tag="table.CreateGame"):
     creator_hash: str = ""  # sha256 hex of the creator's token: it may cancel the game before it starts
     invite_hash: str = ""  # sha256 hex of an invite code: a private game, joined with the code, never listed
     rematch_of: str = ""  # the finished game this one replays with the same players
+    # ``options`` may also hold ``"undo"``: the table's undo policy (``UNDO_POLICIES``, default ``"own_turn"``);
+    # the table takes it out of the game's options and stores it in ``GameCreated.undo``.
 
 
 class JoinSeat(Command, tag="table.JoinSeat"):
@@ -46,6 +49,22 @@ class CancelGame(Command, tag="table.CancelGame"):
     reason: str = "expired"
 
 
+class RequestUndo(Command, tag="table.RequestUndo"):
+    """Take back this seat's last command(s): the game goes back to how it was at ``to_version`` (a version that
+    ends a command, after the last undo barrier). Granted at once when every game event since came from this
+    seat's commands; with the policy ``with_consent`` the other seats are asked otherwise."""
+
+    to_version: int
+
+
+class AcceptUndo(Command, tag="table.AcceptUndo"):
+    """An asked seat agrees to the pending undo request (the last agreement applies it)."""
+
+
+class DeclineUndo(Command, tag="table.DeclineUndo"):
+    """An asked seat refuses the pending undo request (it ends); from the requester: it withdraws its request."""
+
+
 # --- events ---------------------------------------------------------------------------------------------
 
 class GameCreated(Event, tag="table.GameCreated"):
@@ -59,6 +78,7 @@ class GameCreated(Event, tag="table.GameCreated"):
     private: bool = False  # joined by invite code only, and not listed in the lobby
     invite_hash: str = ""  # redacted in the history
     rematch_of: str = ""
+    undo: str = "own_turn"  # the undo policy: "none" / "own_turn" / "with_consent" (games stored before: own_turn)
 
 
 class SeatJoined(Event, tag="table.SeatJoined"):
@@ -86,8 +106,38 @@ class GameCancelled(Event, tag="table.GameCancelled"):
     reason: str  # "expired": nobody filled its seats in time; "cancelled": by its creator
 
 
+class UndoRequested(Event, tag="table.UndoRequested"):
+    """``seat`` asks to go back to ``to_version``; each seat of ``asked`` answers (AcceptUndo / DeclineUndo). A
+    decline, or any game event, ends the request."""
+
+    seat: int
+    to_version: int
+    asked: tuple[int, ...]
+
+
+class UndoAccepted(Event, tag="table.UndoAccepted"):
+    seat: int
+
+
+class UndoDeclined(Event, tag="table.UndoDeclined"):
+    seat: int  # the requester itself: it withdrew its request
+
+
+class UndoApplied(Event, tag="table.UndoApplied"):
+    """The game is again as it was at ``to_version``: every event after it (up to this one) is undone. The log
+    keeps them; the fold skips them (``domain.table``)."""
+
+    to_version: int
+    by_seat: int
+
+
+UNDO_POLICIES = ("none", "own_turn", "with_consent")
+# Sent by a seat through its own route (POST .../seats/{seat}/undo), not among TABLE_COMMANDS: decoders of seat
+# commands (the gateway's, the engine's) add them where they accept undo.
+UNDO_COMMANDS = (RequestUndo, AcceptUndo, DeclineUndo)
+UNDO_EVENTS = (UndoRequested, UndoAccepted, UndoDeclined, UndoApplied)
 TABLE_COMMANDS = (CreateGame, JoinSeat, LeaveSeat, CancelGame)
-TABLE_EVENTS = (GameCreated, SeatJoined, SeatLeft, GameStarted, GameEnded, GameCancelled)
+TABLE_EVENTS = (GameCreated, SeatJoined, SeatLeft, GameStarted, GameEnded, GameCancelled, *UNDO_EVENTS)
 
 
 class Flow(msgspec.Struct, frozen=True):
@@ -103,3 +153,31 @@ class Result(msgspec.Struct, frozen=True):
     scores: tuple[int, ...]
     winners: tuple[int, ...]
     details: dict[str, Any] = {}
+
+
+class UndoneRange(msgspec.Struct, frozen=True):
+    """Events ``first`` to ``last`` (versions) are undone: ``UndoApplied`` at version ``last + 1`` took them back
+    (the request and answers that led to it fall inside the range too)."""
+
+    first: int
+    last: int
+    by_seat: int
+
+
+class UndoRequest(msgspec.Struct, frozen=True):
+    """A pending request: ``seat`` asks to go back to ``to_version``; ``accepted``: the asked seats that agreed."""
+
+    seat: int
+    to_version: int
+    asked: tuple[int, ...]
+    accepted: tuple[int, ...] = ()
+
+
+class UndoView(msgspec.Struct, frozen=True):
+    """What a reader sees of undo at a table: the policy, what was undone, the pending request, and (for a seat)
+    the versions it may ask to go back to now (``RequestUndo.to_version``), latest first."""
+
+    policy: str
+    undone: tuple[UndoneRange, ...] = ()
+    request: UndoRequest | None = None
+    to_versions: tuple[int, ...] = ()

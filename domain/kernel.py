@@ -5,6 +5,13 @@ events or raises ``RuleViolation``, ``evolve`` folds one event into the state. `
 awaited, ``legal_commands`` lists exactly what ``decide`` accepts from a seat now, ``view`` shows a seat (or a
 spectator, ``None``) what it may see (``views``: all of them at once), ``redact`` does the same for one event
 of the history, ``result`` is ``None`` until the game is over.
+
+One optional hook: ``is_barrier(event) -> bool`` says which of the game's events no undo may cross (a chance
+outcome: a roll, a shuffle, a card turned or drawn; anything that shows a seat something it did not know: a
+reveal, a card drawn into a hand, a card shown). A game without it gets the conservative default
+(``is_barrier``): every one of its events is a barrier, so none of its moves can be undone. The kernel cannot
+tell by itself which events carry a chance outcome: ``evolve`` never draws, the outcomes are written into the
+events as plain data.
 """
 
 from __future__ import annotations
@@ -65,6 +72,14 @@ class Game(Protocol):
         event hides nothing from anyone (the projector then stores it once for every reader)."""
 
     def result(self, state: Any) -> Result | None: ...
+
+    # Optional: ``def is_barrier(self, event: Any) -> bool`` (see the module's docstring and ``is_barrier``).
+
+
+def is_barrier(game: Game, event: Any) -> bool:
+    """Whether no undo may go back over ``event``: the game's own hook, else True (every event is a barrier)."""
+    hook = getattr(game, "is_barrier", None)
+    return True if hook is None else bool(hook(event))
 
 
 _GAMES: dict[str, Game] = {}

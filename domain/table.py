@@ -1,8 +1,20 @@
-"""The table: the platform's decider around any game (create, seats, start, play, end).
+"""The table: the platform's decider around any game (create, seats, start, play, undo, end).
 
 The generic checks happen here, once, before a game's ``decide`` runs: the game exists, it is not over, the
 seat's token is valid, the seat may act now, the command is one the seat may send now. Everything is pure:
 the engine passes the chance source and the seat token's hash.
+
+Undo (issue #10; docs/rules-decisions.md, Undo) is the platform's too. The table keeps an undo *window*: the game
+state after the last undo barrier (``domain.kernel.is_barrier``) and the live game events since, each with its
+``Origin`` (the seat and the id of the command that produced it: the event envelope's ``seat`` and
+``command_id``). ``UndoApplied(to_version)`` folds the window up to ``to_version`` again: the state is as it was
+then, the events after it stay in the log (and in the hash chain) but no longer count. The window never reaches
+back past a barrier, so it stays short (at most ``MAX_WINDOW`` events). Folding an ``UndoApplied`` needs no
+origins; deciding a ``RequestUndo`` does (who made each event, where each command starts): a table folded
+without them grants no undo.
+
+``table_at`` is the table at any version from a snapshot (``encode_table``/``decode_table``) and the events after
+it: the fold of the first N events, undos included (the kernel side of time travel).
 """
 
 from __future__ import annotations
@@ -14,8 +26,11 @@ import msgspec
 
 from contracts.readmodels import SeatInfo, TableView
 from contracts.table import (
+    UNDO_POLICIES,
+    AcceptUndo,
     CancelGame,
     CreateGame,
+    DeclineUndo,
     Flow,
     GameCancelled,
     GameCreated,
@@ -23,20 +38,56 @@ from contracts.table import (
     GameStarted,
     JoinSeat,
     LeaveSeat,
+    RequestUndo,
     Result,
     SeatJoined,
     SeatLeft,
+    UndoAccepted,
+    UndoApplied,
+    UndoDeclined,
+    UndoneRange,
+    UndoRequest,
+    UndoRequested,
+    UndoView,
 )
 from domain import text
 from domain.chance import Chance, seed_hash
-from domain.kernel import Game, RuleViolation, get_game
+from domain.kernel import Game, RuleViolation, get_game, is_barrier
 
 OPEN, PLAYING, OVER, CANCELLED = "open", "playing", "over", "cancelled"
+NO_UNDO, OWN_TURN, WITH_CONSENT = UNDO_POLICIES
+MAX_WINDOW = 256  # live game events an undo may go back over, at most (games have barriers long before)
 
 
 class Player(msgspec.Struct, frozen=True):
     name: str
     token_hash: str
+
+
+class Origin(msgspec.Struct, frozen=True, array_like=True):
+    """Who made an event: the seat of the command that produced it (None: the platform) and the command's id.
+    The services pass it from the event's envelope (``seat``, ``command_id``)."""
+
+    seat: int | None
+    command: str
+
+
+class Step(msgspec.Struct, frozen=True, array_like=True):
+    """One game event of the undo window: its version, its origin (None: not known), the event (None for the
+    window's anchor, which only marks where the window starts)."""
+
+    version: int
+    origin: Origin | None
+    event: Any = None
+
+
+class Window(msgspec.Struct, frozen=True):
+    """The undo window: ``base`` is the game state once ``anchor`` (the last barrier, or the event that slid out
+    of the window) was folded; ``steps`` are the live game events since, oldest first."""
+
+    base: Any
+    anchor: Step
+    steps: tuple[Step, ...] = ()
 
 
 class Table(msgspec.Struct, frozen=True):
@@ -56,6 +107,10 @@ class Table(msgspec.Struct, frozen=True):
     state: Any = None
     version: int = 0  # number of events folded
     result: Result | None = None
+    undo: str = OWN_TURN  # the undo policy
+    window: Window | None = None  # what an undo may go back over (None: nothing, e.g. before the start)
+    undone: tuple[UndoneRange, ...] = ()  # every undo so far
+    request: UndoRequest | None = None  # an undo request waiting for the other seats' answers
 
     @property
     def exists(self) -> bool:
@@ -72,7 +127,9 @@ def game_of(table: Table) -> Game:
     return game
 
 
-def evolve(table: Table, event: Any) -> Table:
+def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
+    """The table once ``event`` is folded. ``origin``: who made it (from its envelope); only deciding an undo
+    needs it, the state never depends on it."""
     version = table.version + 1
     if isinstance(event, GameCreated):
         game = get_game(event.game)
@@ -93,6 +150,7 @@ def evolve(table: Table, event: Any) -> Table:
             status=OPEN,
             state=game.initial_state(event.seats, options),
             version=version,
+            undo=event.undo,
         )
     if isinstance(event, SeatJoined):
         players = list(table.players)
@@ -102,15 +160,58 @@ def evolve(table: Table, event: Any) -> Table:
         players = list(table.players)
         players[event.seat] = None
         return msgspec.structs.replace(table, players=tuple(players), version=version)
-    if isinstance(event, GameStarted):
-        return msgspec.structs.replace(table, status=PLAYING, version=version)
+    if isinstance(event, GameStarted):  # a barrier: the game's setup (shuffles, first player) follows
+        window = Window(table.state, Step(version, origin))
+        return msgspec.structs.replace(table, status=PLAYING, version=version, window=window)
     if isinstance(event, GameCancelled):
         return msgspec.structs.replace(table, status=CANCELLED, version=version)
-    if isinstance(event, GameEnded):
+    if isinstance(event, GameEnded):  # reveals the seed: nothing is undone after the end
         result = Result(event.scores, event.winners, event.details)
-        return msgspec.structs.replace(table, status=OVER, result=result, version=version)
-    state = game_of(table).evolve(table.state, event)
-    return msgspec.structs.replace(table, state=state, version=version)
+        return msgspec.structs.replace(table, status=OVER, result=result, version=version, window=None,
+                                       request=None)
+    if isinstance(event, _UNDO_EVENTS):
+        return _evolve_undo(table, event, version)
+    game = game_of(table)
+    state = game.evolve(table.state, event)
+    window = table.window
+    if window is not None:
+        if is_barrier(game, event):
+            window = Window(state, Step(version, origin))
+        else:
+            steps = (*window.steps, Step(version, origin, event))
+            if len(steps) > MAX_WINDOW:  # the oldest event leaves the window: no undo goes back before it now
+                oldest = steps[0]
+                window = Window(game.evolve(window.base, oldest.event), Step(oldest.version, oldest.origin),
+                                steps[1:])
+            else:
+                window = Window(window.base, window.anchor, steps)
+    return msgspec.structs.replace(table, state=state, version=version, window=window, request=None)
+
+
+def _evolve_undo(table: Table, event: Any, version: int) -> Table:
+    if isinstance(event, UndoRequested):
+        request = UndoRequest(event.seat, event.to_version, event.asked)
+        return msgspec.structs.replace(table, version=version, request=request)
+    if isinstance(event, UndoAccepted):
+        request = table.request
+        if request is not None:
+            request = msgspec.structs.replace(request, accepted=(*request.accepted, event.seat))
+        return msgspec.structs.replace(table, version=version, request=request)
+    if isinstance(event, UndoDeclined):
+        return msgspec.structs.replace(table, version=version, request=None)
+    # UndoApplied: the state again as it was at to_version, folded from the window's base
+    window = table.window
+    if window is None or not window.anchor.version <= event.to_version < version:
+        raise ValueError(f"UndoApplied to version {event.to_version} is outside the undo window")
+    game = game_of(table)
+    state = window.base
+    kept = tuple(step for step in window.steps if step.version <= event.to_version)
+    for step in kept:
+        state = game.evolve(state, step.event)
+    undone = UndoneRange(event.to_version + 1, version - 1, event.by_seat)
+    return msgspec.structs.replace(table, state=state, version=version, request=None,
+                                   window=Window(window.base, window.anchor, kept),
+                                   undone=(*table.undone, undone))
 
 
 def stored_options(game: Game, options: dict[str, Any]) -> Any:
@@ -120,10 +221,67 @@ def stored_options(game: Game, options: dict[str, Any]) -> Any:
     return msgspec.convert({k: v for k, v in options.items() if k in known}, game.options_type)
 
 
-def fold(events: Sequence[Any], table: Table = EMPTY) -> Table:
-    for event in events:
-        table = evolve(table, event)
+def fold(events: Sequence[Any], table: Table = EMPTY, origins: Sequence[Origin | None] | None = None) -> Table:
+    """``events`` folded into ``table``; ``origins`` (one per event, from the envelopes) let it decide undos."""
+    if origins is None:
+        for event in events:
+            table = evolve(table, event)
+        return table
+    if len(origins) != len(events):
+        raise ValueError(f"{len(events)} events but {len(origins)} origins")
+    for event, origin in zip(events, origins):
+        table = evolve(table, event, origin)
     return table
+
+
+def table_at(version: int, events: Sequence[Any], snapshot: Table = EMPTY,
+             origins: Sequence[Origin | None] | None = None) -> Table:
+    """The table at ``version``: ``snapshot`` (a table at version S <= ``version``; EMPTY: from the start) with the
+    events after it folded up to ``version``. ``events[i]`` (and ``origins[i]``) is the event at version S + 1 + i.
+    Equal to the fold of the game's first ``version`` events, undos included."""
+    start = snapshot.version
+    if not start <= version <= start + len(events):
+        raise ValueError(f"version {version} is not between the snapshot's {start} and {start + len(events)}")
+    count = version - start
+    return fold(events[:count], snapshot, None if origins is None else origins[:count])
+
+
+_table_encoder = msgspec.msgpack.Encoder()
+_table_decoder = msgspec.msgpack.Decoder(Table)
+
+
+def encode_table(table: Table) -> bytes:
+    """A snapshot of the table (msgpack), for ``decode_table``."""
+    return _table_encoder.encode(table)
+
+
+def decode_table(raw: bytes) -> Table:
+    """The table of ``encode_table``, its game's state, options and window events typed again."""
+    table = _table_decoder.decode(raw)
+    if not table.game:
+        return table
+    game = game_of(table)
+    options = msgspec.convert(table.options, game.options_type)
+    state_type = type(game.initial_state(table.seats, options))
+    event_type = _game_event_type(game)
+    window = table.window
+    if window is not None:
+        window = Window(msgspec.convert(window.base, state_type), window.anchor,
+                        tuple(msgspec.structs.replace(step, event=msgspec.convert(step.event, event_type))
+                              for step in window.steps))
+    return msgspec.structs.replace(table, options=options, state=msgspec.convert(table.state, state_type),
+                                   window=window)
+
+
+_EVENT_TYPES: dict[str, Any] = {}
+
+
+def _game_event_type(game: Game) -> Any:
+    if game.name not in _EVENT_TYPES:
+        from typing import Union
+
+        _EVENT_TYPES[game.name] = Union[tuple(game.event_types)]  # noqa: UP007
+    return _EVENT_TYPES[game.name]
 
 
 def flow(table: Table) -> Flow:
@@ -158,6 +316,8 @@ def decide(
         return _cancel(table, seat, token_hash, command)
     if isinstance(command, LeaveSeat):
         return _leave(table, seat, token_hash)
+    if isinstance(command, (RequestUndo, AcceptUndo, DeclineUndo)):
+        return _undo(table, seat, token_hash, command)
     return _play(table, seat, token_hash, command, chance)
 
 
@@ -173,8 +333,12 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
             f"{game.title} is played by {game.min_seats} to {game.max_seats} players, not {command.seats}",
         )
     title = text.title(command.title)
+    game_options = dict(command.options)
+    undo = game_options.pop("undo", OWN_TURN)
+    if not isinstance(undo, str) or undo not in UNDO_POLICIES:
+        raise RuleViolation("bad_undo_policy", f"the option undo is one of {', '.join(UNDO_POLICIES)}, not {undo!r}")
     try:
-        options = msgspec.convert(command.options, game.options_type, strict=True)
+        options = msgspec.convert(game_options, game.options_type, strict=True)
     except msgspec.ValidationError as exc:
         raise RuleViolation("bad_options", f"invalid options for {game.title}: {exc}") from None
     chosen_seed(command)
@@ -193,6 +357,7 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
             private=bool(command.invite_hash),
             invite_hash=command.invite_hash,
             rematch_of=command.rematch_of,
+            undo=undo,
         )
     ]
 
@@ -284,6 +449,109 @@ def _play(table: Table, seat: int | None, token_hash: str | None, command: Any, 
     return events
 
 
+# --- undo ---------------------------------------------------------------------------------------------------
+
+_UNDO_EVENTS = (UndoRequested, UndoAccepted, UndoDeclined, UndoApplied)
+
+
+def _undo(table: Table, seat: int | None, token_hash: str | None, command: Any) -> list[Any]:
+    if table.status == OPEN:
+        raise RuleViolation("game_not_started", "the game starts when every seat is taken")
+    if table.status == OVER:
+        raise RuleViolation("game_over", "the game is over")
+    _check_token(table, seat, token_hash)
+    assert seat is not None
+    if isinstance(command, RequestUndo):
+        return _request_undo(table, seat, command.to_version)
+    request = table.request
+    if request is None:
+        raise RuleViolation("no_undo_request", "no undo request is waiting for an answer")
+    if isinstance(command, DeclineUndo) and seat == request.seat:
+        return [UndoDeclined(seat)]  # the requester withdraws
+    if seat not in request.asked:
+        raise RuleViolation("not_asked", "this seat is not asked to answer the undo request")
+    if seat in request.accepted:
+        raise RuleViolation("already_answered", "this seat already accepted the undo request")
+    if isinstance(command, DeclineUndo):
+        return [UndoDeclined(seat)]
+    if set(request.asked) - {*request.accepted, seat}:
+        return [UndoAccepted(seat)]
+    return [UndoAccepted(seat), UndoApplied(request.to_version, request.seat)]
+
+
+def _request_undo(table: Table, seat: int, to_version: int) -> list[Any]:
+    if table.undo == NO_UNDO:
+        raise RuleViolation("undo_not_allowed", "this table's policy is undo: none")
+    if table.request is not None:
+        raise RuleViolation("undo_pending", "an undo request is waiting for answers: it ends when they are given")
+    window = table.window
+    if window is None or not window.steps:
+        raise RuleViolation("undo_not_allowed", "nothing can be undone now (no move since the last barrier)")
+    if to_version >= window.steps[-1].version or to_version < 0:
+        raise RuleViolation("bad_undo_version", f"no move after version {to_version} to undo")
+    if to_version < window.anchor.version:
+        raise RuleViolation(
+            "undo_not_allowed",
+            f"version {to_version} is before version {window.anchor.version}, a chance outcome or something a seat"
+            " was shown (or further back than the platform keeps): no undo goes back over it",
+        )
+    after = _after(window, to_version)
+    if after is None:
+        raise RuleViolation("bad_undo_version", f"version {to_version} is not the end of a command (or not known)")
+    if after[0].origin is None or after[0].origin.seat != seat:
+        raise RuleViolation("undo_not_allowed", f"the move after version {to_version} is not yours to take back")
+    if all(step.origin is not None and step.origin.seat == seat for step in after):
+        return [UndoApplied(to_version, seat)]
+    if table.undo != WITH_CONSENT:
+        raise RuleViolation(
+            "undo_not_allowed",
+            "other seats moved since: this table's policy (own_turn) takes back only your own moves since theirs",
+        )
+    return [UndoRequested(seat, to_version, tuple(s for s in range(table.seats) if s != seat))]
+
+
+def _after(window: Window, to_version: int) -> tuple[Step, ...] | None:
+    """The live steps after ``to_version``, if ``to_version`` ends a command of the window (the version of its
+    anchor or one of its steps, the next step coming from another command, both origins known); else None."""
+    steps = window.steps
+    index = next((i for i, step in enumerate(steps) if step.version > to_version), None)
+    if index is None:
+        return None
+    last = steps[index - 1] if index else window.anchor
+    if last.version != to_version:
+        return None
+    first = steps[index]
+    if last.origin is None or first.origin is None or last.origin == first.origin:
+        return None
+    return steps[index:]
+
+
+def undo_targets(table: Table, seat: int) -> tuple[int, ...]:
+    """The versions ``seat`` may send in ``RequestUndo`` now (granted at once, or asked with_consent), latest
+    first."""
+    window = table.window
+    if table.status != PLAYING or table.undo == NO_UNDO or table.request is not None or window is None:
+        return ()
+    out = []
+    own = True  # every step after the version under consideration is this seat's
+    steps = window.steps
+    for i in range(len(steps) - 1, -1, -1):
+        step = steps[i]
+        own = own and step.origin is not None and step.origin.seat == seat
+        if not own and table.undo != WITH_CONSENT:
+            break
+        previous = steps[i - 1] if i else window.anchor
+        if (step.origin is not None and step.origin.seat == seat and previous.origin is not None
+                and previous.origin != step.origin):
+            out.append(previous.version)
+    return tuple(out)
+
+
+def undo_view(table: Table, seat: int | None) -> UndoView:
+    return UndoView(policy=table.undo, undone=table.undone, request=table.request,
+                    to_versions=() if seat is None else undo_targets(table, seat))
+
+
 def redact(table: Table, event: Any, seat: int | None) -> Any:
     """The event as ``seat`` may see it in the history: token hashes never, other secrets as the game says."""
     if isinstance(event, SeatJoined):
@@ -292,7 +560,7 @@ def redact(table: Table, event: Any, seat: int | None) -> Any:
         if event.creator_hash or event.invite_hash:
             return msgspec.structs.replace(event, creator_hash="", invite_hash="")
         return event
-    if isinstance(event, (GameStarted, GameEnded, GameCancelled, SeatLeft)):
+    if isinstance(event, (GameStarted, GameEnded, GameCancelled, SeatLeft, *_UNDO_EVENTS)):
         return event
     return game_of(table).redact(event, seat)
 
@@ -330,6 +598,7 @@ def views(table: Table, game_id: str) -> dict[int | None, TableView]:
             view=game_views.get(seat),
             result=table.result,
             seed_chosen=table.seed_chosen,
+            undo=undo_view(table, seat) if table.status in (PLAYING, OVER) else None,
         )
         for seat in audiences(table)
     }

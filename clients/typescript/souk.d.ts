@@ -202,7 +202,11 @@ export type TableEvent =
   | table.SeatLeft
   | table.GameStarted
   | table.GameEnded
-  | table.GameCancelled;
+  | table.GameCancelled
+  | table.UndoRequested
+  | table.UndoAccepted
+  | table.UndoDeclined
+  | table.UndoApplied;
 
 /**
  * What one seat (or a spectator, ``seat`` None) sees of a game at one version.
@@ -220,6 +224,7 @@ export interface TableView {
   view: unknown;
   result: table.Result | null;  // default null
   seed_chosen: boolean;  // default false
+  undo: table.UndoView | null;  // default null
 }
 
 /**
@@ -632,6 +637,7 @@ export namespace table {
     private?: boolean;  // default false
     invite_hash?: string;  // default ""
     rematch_of?: string;  // default ""
+    undo?: string;  // default "own_turn"
   }
 
   export interface GameEnded {
@@ -678,6 +684,68 @@ export namespace table {
   export interface SeatLeft {
     type: "table.SeatLeft";
     seat: number;
+  }
+
+  export interface UndoAccepted {
+    type: "table.UndoAccepted";
+    seat: number;
+  }
+
+  /**
+   * The game is again as it was at ``to_version``: every event after it (up to this one) is undone. The log
+   * keeps them; the fold skips them (``domain.table``).
+   */
+  export interface UndoApplied {
+    type: "table.UndoApplied";
+    to_version: number;
+    by_seat: number;
+  }
+
+  export interface UndoDeclined {
+    type: "table.UndoDeclined";
+    seat: number;
+  }
+
+  /**
+   * A pending request: ``seat`` asks to go back to ``to_version``; ``accepted``: the asked seats that agreed.
+   */
+  export interface UndoRequest {
+    seat: number;
+    to_version: number;
+    asked: number[];
+    accepted: number[];  // default []
+  }
+
+  /**
+   * ``seat`` asks to go back to ``to_version``; each seat of ``asked`` answers (AcceptUndo / DeclineUndo). A
+   * decline, or any game event, ends the request.
+   */
+  export interface UndoRequested {
+    type: "table.UndoRequested";
+    seat: number;
+    to_version: number;
+    asked: number[];
+  }
+
+  /**
+   * What a reader sees of undo at a table: the policy, what was undone, the pending request, and (for a seat)
+   * the versions it may ask to go back to now (``RequestUndo.to_version``), latest first.
+   */
+  export interface UndoView {
+    policy: string;
+    undone: UndoneRange[];  // default []
+    request: UndoRequest | null;  // default null
+    to_versions: number[];  // default []
+  }
+
+  /**
+   * Events ``first`` to ``last`` (versions) are undone: ``UndoApplied`` at version ``last + 1`` took them back
+   * (the request and answers that led to it fall inside the range too).
+   */
+  export interface UndoneRange {
+    first: number;
+    last: number;
+    by_seat: number;
   }
 }
 

@@ -9,10 +9,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from contracts.samarkand import COMMANDS, EVENTS, VIEWS, Options
+from contracts.samarkand import (
+    COMMANDS,
+    EVENTS,
+    VIEWS,
+    BankCardTurned,
+    BankDeckShuffled,
+    CamelBought,
+    CamelDeckShuffled,
+    CamelDisputed,
+    CamelTurned,
+    CardsRevealed,
+    GoodsBought,
+    GoodsDisputed,
+    MarketSetUp,
+    Options,
+    ScoringStarted,
+    StopFined,
+    ValueClosed,
+)
 from contracts.table import Flow, Result
 from domain.chance import Chance
 from domain.samarkand import data, rules, views
+
+# Undo barriers (docs/rules-decisions.md, Undo): chance (the deal, the piles shuffled, a camel or a bank card turned
+# from its pile), and every reveal: the chosen cards, the stops of a value with what they settled (purchases,
+# fines, disputes: the hidden-goods variant shows each its own), the screens lifted at scoring.
+BARRIERS = (MarketSetUp, CamelDeckShuffled, BankDeckShuffled, CamelTurned, BankCardTurned, CardsRevealed,
+            ValueClosed, GoodsBought, CamelBought, StopFined, GoodsDisputed, CamelDisputed, ScoringStarted)
 
 
 class Samarkand:
@@ -57,6 +81,13 @@ class Samarkand:
 
     def result(self, state: rules.State) -> Result | None:
         return rules.result(state)
+
+    def is_barrier(self, event: Any) -> bool:
+        """No undo goes back over this event. The others follow from a seat's own choice and show nobody anything
+        new: a card put face down (CardChosen), an answer whose stop stays hidden until the value closes
+        (Answered), a round started or ended, a goods card left behind or a least-bought type chosen at scoring,
+        the final scores (GameScored; the table's GameEnded after it reveals the seed: a barrier)."""
+        return isinstance(event, BARRIERS)
 
 
 GAME = Samarkand()

@@ -7,8 +7,31 @@
 
 from __future__ import annotations
 
-from contracts.yspahan import COMMANDS, EVENTS, VIEWS, Options
+from typing import Any
+
+from contracts.yspahan import (
+    COMMANDS,
+    EVENTS,
+    VIEWS,
+    CardDrawn,
+    CardPlayed,
+    DeckShuffled,
+    DiceRolled,
+    DiceSelected,
+    Options,
+)
 from domain.yspahan import rules, views
+
+# Undo barriers (docs/rules-decisions.md, Undo): chance (the deck shuffled, the dice rolled), a card drawn (its
+# drawer learns it), a card shown to everyone (played, or discarded for one more die).
+_BARRIERS = (DeckShuffled, DiceRolled, CardDrawn, CardPlayed)
+
+
+def is_barrier(event: Any) -> bool:
+    """No undo goes back over this event (``domain.kernel.is_barrier``). Every other Yspahan event follows from
+    the commands and what everyone sees: taking goods, placing cubes, the supervisor, shipping, building, the
+    end of a turn, a day or a week, scoring."""
+    return isinstance(event, _BARRIERS) or (isinstance(event, DiceSelected) and event.discard is not None)
 
 
 class Yspahan:
@@ -31,6 +54,7 @@ class Yspahan:
     check_options = staticmethod(rules.check_options)
     view = staticmethod(views.view)
     redact = staticmethod(views.redact)
+    is_barrier = staticmethod(is_barrier)
     views = staticmethod(views.views)  # last: the name shadows the module in this class body
 
 

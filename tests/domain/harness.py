@@ -146,3 +146,50 @@ def playout(
 
 def encoded(value: Any) -> bytes:
     return msgspec.json.encode(value)
+
+
+class Played:
+    """A table driven command by command as the engine does: every event folded with its ``Origin`` (the seat and
+    id of the command that made it, as the event's envelope records them), the whole log kept for replays."""
+
+    def __init__(self, game: Game, seats: int, options: dict | None = None, seed: bytes = b"seed") -> None:
+        self.game, self.seed = game, seed
+        self.table = tbl.EMPTY
+        self.events: list[Any] = []
+        self.origins: list[tbl.Origin] = []
+        self.commands = 0
+        self.send(None, CreateGame(game=game.name, title="test", seats=seats, options=options or {}), token=None)
+        for seat in range(seats):
+            self.send(None, JoinSeat(name=f"p{seat}", token_hash=token_hash(seat)), token=None)
+
+    def decide(self, seat: int | None, command: Any, token: str | None = "own") -> list[Any]:
+        if token == "own":
+            token = None if seat is None else token_hash(seat)
+        return tbl.decide(self.table, seat, token, command, Chance(self.seed, self.table.version))
+
+    def send(self, seat: int | None, command: Any, token: str | None = "own") -> list[Any]:
+        """Decides and folds ``command`` (raises ``RuleViolation`` when refused); returns its events."""
+        events = self.decide(seat, command, token)
+        self.commands += 1
+        origin = tbl.Origin(seat, f"c{self.commands}")
+        for event in events:
+            self.table = tbl.evolve(self.table, event, origin)
+            self.events.append(event)
+            self.origins.append(origin)
+        return events
+
+    def refused(self, seat: int | None, command: Any, token: str | None = "own") -> str:
+        """The code ``command`` is refused with (fails when it is accepted); the table does not change."""
+        with pytest.raises(RuleViolation) as info:
+            self.decide(seat, command, token)
+        assert info.value.message
+        return info.value.code
+
+    def legal(self, seat: int) -> list[Any]:
+        flow = tbl.flow(self.table)
+        return list(self.game.legal_commands(self.table.state, seat)) if seat in flow.awaiting else []
+
+    def play_random(self, rng: random.Random) -> list[Any]:
+        """One random legal command of a random awaited seat."""
+        seat = rng.choice(tbl.flow(self.table).awaiting)
+        return self.send(seat, rng.choice(self.legal(seat)))
