@@ -28,7 +28,7 @@ from domain.chance import Chance
 from domain.kernel import RuleViolation
 from services.store import keys
 from services.runtime import metrics
-from services.store.codec import command_decoder, decode_stream, encoder, reply_decoder, tag_of
+from services.store.codec import command_decoder, decode_stream, encoder, reply_decoder, stored_forms, tag_of
 from services.store.lru import Lru
 from services.store.events import CONFLICT, DUPLICATE, OK, Append, EventStore
 from services.runtime.tracing import trace_id
@@ -248,6 +248,7 @@ class Engine:
         now = time.time()
         head = slot.head
         envelopes: list[bytes] = []
+        sealed_all: list[EventEnvelope] = []
         for event in events:
             table = tbl.evolve(table, event)
             seat = event.seat if isinstance(event, SeatJoined) else env.seat
@@ -264,11 +265,12 @@ class Engine:
             ))
             head = sealed.hash
             envelopes.append(encoder.encode(sealed))
+            sealed_all.append(sealed)
         joined = next((e.seat for e in events if isinstance(e, SeatJoined)), None)
         reply = Reply(env.command_id, env.game_id, "accepted", version=table.version, events=len(events),
                       seat=env.seat if joined is None else joined)
         append = Append(env.game_id, table.game, slot.table.version, envelopes, command_key(env),
                         encoder.encode(reply), prev_hash=slot.head, head=head, notify=env.reply_to,
-                        final=table.status in FINISHED)
+                        final=table.status in FINISHED, stored=stored_forms(sealed_all, slot.head))
         log.debug("command_accepted", version=table.version, events=len(events))
         return append, reply, Slot(table, head, seed)

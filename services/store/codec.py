@@ -69,26 +69,55 @@ def decode_stream(envelopes: list[EventEnvelope]) -> list[Any]:
 #   command's ``sent_at`` and ``traceparent`` (a latency measurement and a log correlation id, outside the record:
 #   the projectors get them from ``souk:events``, whose entries are whole JSON envelopes).
 
-_pack_stored = msgspec.msgpack.Encoder().encode
-_unpack_stored = msgspec.msgpack.Decoder().decode
-_HEX = frozenset("0123456789abcdef")
+class _Stored(msgspec.Struct, array_like=True, omit_defaults=True, frozen=True):
+    """A game event in the compact form (see above): trailing defaults are not written."""
+
+    payload: bytes  # without its first 9 bytes
+    hash: bytes
+    public: bytes = b""  # without its first 9 bytes
+    commitment: bytes = b""
+    command_id: Any = None  # bytes (32 hex digits) or str; None: the entry before's, with its time and seat
+    recorded_at: float = 0.0
+    seat: int | None = None
 
 
-def _hex_bytes(text: str, length: int) -> bytes | None:
-    return bytes.fromhex(text) if len(text) == 2 * length and _HEX.issuperset(text) else None
-
-
+_pack_stored = msgspec.msgpack.Encoder().encode  # lists: an array_like Struct writes its trailing defaults
+_unpack_stored = msgspec.msgpack.Decoder(_Stored).decode
 _TAGGED = b'{"type":"'  # how every event's JSON begins (its tag first): not stored
 _PREFIX = len(_TAGGED)
+_NO_PUBLIC = EventEnvelope("", 0, "", msgspec.Raw(b"{}"), "", None, 0.0, "").public  # the default, omitted
+
+
+def _hex_bytes(text: str) -> bytes | None:
+    """The bytes of lowercase hex digits that give back ``text`` exactly, else None."""
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        return None
+    return raw if raw.hex() == text else None
 
 
 def _tag(payload: bytes) -> str | None:
     """The tag of an event's JSON (msgspec writes it first: ``{"type":"..."``)."""
-    if payload.startswith(b'{"type":"'):
-        end = payload.find(b'"', 9)
-        if end > 9:
-            return payload[9:end].decode()
+    if payload.startswith(_TAGGED):
+        end = payload.find(b'"', _PREFIX)
+        if end > _PREFIX:
+            return payload[_PREFIX:end].decode()
     return None
+
+
+def stored_form(payload: bytes, digest: str, public: bytes, commitment: str, command: tuple | None) -> bytes:
+    """One game event's compact form: ``command`` is (command_id, recorded_at, seat), or None when the entry
+    before has the same (the same command's). The caller checked that it fits (``stored_forms``)."""
+    record: list[Any] = [payload[_PREFIX:], bytes.fromhex(digest)]
+    if public or commitment or command is not None:
+        record += [public[_PREFIX:], bytes.fromhex(commitment)]
+    if command is not None:
+        command_id = command[0]
+        if len(command_id) == 32:
+            command_id = _hex_bytes(command_id) or command_id
+        record += [command_id, command[1], command[2]]
+    return _pack_stored(record)
 
 
 def stored_forms(envelopes: Sequence[EventEnvelope], prev_hash: str) -> list[bytes]:
@@ -98,19 +127,18 @@ def stored_forms(envelopes: Sequence[EventEnvelope], prev_hash: str) -> list[byt
     before: EventEnvelope | None = None
     for env in envelopes:
         payload, public = bytes(env.payload), bytes(env.public)
-        digest = _hex_bytes(env.hash, 32)
-        commitment = _hex_bytes(env.commitment, 32) if env.commitment else b""
-        if (env.chain != 2 or env.type.startswith("table.") or digest is None or commitment is None
-                or _tag(payload) != env.type or (public and _tag(public) != env.type) or env.prev_hash != (before.hash if before is not None else prev_hash)):
+        tagged = b'{"type":"%s"' % env.type.encode()
+        digest = _hex_bytes(env.hash)
+        if (env.chain != 2 or env.type.startswith("table.") or digest is None or len(digest) != 32
+                or (env.commitment and _hex_bytes(env.commitment) is None) or not payload.startswith(tagged)
+                or (public and not public.startswith(tagged))
+                or env.prev_hash != (before.hash if before is not None else prev_hash)):
             out.append(encoder.encode(msgspec.structs.replace(env, sent_at=0.0, traceparent="")))
         else:
-            record: list[Any] = [payload[_PREFIX:], digest, public[_PREFIX:], commitment]
-            if (before is None or before.command_id != env.command_id or before.recorded_at != env.recorded_at
-                    or before.seat != env.seat):
-                record += [_hex_bytes(env.command_id, 16) or env.command_id, env.recorded_at, env.seat]
-            elif not public and not commitment:
-                record = record[:2]
-            out.append(_pack_stored(record))
+            same = (before is not None and before.command_id == env.command_id
+                    and before.recorded_at == env.recorded_at and before.seat == env.seat)
+            out.append(stored_form(payload, env.hash, public, env.commitment,
+                                   None if same else (env.command_id, env.recorded_at, env.seat)))
         before = env
     return out
 
@@ -124,23 +152,21 @@ def stored_envelopes(game_id: str, entries: Iterable[tuple[bytes, bytes]], befor
         if raw[:1] == b"{":
             env = event_envelope_decoder.decode(raw)
         else:
-            record = _unpack_stored(raw)
-            payload, digest, public, commitment = (record + [b"", b""])[:4]
-            payload = _TAGGED + payload
-            public = _TAGGED + public if public else b""
-            if len(record) > 4:
-                command_id, recorded_at, seat = record[4], record[5], record[6]
-                if isinstance(command_id, bytes):
+            r = _unpack_stored(raw)
+            payload = _TAGGED + r.payload
+            if r.command_id is not None:
+                command_id, recorded_at, seat = r.command_id, r.recorded_at, r.seat
+                if type(command_id) is bytes:
                     command_id = command_id.hex()
             elif before is None:
                 raise ValueError(f"game {game_id}: entry {entry_id!r} continues an entry that was not read")
             else:
                 command_id, recorded_at, seat = before.command_id, before.recorded_at, before.seat
-            seq = int(entry_id.split(b"-", 1)[0] if isinstance(entry_id, bytes) else entry_id.split("-", 1)[0])
-            env = EventEnvelope(game_id, seq, _tag(payload) or "", msgspec.Raw(payload), command_id, seat,
-                                recorded_at, before.hash if before is not None else GENESIS_HASH, digest.hex(),
-                                chain=2, **({"public": msgspec.Raw(public)} if public else {}),
-                                commitment=commitment.hex())
+            end = payload.find(b'"', _PREFIX)
+            env = EventEnvelope(game_id, int(entry_id[:entry_id.index(b"-" if type(entry_id) is bytes else "-")]),
+                                payload[_PREFIX:end].decode(), msgspec.Raw(payload), command_id, seat, recorded_at,
+                                before.hash if before is not None else GENESIS_HASH, r.hash.hex(), 0.0, 2,
+                                msgspec.Raw(_TAGGED + r.public) if r.public else _NO_PUBLIC, r.commitment.hex())
         out.append(env)
         before = env
     return out

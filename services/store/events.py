@@ -49,6 +49,7 @@ class Append:
     head: str = GENESIS_HASH  # the chain head after them
     notify: str = ""  # a pub/sub channel that gets the outcome (ok) or the first outcome (duplicate)
     final: bool = False  # the events end the game: the outcomes of its accepted commands may go (the stream has them)
+    stored: Sequence[bytes] = ()  # the events' game stream forms (codec.stored_forms), when the caller has them
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +154,7 @@ class RedisEventStore:
         for a in appends:
             first = len(stored) + 2
             if a.envelopes:
-                stored += stored_forms([event_envelope_decoder.decode(e) for e in a.envelopes], a.prev_hash)
+                stored += _stored(a)
             packed.append((keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id),
                            a.expected_version, a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash,
                            a.head, a.notify, [e.decode() for e in a.envelopes], first, int(a.final)))
@@ -201,6 +202,13 @@ class RedisEventStore:
         return len(due)
 
 
+def _stored(a: Append) -> Sequence[bytes]:
+    """The game stream forms of an append's events: the caller's, else made from the envelopes."""
+    if len(a.stored) == len(a.envelopes):
+        return a.stored
+    return stored_forms([event_envelope_decoder.decode(e) for e in a.envelopes], a.prev_hash)
+
+
 def _result(raw) -> AppendResult:
     status = raw[0].decode() if isinstance(raw[0], bytes) else raw[0]
     if status == DUPLICATE:
@@ -229,7 +237,7 @@ class InMemoryEventStore:
             else:
                 if a.envelopes:
                     self.heads[a.game_id] = a.head
-                    stream.extend(stored_forms([event_envelope_decoder.decode(e) for e in a.envelopes], a.prev_hash))
+                    stream.extend(_stored(a))
                 self.all_events.extend((a.game_id, a.game, e) for e in a.envelopes)
                 if a.command_key:
                     self.outcomes[(a.game_id, a.command_key)] = a.outcome

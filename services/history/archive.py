@@ -1,0 +1,192 @@
+"""``souk archive --older-than DURATION [--out DIR]``: finished games out of Redis, into record files.
+
+Each finished game (over or cancelled) whose last event is older than DURATION is written to
+``DIR/{game_id}.souk.json`` (``services.history.record``), the file is read back and verified (its hash chain,
+seed and commitments, its events folded by the rules, and the same events as the game stream), and only then are
+the game's hot keys removed: its stream, outcomes, chain head and seed in the event store (in one transaction that
+also leaves its tombstone), then its views, history, position, seat tokens and lobby entry in the read store. A game
+whose file does not verify is left as it was (and named).
+
+The tombstone (``souk:archived``, a hash: game id -> ``Tombstone`` JSON, about 150 bytes) lets the API answer
+410 ``archived`` for it, naming the record, instead of 404: ``archived_error`` is what the gateway raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+import msgspec
+import redis.asyncio as aioredis
+
+from services.history import record as records
+from services.store import keys
+from services.store.codec import encoder
+from services.store.events import RedisEventStore
+
+ARCHIVED = "souk:archived"  # hash in the event store: game id -> Tombstone JSON
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
+
+
+class Tombstone(msgspec.Struct, frozen=True):
+    """What is left of an archived game in Redis."""
+
+    archived_at: float
+    record: str  # the record file's name
+    events: int
+    head: str  # the last event's hash: a record whose head differs is not this game's
+
+
+_tombstone = msgspec.json.Decoder(Tombstone)
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of '30d', '12h', '1d12h', '90m', '45s', '2w' (a bare number is seconds)."""
+    text = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    parts = re.findall(r"(\d+(?:\.\d+)?)([smhdw])", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError(f"a duration is like 30d, 12h, 1d12h, 90m or 45s, not {text!r}")
+    return sum(float(n) * _UNITS[u] for n, u in parts)
+
+
+async def tombstone(events: aioredis.Redis, game_id: str) -> Tombstone | None:
+    """The tombstone of an archived game (None: not archived)."""
+    raw = await events.hget(ARCHIVED, game_id)
+    return _tombstone.decode(raw) if raw is not None else None
+
+
+async def archived_error(events: aioredis.Redis, game_id: str):
+    """The gateway's answer for a game it does not find: 410 ``archived`` when the game was archived (None when
+    it was not: then it is 404 ``game_not_found``)."""
+    from services.gateway.errors import ApiError
+
+    found = await tombstone(events, game_id)
+    if found is None:
+        return None
+    return ApiError(410, "archived", f"game {game_id!r} ended and was archived to its record ({found.record}); "
+                                     "it is no longer served")
+
+
+@dataclass
+class Report:
+    archived: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # game id -> why it was left in place
+    skipped: int = 0  # looked at, not finished or not old enough
+
+
+async def archive(events: aioredis.Redis, views: aioredis.Redis, older_than_s: float, out: Path,
+                  now: float | None = None, progress=None) -> Report:
+    """Archives every finished game whose last event is older than ``older_than_s``; see the module's doc."""
+    now = time.time() if now is None else now
+    cutoff = now - older_than_s
+    out.mkdir(parents=True, exist_ok=True)
+    store = RedisEventStore(events)
+    report = Report()
+    try:
+        # a game ends after it was created: only those created before the cutoff can qualify
+        candidates = [g.decode() for g in await events.zrangebyscore(keys.GAMES, "-inf", repr(cutoff))]
+        for game_id in candidates:
+            if progress is not None:
+                progress()
+            try:
+                done = await _archive_one(events, views, store, game_id, cutoff, out, now)
+            except (records.RecordError, ValueError, OSError) as exc:
+                report.failed[game_id] = str(exc)
+                continue
+            if done:
+                report.archived.append(game_id)
+            else:
+                report.skipped += 1
+    finally:
+        await store.aclose()
+    return report
+
+
+async def _archive_one(events: aioredis.Redis, views: aioredis.Redis, store: RedisEventStore, game_id: str,
+                       cutoff: float, out: Path, now: float) -> bool:
+    envelopes = await store.read(game_id)
+    if not envelopes or envelopes[-1].recorded_at > cutoff \
+            or envelopes[-1].type not in ("table.GameEnded", "table.GameCancelled"):
+        return False
+    seed = await events.get(keys.seed(game_id)) or b""
+    record = records.make(game_id, envelopes, seed, archived_at=now)
+    path = out / f"{game_id}.souk.json"
+    data = records.encode(record)
+    partial = path.with_suffix(".partial")
+    with open(partial, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(partial, path)
+    # what is on disk, read back, must hold and be this game's whole stream before anything is removed
+    written = records.decode(path.read_bytes())
+    problems = records.verify(written)
+    if problems:
+        raise records.RecordError(f"{path} does not verify: {problems[0]}")
+    if list(written.events) != envelopes or await store.version(game_id) != len(envelopes):
+        raise records.RecordError(f"{path} does not hold the game stream as it is")
+    stone = Tombstone(now, path.name, len(envelopes), envelopes[-1].hash)
+    game = record.header.game
+    pipe = events.pipeline(transaction=True)
+    pipe.hset(ARCHIVED, game_id, encoder.encode(stone))
+    pipe.delete(keys.game_stream(game_id), keys.outcomes(game_id), keys.head(game_id), keys.seed(game_id))
+    pipe.zrem(keys.GAMES, game_id)
+    await pipe.execute()
+    pipe = views.pipeline(transaction=True)
+    pipe.delete(keys.views(game_id), keys.history(game_id), keys.position(game_id), keys.seat_tokens(game_id))
+    pipe.hdel(keys.LOBBY, game_id)
+    pipe.zrem(keys.LOBBY_ORDER, game_id)
+    for status in (None, *keys.LOBBY_STATUSES):
+        for name in (None, game):
+            if status or name:
+                pipe.zrem(keys.lobby_index(status, name), game_id)
+    await pipe.execute()
+    return True
+
+
+@click.command("archive")
+@click.option("--older-than", "older_than", required=True, metavar="DURATION",
+              help="archive the finished games whose last event is older than this: 30d, 12h, 1d12h, 90m, 45s")
+@click.option("--out", "out", default="archive", show_default=True, type=click.Path(file_okay=False),
+              help="the folder the record files go to ({game_id}.souk.json)")
+def command(older_than: str, out: str) -> None:
+    """Export each finished game older than the retention to a record file, verify it, then remove the game's
+    hot keys (it then answers 410 archived)."""
+    try:
+        seconds = parse_duration(older_than)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--older-than") from None
+    from services.runtime.config import Settings
+
+    settings = Settings.from_env()
+    try:
+        from services.cli.stores import resolve  # the data folder's embedded Redis when REDIS_URL is unset
+        settings = resolve(settings)
+    except ImportError:
+        pass
+    report = asyncio.run(_run(settings.redis_url, settings.views_url, seconds, Path(out)))
+    click.echo(f"archived {len(report.archived)} games to {out}/ ({report.skipped} not finished or too recent)")
+    for game_id, why in report.failed.items():
+        click.echo(f"not archived: {game_id}: {why}", err=True)
+    if report.failed:
+        raise SystemExit(1)
+
+
+async def _run(events_url: str, views_url: str, seconds: float, out: Path) -> Report:
+    events, views = aioredis.Redis.from_url(events_url), aioredis.Redis.from_url(views_url or events_url)
+    try:
+        return await archive(events, views, seconds, out)
+    finally:
+        await events.aclose()
+        await views.aclose()
+
+
+if __name__ == "__main__":
+    command()

@@ -1,0 +1,108 @@
+"""souk archive: finished games older than the retention go to verified record files; their hot keys go, a
+tombstone stays (410 archived), the lobby no longer lists them; anything else stays as it was."""
+
+from __future__ import annotations
+
+import time
+
+import msgspec
+import pytest
+from click.testing import CliRunner
+
+from contracts.envelope import CommandEnvelope
+from contracts.table import CreateGame
+from services.engine.service import Engine
+from services.history import archive as archiving
+from services.history import record as records
+from services.store import keys
+from services.store.codec import encoder
+from services.store.events import RedisEventStore
+
+pytestmark = pytest.mark.anyio
+
+
+async def keys_of(client, game_id: str) -> list[bytes]:
+    return sorted([k async for k in client.scan_iter(match=f"*{game_id}*")])
+
+
+async def open_game(events, game_id: str = "still-open") -> None:
+    engine = Engine(events, RedisEventStore(events))
+    [reply] = await engine.handle([CommandEnvelope("c", game_id, msgspec.Raw(encoder.encode(
+        CreateGame("yspahan", "open", 2))))])
+    assert reply.status == "accepted"
+
+
+async def test_finished_games_older_than_the_retention_become_records_and_leave_a_tombstone(stores, finished, tmp_path):
+    events, views = stores
+    await open_game(events)
+    listed = await views.zrange(keys.LOBBY_ORDER, 0, -1)
+    assert set(finished) <= {g.decode() for g in listed}
+    report = await archiving.archive(events, views, 3600, tmp_path, now=time.time() + 7200)
+    assert sorted(report.archived) == sorted(finished) and not report.failed and report.skipped == 1, report
+    for game_id in finished:
+        record = records.decode((tmp_path / f"{game_id}.souk.json").read_bytes())
+        assert records.verify(record) == [] and record.header.game_id == game_id
+        assert await keys_of(events, game_id) == [] and await keys_of(views, game_id) == []
+        assert await events.zscore(keys.GAMES, game_id) is None
+        assert not await views.hexists(keys.LOBBY, game_id)
+        for key in [k async for k in views.scan_iter(match="souk:lobby*")]:
+            if await views.type(key) == b"zset":
+                assert await views.zscore(key, game_id) is None, key
+        stone = await archiving.tombstone(events, game_id)
+        assert stone.record == f"{game_id}.souk.json" and stone.events == record.header.events
+        assert len(await events.hget(archiving.ARCHIVED, game_id)) < 200
+        error = await archiving.archived_error(events, game_id)
+        assert (error.status_code, error.code) == (410, "archived")
+    assert await events.exists(keys.game_stream("still-open"))  # not finished: kept
+    assert await archiving.archived_error(events, "still-open") is None
+    assert await archiving.tombstone(events, "never-existed") is None
+
+
+async def test_games_that_ended_within_the_retention_are_kept(stores, finished, tmp_path):
+    events, views = stores
+    report = await archiving.archive(events, views, 3600, tmp_path)
+    assert report.archived == [] and not report.failed
+    store = RedisEventStore(events)
+    ended = min([(await store.read(g))[-1].recorded_at for g in finished])
+    await store.aclose()
+    # created before the cutoff, ended just after it
+    report = await archiving.archive(events, views, 3600, tmp_path, now=ended + 3600 - 0.01)
+    assert report.archived == [] and not report.failed and report.skipped == 2
+    assert all([await events.exists(keys.game_stream(g)) for g in finished]) and not list(tmp_path.iterdir())
+
+
+async def test_a_record_that_does_not_verify_once_written_leaves_its_game_in_place(stores, finished, tmp_path,
+                                                                                   monkeypatch):
+    events, views = stores
+    monkeypatch.setattr(records, "verify", lambda record: ["the disk flipped a bit"])
+    report = await archiving.archive(events, views, 0, tmp_path, now=time.time() + 10)
+    assert report.archived == [] and set(report.failed) == set(finished)
+    assert "does not verify" in report.failed[finished[0]]
+    for game_id in finished:
+        assert await events.exists(keys.game_stream(game_id), keys.seed(game_id), keys.head(game_id)) == 3
+        assert await views.hexists(keys.LOBBY, game_id)
+        assert await archiving.tombstone(events, game_id) is None
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("30d", 30 * 86400), ("12h", 43200), ("1d12h", 129600),
+                                               ("90m", 5400), ("45s", 45), ("2w", 1209600), ("0", 0.0)])
+def test_a_duration_is_read_in_its_units(text, seconds):
+    assert archiving.parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "12x", "1d 2h", "-3d", "h"])
+def test_a_duration_that_is_not_one_is_refused(text):
+    with pytest.raises(ValueError, match="a duration is like"):
+        archiving.parse_duration(text)
+
+
+def test_the_command_archives_with_the_environments_stores_and_refuses_a_bad_duration(redis_url, tmp_path,
+                                                                                      monkeypatch):
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.delenv("SOUK_VIEWS_REDIS_URL", raising=False)
+    runner = CliRunner()
+    bad = runner.invoke(archiving.command, ["--older-than", "soon", "--out", str(tmp_path)])
+    assert bad.exit_code == 2 and "a duration is like" in bad.output
+    done = runner.invoke(archiving.command, ["--older-than", "30d", "--out", str(tmp_path / "records")])
+    assert done.exit_code == 0, done.output
+    assert "archived 0 games" in done.output
