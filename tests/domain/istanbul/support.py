@@ -145,3 +145,44 @@ def answer_all(s: Spec, answers: dict[int, Any]) -> list[Any]:
 
 def act(location: str, via: str = "free", **fields: Any) -> Act:
     return Act(location=location, via=via, **fields)
+
+
+def random_game(seats: int, seed: int, policy: Any = None):
+    """A random game on the bare decider (no table): yields (state, seat, command, events) per command, the state
+    being the one the command was decided on. ``policy(rng, state, seat, legal)`` picks the command (default:
+    uniformly among the legal ones)."""
+    import random
+
+    from domain.chance import Chance
+
+    rng = random.Random(seed)
+    secret = seed.to_bytes(8, "big")
+    options = Options()
+    state = GAME.initial_state(seats, options)
+    for event in GAME.setup(seats, options, Chance(secret, 0)):
+        state = GAME.evolve(state, event)
+    position = 1
+    while GAME.result(state) is None:
+        seat = rng.choice(GAME.flow(state).awaiting)
+        legal = GAME.legal_commands(state, seat)
+        command = policy(rng, state, seat, legal) if policy else rng.choice(legal)
+        events = GAME.decide(state, seat, command, Chance(secret, position))
+        yield state, seat, command, events
+        for event in events:
+            state = GAME.evolve(state, event)
+        position += 1
+
+
+def ruby_seeker(rng: Any, state: rules.State, seat: int, legal: Sequence[Any]) -> Any:
+    """A policy that goes for rubies: a palace letter, the Gem Merchant or a ruby guild card when it can, else
+    plays a guild card when it can, else a random legal command."""
+    from contracts.istanbul import PlayGuild
+
+    def rubyish(c: Any) -> bool:
+        if isinstance(c, Act):
+            place = c.target or c.location
+            return place in data.LETTERS or place == "2" or (c.location is None and state.guild_played in range(10, 17))
+        return isinstance(c, PlayGuild)
+
+    best = [c for c in legal if rubyish(c)]
+    return rng.choice(best) if best and rng.random() < 0.9 else rng.choice(list(legal))
