@@ -198,6 +198,18 @@ def dockerfile_stages(path: Path = DOCKERFILE) -> tuple[dict[str, str], list[Sta
     return args, stages
 
 
+def env_of(stage: Stage) -> dict[str, str]:
+    """What a stage's ENV instructions set."""
+    env: dict[str, str] = {}
+    for instruction in stage.all("ENV"):
+        words = shlex.split(instruction.args)
+        if words and "=" not in words[0]:  # the legacy form: ENV KEY value
+            env[words[0]] = " ".join(words[1:])
+            continue
+        env.update(word.split("=", 1) for word in words)
+    return env
+
+
 def shell_words(run: Instruction) -> list[list[str]]:
     """A RUN's shell form split into its commands (on ``&&``, ``;`` and ``||``), each as words."""
     commands = re.split(r"&&|\|\||;", run.args)

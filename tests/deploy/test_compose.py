@@ -25,12 +25,12 @@ from tests.deploy.support import (
     ROOT,
     SOUK_SERVICES,
     dockerfile_stages,
+    env_of,
     environment,
     load_compose,
     published_ports,
     seconds,
 )
-from tests.deploy.test_dockerfile import env_of
 
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 PROBE = ["CMD", "python", "/opt/souk/healthcheck.py"]

@@ -5,7 +5,6 @@ with a fixed uid, a command and a healthcheck that exist."""
 from __future__ import annotations
 
 import re
-import shlex
 import subprocess
 import sys
 import tomllib
@@ -13,7 +12,7 @@ import tomllib
 import pytest
 import setuptools
 
-from tests.deploy.support import ROOT, Stage, dockerfile_stages, shell_words
+from tests.deploy.support import ROOT, Stage, dockerfile_stages, env_of, shell_words
 
 PINNED_PYTHON = re.compile(r"^python:3\.11\.\d+-slim-[a-z]+(@sha256:[0-9a-f]{64})?$")
 BUILD_TOOLS = {"gcc", "g++", "cc", "make", "build-essential", "clang", "python3-dev", "libc6-dev", "cmake", "git"}
@@ -22,17 +21,6 @@ BUILD_TOOLS = {"gcc", "g++", "cc", "make", "build-essential", "clang", "python3-
 @pytest.fixture(scope="module")
 def stages() -> list[Stage]:
     return dockerfile_stages()[1]
-
-
-def env_of(stage: Stage) -> dict[str, str]:
-    env: dict[str, str] = {}
-    for instruction in stage.all("ENV"):
-        words = shlex.split(instruction.args)
-        if words and "=" not in words[0]:  # the legacy form: ENV KEY value
-            env[words[0]] = " ".join(words[1:])
-            continue
-        env.update(word.split("=", 1) for word in words)
-    return env
 
 
 def test_the_image_is_built_in_two_stages_from_one_pinned_python_3_11_slim_base(stages):
