@@ -323,7 +323,7 @@ def _answer(state: State, seat: int, command: Act | TakeBonus, chance: Chance) -
     if state.stage != ACT:
         raise RuleViolation("wrong_phase", "no card waits for an answer now")
     if seat not in state.pending:
-        raise RuleViolation("not_your_turn", "only the active seat uses a guild card")
+        raise RuleViolation("not_your_turn", "this seat has nothing to answer now (a guild card is its player's alone)")
     me = state.players[seat]
     if me.answered:
         raise RuleViolation("already_answered", "you already answered this turn")
