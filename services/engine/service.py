@@ -28,7 +28,7 @@ from domain.chance import Chance
 from domain.kernel import RuleViolation
 from services.store import keys
 from services.runtime import metrics
-from services.store.codec import command_decoder, decode_stream, encoder, reply_decoder, stored_forms, tag_of
+from services.store.codec import command_decoder, decode_stream, encoder, reply_decoder, stored_form, stored_forms, tag_of
 from services.store.lru import Lru
 from services.store.events import CONFLICT, DUPLICATE, OK, Append, EventStore
 from services.runtime.tracing import trace_id
@@ -248,29 +248,38 @@ class Engine:
         now = time.time()
         head = slot.head
         envelopes: list[bytes] = []
-        sealed_all: list[EventEnvelope] = []
+        stored: list[bytes] = []  # the game stream's forms (services/store/codec.py), made from what is at hand
+        before_seat: object = stored  # nothing yet
         for event in events:
             table = tbl.evolve(table, event)
             seat = event.seat if isinstance(event, SeatJoined) else env.seat
             payload = encoder.encode(event)
             spectator = tbl.redact(table, event, None)
             secret = {}
+            public = b""
             if spectator is not event:  # the chain covers what a spectator sees and a salted commitment to the rest
-                secret = {"public": msgspec.Raw(encoder.encode(spectator)),
+                public = encoder.encode(spectator)
+                secret = {"public": msgspec.Raw(public),
                           "commitment": commitment(seed, env.game_id, table.version, payload)}
+            tag = tag_of(event)
             sealed = seal(EventEnvelope(  # an event that hides nothing: the chain covers the event itself
-                game_id=env.game_id, seq=table.version, type=tag_of(event), payload=msgspec.Raw(payload),
+                game_id=env.game_id, seq=table.version, type=tag, payload=msgspec.Raw(payload),
                 command_id=env.command_id, seat=seat, recorded_at=now, prev_hash=head, sent_at=env.sent_at,
                 chain=CHAIN, traceparent=env.traceparent, **secret,
             ))
             head = sealed.hash
             envelopes.append(encoder.encode(sealed))
-            sealed_all.append(sealed)
+            if tag.startswith("table."):
+                stored += stored_forms([sealed], sealed.prev_hash)
+            else:  # msgspec writes the tag first: the compact form holds it
+                stored.append(stored_form(payload, head, public, sealed.commitment,
+                                          None if seat == before_seat else (env.command_id, now, seat)))
+            before_seat = seat
         joined = next((e.seat for e in events if isinstance(e, SeatJoined)), None)
         reply = Reply(env.command_id, env.game_id, "accepted", version=table.version, events=len(events),
                       seat=env.seat if joined is None else joined)
         append = Append(env.game_id, table.game, slot.table.version, envelopes, command_key(env),
                         encoder.encode(reply), prev_hash=slot.head, head=head, notify=env.reply_to,
-                        final=table.status in FINISHED, stored=stored_forms(sealed_all, slot.head))
+                        final=table.status in FINISHED, stored=stored)
         log.debug("command_accepted", version=table.version, events=len(events))
         return append, reply, Slot(table, head, seed)

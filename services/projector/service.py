@@ -209,7 +209,9 @@ class Projector:
             created_at = envelopes[0].recorded_at
         return Projected(table, created_at)
 
-    def _write(self, writes: Writes, game_id: str, projected: Projected, envelopes: list[EventEnvelope]) -> None:
+    def _write(self, writes: Writes, game_id: str, projected: Projected, envelopes: list[EventEnvelope],
+               history_kept: bool = True) -> None:
+        """``history_kept`` False: no history read model (a finished game rebuilt: read_history derives it)."""
         table = projected.table
         status_before = table.status
         history: list[str] = []
@@ -226,16 +228,17 @@ class Projector:
                     writes.hset(keys.seat_tokens(game_id), str(event.seat), event.token_hash)
                 elif isinstance(event, SeatLeft):
                     writes.hdel(keys.seat_tokens(game_id), str(event.seat))
-            record = history_record(table, event, env)
-            history.append(encoder.encode(record).decode())
+            if history_kept:
+                history.append(encoder.encode(history_record(table, event, env)).decode())
         for i, env in enumerate(envelopes):  # each command's last event: its views are written with this batch
             if i + 1 == len(envelopes) or envelopes[i + 1].command_id != env.command_id:
                 writes.projected.append((table.game, env))
         views = tbl.views(table, game_id)
         writes.hset(keys.views(game_id),
                     *(x for s, v in views.items() for x in (keys.audience(s), encoder.encode(v).decode())))
-        writes.rpush(keys.history(game_id), *history)
-        if status_before != table.status and table.status in FINISHED:  # only a cache from now on
+        if history:
+            writes.rpush(keys.history(game_id), *history)
+        if history and status_before != table.status and table.status in FINISHED:  # only a cache from now on
             writes.expire(keys.history(game_id), self.finished_ttl_s)
         private = bool(table.invite_hash)
         if lobby_changed:
@@ -282,7 +285,8 @@ class Projector:
                 writes.zrem(keys.lobby_index(status=status), game_id)
                 writes.zrem(keys.lobby_index(status=status, game=game), game_id)
             projected = Projected(tbl.EMPTY, 0.0)
-            self._write(writes, game_id, projected, envelopes)
+            # a finished game's history is only a cache: not written again (services/projector/history.py)
+            self._write(writes, game_id, projected, envelopes, history_kept=envelopes[-1].type not in FINAL_EVENTS)
             if not await writes.replace(self.lean, keys.position(game_id), projected.table.version):
                 self.cache.pop(game_id)  # a projector wrote it further meanwhile: its cache must not say otherwise
             count += 1
@@ -308,6 +312,7 @@ class Projector:
 
 
 FINISHED = (tbl.OVER, tbl.CANCELLED)
+FINAL_EVENTS = ("table.GameEnded", "table.GameCancelled")  # the events that finish a game
 
 
 def history_entry(env: EventEnvelope, event: Any) -> HistoryEntry:

@@ -223,3 +223,17 @@ async def test_a_finished_four_player_yspahan_game_costs_at_most_100_kb_once_its
         for seat in (0, 3, None):
             page = await read_history(redis, views_redis, g, seat, 0, 1000)
             assert len(page.entries) == await redis.xlen(keys.game_stream(g)) == page.version
+
+
+async def test_a_rebuild_writes_no_history_for_a_finished_game_and_it_reads_the_same(redis):
+    engine, _ = await played_tally(redis)
+    await started(engine, "g2")
+    projector = Projector(redis, engine.store)
+    await projector.handle([f for _, f in await redis.xrange(keys.EVENTS)])
+    pages = {seat: await read_history(redis, redis, "g1", seat, 0, 100) for seat in (0, 1, None)}
+    running = await redis.lrange(keys.history("g2"), 0, -1)
+    assert await Projector(redis, engine.store).rebuild() == 2
+    assert not await redis.exists(keys.history("g1")) and await redis.lrange(keys.history("g2"), 0, -1) == running
+    for seat, page in pages.items():
+        assert encoder.encode(await read_history(redis, redis, "g1", seat, 0, 100)) == encoder.encode(page)
+    await projector.aclose()
