@@ -19,6 +19,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
@@ -33,6 +34,7 @@ from services.store import keys
 from services.runtime import metrics
 from services.store.codec import encoder, reply_decoder
 from services.engine.service import command_key
+from services.gateway import fanout
 from services.gateway.errors import ApiError
 
 log = structlog.get_logger("souk.gateway")
@@ -292,23 +294,53 @@ class _SharedRead:
 
 class Follower:
     """One WebSocket's place in a feed: the newest view offered to it, not yet taken (a slow socket skips the
-    views it had no time to send: each view is whole)."""
+    views it had no time to send: each view is whole).
 
-    __slots__ = ("_changed", "_text", "closed", "version")
+    With a ``wire`` (``services.gateway.fanout.Wire``) each view offered is written at once as the frame the feed
+    built for every socket of the audience, and ``next()`` only tells that the follower closed; a socket with
+    too much unsent is held back until it drains, then gets the newest view."""
 
-    def __init__(self) -> None:
-        self.version = -1
+    __slots__ = ("_changed", "_held", "_retry", "_text", "closed", "version", "wire")
+
+    def __init__(self, since: int = -1, wire: Any = None) -> None:
+        self.version = since  # the newest version offered (or, at first, the newest the client already has)
+        self.wire = wire
         self._text: str | None = None
+        self._held: bytes | None = None  # with a wire: the newest frame held back from a slow socket
+        self._retry: asyncio.TimerHandle | None = None
         self._changed = asyncio.Event()
         self.closed = False
 
-    def offer(self, version: int, text: str) -> None:
-        if version > self.version:
-            self.version, self._text = version, text
+    def offer(self, version: int, text: str, frame: bytes | None = None) -> None:
+        if version <= self.version or self.closed:
+            return
+        self.version = version
+        if self.wire is None:
+            self._text = text
             self._changed.set()
+        else:
+            self._held = frame
+            self._write()
+
+    def _write(self) -> None:
+        self._retry = None
+        if self.closed or self._held is None:
+            return
+        wire = self.wire
+        if not wire.usable():
+            self.close()
+            return
+        if wire.backlog() > fanout.MAX_BACKLOG:  # the client reads slowly: nothing more for it until it drains
+            self._retry = asyncio.get_running_loop().call_later(fanout.RETRY_S, self._write)
+            return
+        frame, self._held = self._held, None
+        wire.write(frame)
 
     def close(self) -> None:
         self.closed = True
+        if self._retry is not None:
+            self._retry.cancel()
+            self._retry = None
         self._changed.set()
 
     async def next(self) -> str | None:
@@ -339,8 +371,9 @@ class _Feed:
         version = _version_decoder.decode(raw).version
         self.version = max(self.version, version)
         text = raw.decode()
-        for follower in self.followers:
-            follower.offer(version, text)
+        frame = fanout.text_frame(raw) if any(f.wire is not None for f in self.followers) else None
+        for follower in list(self.followers):  # a follower may close (and leave the feed) as it is offered
+            follower.offer(version, text, frame)
 
 
 class _Game:
@@ -433,13 +466,14 @@ class Updates(_Subscription):
             game.cancel()
 
     @contextlib.asynccontextmanager
-    async def follow(self, game_id: str, audience: str) -> AsyncIterator[Follower]:
-        """A follower of the game's view for this audience, offered the current view at once, then each newer one."""
+    async def follow(self, game_id: str, audience: str, since: int = -1, wire: Any = None) -> AsyncIterator[Follower]:
+        """A follower of the game's view for this audience, offered the current view at once, then each newer one
+        (newer than ``since`` only); with a ``wire``, written to it (see ``Follower``)."""
         game = self._game(game_id)
         feed = game.feeds.get(audience)
         if feed is None:
             feed = game.feeds[audience] = _Feed(audience)
-        follower = Follower()
+        follower = Follower(since, wire)
         feed.followers.add(follower)
         metrics.WEBSOCKETS.inc()
         try:
