@@ -28,7 +28,8 @@ from domain.chance import Chance
 from domain.kernel import RuleViolation
 from services.store import keys
 from services.runtime import metrics
-from services.store.codec import command_decoder, decode_stream, encoder, reply_decoder, stored_form, stored_forms, tag_of
+from services.store.codec import (command_decoder, decode_stream, encoder, reply_decoder, stored_form, stored_forms,
+                                  tag_of)
 from services.store.lru import Lru
 from services.store.events import CONFLICT, DUPLICATE, OK, Append, EventStore
 from services.runtime.tracing import trace_id

@@ -15,7 +15,7 @@ from contracts.readmodels import HistoryEntry, HistoryPage, HistoryRecord
 from domain import table as tbl
 from services.projector.service import history_record
 from services.store import keys
-from services.store.codec import event_decoder, game_name
+from services.store.codec import encoder, event_decoder, game_name
 from services.store.events import EventStore, RedisEventStore
 
 _record = msgspec.json.Decoder(HistoryRecord)
@@ -57,3 +57,18 @@ async def derive_history(store: EventStore, game_id: str, audience: str, after: 
         if env.seq > after:
             out.append(history_record(table, event, env).for_audience(audience))
     return tuple(out)
+
+
+async def history_records(store: EventStore, game_id: str) -> list[bytes]:
+    """The whole history read model as the projector writes it (one ``HistoryRecord`` JSON per event), from the
+    event store: what a finished game's history was before it expired (for checks that compare read models)."""
+    envelopes = await store.read(game_id)
+    if not envelopes:
+        return []
+    decode = event_decoder(game_name(envelopes[0])).decode
+    table, out = tbl.EMPTY, []
+    for env in envelopes:
+        event = decode(env.payload)
+        table = tbl.evolve(table, event)
+        out.append(encoder.encode(history_record(table, event, env)))
+    return out

@@ -61,16 +61,18 @@ def decode_stream(envelopes: list[EventEnvelope]) -> list[Any]:
 # - compact (a MessagePack array): a chain-2 game event, stored with what cannot be derived and nothing else:
 #   ``[payload, hash]``, ``[payload, hash, public, commitment]`` or ``[payload, hash, public, commitment,
 #   command_id, recorded_at, seat]``. ``payload`` and ``public`` are the event's JSON bytes exactly as the chain
-#   hashed them but their first 9, always ``{"type":"`` (``public`` b"" when the event hides nothing), ``hash`` and ``commitment`` the 32 bytes of their hex
-#   (b"" for no commitment), ``command_id`` 16 bytes when it is 32 lowercase hex digits, else the text. The
-#   short forms carry the same ``command_id``, ``recorded_at`` and ``seat`` as the entry before (another event
-#   of the same command). Derived when read: ``game_id`` (the key), ``seq`` (the entry id ``{seq}-0``),
-#   ``type`` (the payload's tag), ``prev_hash`` (the hash of the entry before), ``chain`` (2). Not stored: the
-#   command's ``sent_at`` and ``traceparent`` (a latency measurement and a log correlation id, outside the record:
-#   the projectors get them from ``souk:events``, whose entries are whole JSON envelopes).
+#   hashed them but their first 9, always ``{"type":"`` (``public`` b"" when the event hides nothing); ``hash``
+#   and ``commitment`` are the 32 bytes of their hex (b"" for no commitment); ``command_id`` 16 bytes when it is
+#   32 lowercase hex digits, else the text. The short forms carry the same ``command_id``, ``recorded_at`` and
+#   ``seat`` as the entry before (another event of the same command). Derived when read: ``game_id`` (the key),
+#   ``seq`` (the entry id ``{seq}-0``), ``type`` (the payload's tag), ``prev_hash`` (the hash of the entry
+#   before), ``chain`` (2). Not stored: the command's ``sent_at`` and ``traceparent`` (a latency measurement and a
+#   log correlation id, outside the record: the projectors get them from ``souk:events``, whose entries are whole
+#   JSON envelopes).
 
-class _Stored(msgspec.Struct, array_like=True, omit_defaults=True, frozen=True):
-    """A game event in the compact form (see above): trailing defaults are not written."""
+
+class _Stored(msgspec.Struct, array_like=True, frozen=True):
+    """A game event in the compact form (see above), as read: the fields a short form lacks take their defaults."""
 
     payload: bytes  # without its first 9 bytes
     hash: bytes

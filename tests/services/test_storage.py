@@ -106,7 +106,8 @@ def test_an_envelope_the_compact_form_cannot_hold_exactly_is_stored_whole():
 async def test_a_finished_games_accepted_commands_get_their_first_answer_when_resent(redis):
     engine, commands = await played_tally(redis)
     # only the last command's outcome is still recorded: the others come from the stream
-    assert list(await redis.hgetall(keys.outcomes("g1"))) == [f"{commands[-1][0].seat}:{commands[-1][0].command_id}".encode()]
+    last = commands[-1][0]
+    assert list(await redis.hgetall(keys.outcomes("g1"))) == [f"{last.seat}:{last.command_id}".encode()]
     again = await Engine(redis, engine.store).handle([env for env, _ in commands])
     assert again == [reply for _, reply in commands]
     assert await redis.xlen(keys.game_stream("g1")) == commands[-1][1].version  # nothing appended
@@ -165,7 +166,8 @@ async def test_the_projector_trims_souk_events_behind_its_groups_and_a_rebuild_n
     before = [await redis.hgetall(names[0]), await redis.lrange(names[1], 0, -1), await redis.hgetall(keys.LOBBY)]
     await redis.delete(*names, keys.LOBBY, keys.position("g1"))
     assert await Projector(redis, store).rebuild() == 1
-    assert [await redis.hgetall(names[0]), await redis.lrange(names[1], 0, -1), await redis.hgetall(keys.LOBBY)] == before
+    after = [await redis.hgetall(names[0]), await redis.lrange(names[1], 0, -1), await redis.hgetall(keys.LOBBY)]
+    assert after == before
     await projector.aclose()
 
 
@@ -237,3 +239,13 @@ async def test_a_rebuild_writes_no_history_for_a_finished_game_and_it_reads_the_
     for seat, page in pages.items():
         assert encoder.encode(await read_history(redis, redis, "g1", seat, 0, 100)) == encoder.encode(page)
     await projector.aclose()
+
+
+async def test_the_history_records_derived_from_the_stream_are_the_bytes_the_projector_wrote(redis):
+    from services.projector.history import history_records
+
+    engine, _ = await played_tally(redis)
+    projector = Projector(redis, engine.store)
+    await projector.handle([f for _, f in await redis.xrange(keys.EVENTS)])
+    await projector.aclose()
+    assert await history_records(engine.store, "g1") == await redis.lrange(keys.history("g1"), 0, -1)
