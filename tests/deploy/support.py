@@ -15,6 +15,8 @@ import json
 import os
 import re
 import shlex
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,6 +216,20 @@ def shell_words(run: Instruction) -> list[list[str]]:
     """A RUN's shell form split into its commands (on ``&&``, ``;`` and ``||``), each as words."""
     commands = re.split(r"&&|\|\||;", run.args)
     return [shlex.split(c) for c in commands if c.strip()]
+
+
+_HELP: dict[tuple[str, ...], subprocess.CompletedProcess] = {}
+
+
+def souk_help(*commands: tuple[str, ...]) -> dict[tuple[str, ...], subprocess.CompletedProcess]:
+    """``souk ARGS... --help`` for each command (``("souk", "engine")``), the ones not run yet in parallel: it
+    exits 0 only if the CLI has the command and accepts its options."""
+    runs = {c: subprocess.Popen([sys.executable, "-m", "services.cli", *c[1:], "--help"], cwd=ROOT, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE) for c in commands if c not in _HELP}
+    for command, run in runs.items():
+        stdout, stderr = run.communicate(timeout=60)
+        _HELP[command] = subprocess.CompletedProcess(run.args, run.returncode, stdout, stderr)
+    return {c: _HELP[c] for c in commands}
 
 
 # --- docker-compose.yml ------------------------------------------------------------------------------------------

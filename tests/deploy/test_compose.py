@@ -12,7 +12,6 @@ import inspect
 import os
 import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from tests.deploy.support import (
     load_compose,
     published_ports,
     seconds,
+    souk_help,
 )
 
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
@@ -171,8 +171,5 @@ def test_every_command_in_the_file_is_a_souk_command():
     """`souk engine`, `souk projector`, `souk gateway` as the file writes them, options included, parse."""
     commands = {tuple(load_compose({})["services"][name]["command"]) for name in SOUK_SERVICES}
     assert {c[:2] for c in commands} == {("souk", "engine"), ("souk", "projector"), ("souk", "gateway")}
-    runs = {c: subprocess.Popen([sys.executable, "-m", "services.cli", *c[1:], "--help"], cwd=ROOT,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in commands}
-    for command, run in runs.items():
-        stdout, stderr = run.communicate(timeout=60)
-        assert run.returncode == 0 and stdout, f"`{' '.join(command)}`: {stderr[-500:]}"
+    for command, run in souk_help(*commands).items():
+        assert run.returncode == 0 and run.stdout, f"`{' '.join(command)}`: {run.stderr[-500:]}"

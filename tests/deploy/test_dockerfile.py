@@ -5,14 +5,12 @@ with a fixed uid, a command and a healthcheck that exist."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import tomllib
 
 import pytest
 import setuptools
 
-from tests.deploy.support import ROOT, Stage, dockerfile_stages, env_of, shell_words
+from tests.deploy.support import ROOT, Stage, dockerfile_stages, env_of, shell_words, souk_help
 
 PINNED_PYTHON = re.compile(r"^python:3\.11\.\d+-slim-[a-z]+(@sha256:[0-9a-f]{64})?$")
 BUILD_TOOLS = {"gcc", "g++", "cc", "make", "build-essential", "clang", "python3-dev", "libc6-dev", "cmake", "git"}
@@ -72,8 +70,7 @@ def test_the_image_starts_a_souk_command_and_probes_its_health(stages):
     assert starts, "no CMD or ENTRYPOINT"
     command = starts[-1].exec_form()
     assert command and command[0] == "souk", f"{starts[-1].keyword} {starts[-1].args}"
-    help_ = subprocess.run([sys.executable, "-m", "services.cli", *command[1:], "--help"], cwd=ROOT,
-                           capture_output=True, text=True, timeout=30)
+    help_ = souk_help(tuple(command))[tuple(command)]
     assert help_.returncode == 0, f"`{' '.join(command)}` is not a souk command: {help_.stderr[-500:]}"
     checks = runtime.all("HEALTHCHECK")
     assert checks, "no HEALTHCHECK"
