@@ -33,10 +33,13 @@ def test_the_build_stage_installs_the_wheel_into_an_environment_the_runtime_copi
     build, runtime = stages[0], stages[-1]
     commands = [words for run in build.all("RUN") for words in shell_words(run)]
     assert any(w[:2] == ["pip", "wheel"] or w[:3] == ["python", "-m", "build"] for w in commands), commands
-    installs = [w for w in commands if len(w) > 2 and w[0].endswith("pip") and w[1] == "install"]
+    installs = [w for w in commands if w[0].endswith("pip") and "install" in w]
     assert any(any(arg.endswith(".whl") for arg in w) for w in installs), f"no wheel installed: {installs}"
-    venv = next(w[-1] for w in commands if w[:3] == ["python", "-m", "venv"])
-    assert all(w[0] == f"{venv}/bin/pip" for w in installs), "every install goes into the environment copied"
+    venv_made = next(w for w in commands if w[:3] == ["python", "-m", "venv"])
+    venv = venv_made[-1]
+    assert "--without-pip" in venv_made, "pip and setuptools (build tools) would be copied into the runtime"
+    assert all(w[:3] == ["pip", "--python", f"{venv}/bin/python"] for w in installs), \
+        "every install goes into the environment the runtime copies"
     copies = [c for c in runtime.all("COPY") if c.flags().get("from") == build.name]
     assert [c.operands() for c in copies] == [[venv, venv]], "the runtime copies the environment, at the same path"
     assert env_of(runtime)["PATH"].startswith(f"{venv}/bin:")
@@ -44,10 +47,15 @@ def test_the_build_stage_installs_the_wheel_into_an_environment_the_runtime_copi
 
 def test_the_runtime_stage_installs_nothing_and_carries_no_build_tools(stages):
     runtime = stages[-1]
+    removed = set()
     for run in runtime.all("RUN"):
         for words in shell_words(run):
+            if words[:4] == ["python", "-m", "pip", "uninstall"]:
+                removed |= set(words[4:])
+                continue
             assert words[0] not in {"pip", "pip3", "apt-get", "apt", "apk", "python"}, f"RUN {run.args}"
             assert not BUILD_TOOLS & set(words), f"RUN {run.args}"
+    assert {"pip", "setuptools", "wheel"} <= removed, "the base image's own build tools stay in the runtime"
     assert not [c for c in runtime.all("COPY") if c.operands()[0] in {".", "services", "contracts", "domain"}], \
         "the source tree stays in the build stage"
 
