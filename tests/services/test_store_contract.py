@@ -139,3 +139,16 @@ async def test_the_redis_store_survives_a_server_that_forgot_its_script(redis_ur
     assert [r.status for r in await store.append([b, c])] == [OK, OK]
     assert await store.version("g1") == 2 and await store.version("g2") == 1
     await client.aclose()
+
+
+async def test_the_append_that_ends_a_game_drops_its_accepted_outcomes_but_its_own_and_the_refusals(store):
+    accepted = b'{"command_id":"k1","game_id":"g1","status":"accepted","version":1}'
+    refused = b'{"command_id":"k2","game_id":"g1","status":"rejected","code":"not_your_turn"}'
+    first = append("g1", 0, 1, GENESIS_HASH, "k1", accepted)
+    await store.append([first])
+    await store.append([Append("g1", "test", 1, (), "k2", refused, prev_hash=first.head, head=first.head)])
+    last = append("g1", 1, 2, first.head, "k3", b'{"status":"accepted","version":3}')
+    [result] = await store.append([Append(**{**{f: getattr(last, f) for f in last.__slots__}, "final": True})])
+    assert result.status == OK
+    assert await store.outcome("g1", "k1") is None
+    assert await store.outcome("g1", "k2") == refused and await store.outcome("g1", "k3") is not None
