@@ -26,6 +26,7 @@ import msgspec
 
 from contracts.readmodels import SeatInfo, TableView
 from contracts.table import (
+    TABLE_EVENTS,
     UNDO_POLICIES,
     AcceptUndo,
     CancelGame,
@@ -130,6 +131,8 @@ def game_of(table: Table) -> Game:
 def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
     """The table once ``event`` is folded. ``origin``: who made it (from its envelope); only deciding an undo
     needs it, the state never depends on it."""
+    if type(event) not in _TABLE_EVENT_TYPES:  # the hot path: a game's event
+        return _evolve_game(table, event, origin)
     version = table.version + 1
     if isinstance(event, GameCreated):
         game = get_game(event.game)
@@ -161,7 +164,7 @@ def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
         players[event.seat] = None
         return msgspec.structs.replace(table, players=tuple(players), version=version)
     if isinstance(event, GameStarted):  # a barrier: the game's setup (shuffles, first player) follows
-        window = Window(table.state, Step(version, origin))
+        window = None if table.undo == NO_UNDO else Window(table.state, Step(version, origin))
         return msgspec.structs.replace(table, status=PLAYING, version=version, window=window)
     if isinstance(event, GameCancelled):
         return msgspec.structs.replace(table, status=CANCELLED, version=version)
@@ -169,22 +172,29 @@ def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
         result = Result(event.scores, event.winners, event.details)
         return msgspec.structs.replace(table, status=OVER, result=result, version=version, window=None,
                                        request=None)
-    if isinstance(event, _UNDO_EVENTS):
-        return _evolve_undo(table, event, version)
+    return _evolve_undo(table, event, version)
+
+
+def _evolve_game(table: Table, event: Any, origin: Origin | None) -> Table:
+    version = table.version + 1
     game = game_of(table)
     state = game.evolve(table.state, event)
     window = table.window
-    if window is not None:
-        if is_barrier(game, event):
-            window = Window(state, Step(version, origin))
+    if window is None:  # before the start, or a table without undo
+        if table.request is None:
+            return msgspec.structs.replace(table, state=state, version=version)
+        return msgspec.structs.replace(table, state=state, version=version, request=None)
+    if is_barrier(game, event):
+        window = Window(state, Step(version, origin))
+    else:
+        steps = (*window.steps, Step(version, origin, event))
+        if len(steps) > MAX_WINDOW:  # the oldest event leaves the window: no undo goes back before it now
+            oldest = steps[0]
+            window = Window(game.evolve(window.base, oldest.event), Step(oldest.version, oldest.origin), steps[1:])
         else:
-            steps = (*window.steps, Step(version, origin, event))
-            if len(steps) > MAX_WINDOW:  # the oldest event leaves the window: no undo goes back before it now
-                oldest = steps[0]
-                window = Window(game.evolve(window.base, oldest.event), Step(oldest.version, oldest.origin),
-                                steps[1:])
-            else:
-                window = Window(window.base, window.anchor, steps)
+            window = Window(window.base, window.anchor, steps)
+    if table.request is None:  # a game event ends a pending undo request
+        return msgspec.structs.replace(table, state=state, version=version, window=window)
     return msgspec.structs.replace(table, state=state, version=version, window=window, request=None)
 
 
@@ -452,6 +462,7 @@ def _play(table: Table, seat: int | None, token_hash: str | None, command: Any, 
 # --- undo ---------------------------------------------------------------------------------------------------
 
 _UNDO_EVENTS = (UndoRequested, UndoAccepted, UndoDeclined, UndoApplied)
+_TABLE_EVENT_TYPES = frozenset(TABLE_EVENTS)
 
 
 def _undo(table: Table, seat: int | None, token_hash: str | None, command: Any) -> list[Any]:

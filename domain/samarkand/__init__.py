@@ -35,8 +35,8 @@ from domain.samarkand import data, rules, views
 # Undo barriers (docs/rules-decisions.md, Undo): chance (the deal, the piles shuffled, a camel or a bank card turned
 # from its pile), and every reveal: the chosen cards, the stops of a value with what they settled (purchases,
 # fines, disputes: the hidden-goods variant shows each its own), the screens lifted at scoring.
-BARRIERS = (MarketSetUp, CamelDeckShuffled, BankDeckShuffled, CamelTurned, BankCardTurned, CardsRevealed,
-            ValueClosed, GoodsBought, CamelBought, StopFined, GoodsDisputed, CamelDisputed, ScoringStarted)
+BARRIERS = frozenset((MarketSetUp, CamelDeckShuffled, BankDeckShuffled, CamelTurned, BankCardTurned, CardsRevealed,
+                      ValueClosed, GoodsBought, CamelBought, StopFined, GoodsDisputed, CamelDisputed, ScoringStarted))
 
 
 class Samarkand:
@@ -87,7 +87,7 @@ class Samarkand:
         new: a card put face down (CardChosen), an answer whose stop stays hidden until the value closes
         (Answered), a round started or ended, a goods card left behind or a least-bought type chosen at scoring,
         the final scores (GameScored; the table's GameEnded after it reveals the seed: a barrier)."""
-        return isinstance(event, BARRIERS)
+        return type(event) in BARRIERS
 
 
 GAME = Samarkand()

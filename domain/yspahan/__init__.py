@@ -24,14 +24,14 @@ from domain.yspahan import rules, views
 
 # Undo barriers (docs/rules-decisions.md, Undo): chance (the deck shuffled, the dice rolled), a card drawn (its
 # drawer learns it), a card shown to everyone (played, or discarded for one more die).
-_BARRIERS = (DeckShuffled, DiceRolled, CardDrawn, CardPlayed)
+_BARRIERS = frozenset((DeckShuffled, DiceRolled, CardDrawn, CardPlayed))
 
 
 def is_barrier(event: Any) -> bool:
     """No undo goes back over this event (``domain.kernel.is_barrier``). Every other Yspahan event follows from
     the commands and what everyone sees: taking goods, placing cubes, the supervisor, shipping, building, the
     end of a turn, a day or a week, scoring."""
-    return isinstance(event, _BARRIERS) or (isinstance(event, DiceSelected) and event.discard is not None)
+    return type(event) in _BARRIERS or (type(event) is DiceSelected and event.discard is not None)
 
 
 class Yspahan:
