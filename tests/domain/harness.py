@@ -6,6 +6,8 @@
   every legal command must be accepted, replay must rebuild the same table, ``views`` must equal ``view`` for
   every seat, an event a spectator sees whole must hide nothing from any seat, and a game-specific ``check``
   runs after every event (conservation, views leaking nothing, ...).
+- ``Played``: a table driven command by command with each event's ``Origin`` (as the engine folds them), for
+  undo; ``play_with_undos``: a seeded random game with undo requests and answers interleaved where legal.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts.table import CreateGame, JoinSeat
+from contracts.table import AcceptUndo, CreateGame, DeclineUndo, JoinSeat, RequestUndo, UndoApplied, UndoRequested
 from domain import table as tbl
 from domain.chance import Chance
-from domain.kernel import Game, RuleViolation
+from domain.kernel import Game, RuleViolation, get_game
 
 
 class Spec:
@@ -193,3 +195,46 @@ class Played:
         """One random legal command of a random awaited seat."""
         seat = rng.choice(tbl.flow(self.table).awaiting)
         return self.send(seat, rng.choice(self.legal(seat)))
+
+
+def play_with_undos(name: str, seats: int, seed: int, undo: str, commands: int,
+                    check: Callable[[Played], None] | None = None) -> tuple[Played, dict[str, int]]:
+    """Up to ``commands`` commands: legal game commands, and now and then an undo request from a seat that may
+    ask one (``tbl.undo_targets``), answered by random agreements, a decline, a withdrawal or a new game command.
+    ``check`` runs before each command."""
+    rng = random.Random(seed)
+    played = Played(get_game(name), seats, {"undo": undo}, seed=seed.to_bytes(4, "big"))
+    counts = {"applied": 0, "requested": 0, "declined": 0, "ended_by_a_move": 0}
+    for _ in range(commands):
+        if played.table.status != tbl.PLAYING:
+            break
+        if check is not None:
+            check(played)
+        request = played.table.request
+        if request is not None:
+            waiting = [s for s in request.asked if s not in request.accepted]
+            choice = rng.random()
+            if choice < 0.6:
+                events = played.send(rng.choice(waiting), AcceptUndo())
+                counts["applied"] += isinstance(events[-1], UndoApplied)
+            elif choice < 0.75:
+                played.send(rng.choice([*waiting, request.seat]), DeclineUndo())
+                counts["declined"] += 1
+            else:
+                played.play_random(rng)
+                counts["ended_by_a_move"] += 1
+                assert played.table.request is None
+            continue
+        asking = [(s, v) for s in range(seats) for v in tbl.undo_targets(played.table, s)]
+        if asking and rng.random() < 0.3:
+            seat, version = rng.choice(asking)
+            [*_, event] = played.send(seat, RequestUndo(to_version=version))
+            if isinstance(event, UndoApplied):
+                counts["applied"] += 1
+                assert encoded(played.table.state) == encoded(tbl.fold(played.events[:version]).state)
+            else:
+                assert isinstance(event, UndoRequested)
+                counts["requested"] += 1
+            continue
+        played.play_random(rng)
+    return played, counts

@@ -12,51 +12,11 @@ import random
 
 import pytest
 
-from contracts.table import AcceptUndo, DeclineUndo, RequestUndo, UndoApplied, UndoRequested
 from domain import table as tbl
 from domain.kernel import games
-from tests.domain.harness import Played, encoded
+from tests.domain.harness import encoded, play_with_undos
 
 GAMES = games()
-
-
-def play_with_undos(name: str, seats: int, seed: int, undo: str, commands: int) -> tuple[Played, dict[str, int]]:
-    """Up to ``commands`` commands: legal game commands, and now and then an undo request from a seat that may
-    ask one, answered by random agreements, a decline, a withdrawal or a new game command."""
-    rng = random.Random(seed)
-    played = Played(GAMES[name], seats, {"undo": undo}, seed=seed.to_bytes(4, "big"))
-    counts = {"applied": 0, "requested": 0, "declined": 0, "ended_by_a_move": 0}
-    for _ in range(commands):
-        if played.table.status != tbl.PLAYING:
-            break
-        request = played.table.request
-        if request is not None:
-            waiting = [s for s in request.asked if s not in request.accepted]
-            choice = rng.random()
-            if choice < 0.6:
-                events = played.send(rng.choice(waiting), AcceptUndo())
-                counts["applied"] += isinstance(events[-1], UndoApplied)
-            elif choice < 0.75:
-                played.send(rng.choice([*waiting, request.seat]), DeclineUndo())
-                counts["declined"] += 1
-            else:
-                played.play_random(rng)
-                counts["ended_by_a_move"] += 1
-                assert played.table.request is None
-            continue
-        asking = [(s, v) for s in range(seats) for v in tbl.undo_targets(played.table, s)]
-        if asking and rng.random() < 0.3:
-            seat, version = rng.choice(asking)
-            [*_, event] = played.send(seat, RequestUndo(to_version=version))
-            if isinstance(event, UndoApplied):
-                counts["applied"] += 1
-                assert encoded(played.table.state) == encoded(tbl.fold(played.events[:version]).state)
-            else:
-                assert isinstance(event, UndoRequested)
-                counts["requested"] += 1
-            continue
-        played.play_random(rng)
-    return played, counts
 
 
 CASES = [("samarkand", 3, 11, "with_consent"), ("samarkand", 4, 12, "own_turn"), ("samarkand", 5, 13, "with_consent"),

@@ -453,3 +453,30 @@ def test_undo_events_hide_nothing_in_the_history():
     played.send(2, AcceptUndo())
     for event in played.events[-4:]:
         assert all(tbl.redact(played.table, event, s) is event for s in (None, 0, 1, 2))
+
+
+@pytest.mark.parametrize(("name", "seats", "seed", "undo"),
+                         [("samarkand", 3, 5, "with_consent"), ("yspahan", 3, 6, "own_turn"),
+                          ("yspahan", 2, 7, "with_consent")])
+def test_a_request_is_granted_or_asked_exactly_for_the_versions_the_view_offers(name, seats, seed, undo):
+    seen = {"offered": 0}
+
+    def check(played: Played) -> None:
+        table = played.table
+        low = table.window.anchor.version - 2 if table.window else 0
+        for seat in range(seats):
+            offered = tbl.undo_targets(table, seat)
+            seen["offered"] += len(offered)
+            accepted = set()
+            for version in range(low, table.version + 2):
+                try:
+                    played.decide(seat, RequestUndo(to_version=version))
+                    accepted.add(version)
+                except kernel.RuleViolation as exc:
+                    assert exc.code in ("undo_not_allowed", "bad_undo_version", "undo_pending"), exc.code
+            assert accepted == set(offered), (seat, sorted(accepted), offered)
+
+    from tests.domain.harness import play_with_undos
+
+    play_with_undos(name, seats, seed, undo, commands=120, check=check)
+    assert seen["offered"] > 20
