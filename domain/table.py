@@ -20,13 +20,15 @@ it: the fold of the first N events, undos included (the kernel side of time trav
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from functools import cache
+from typing import Any, Union
 
 import msgspec
 
 from contracts.readmodels import SeatInfo, TableView
 from contracts.table import (
     TABLE_EVENTS,
+    UNDO_EVENTS,
     UNDO_POLICIES,
     AcceptUndo,
     CancelGame,
@@ -257,7 +259,14 @@ def table_at(version: int, events: Sequence[Any], snapshot: Table = EMPTY,
 
 
 _table_encoder = msgspec.msgpack.Encoder()
-_table_decoder = msgspec.msgpack.Decoder(Table)
+
+
+class _Head(msgspec.Struct):
+    game: str = ""
+
+
+_head_decoder = msgspec.msgpack.Decoder(_Head)
+_empty_decoder = msgspec.msgpack.Decoder(Table)
 
 
 def encode_table(table: Table) -> bytes:
@@ -266,32 +275,33 @@ def encode_table(table: Table) -> bytes:
 
 
 def decode_table(raw: bytes) -> Table:
-    """The table of ``encode_table``, its game's state, options and window events typed again."""
-    table = _table_decoder.decode(raw)
-    if not table.game:
-        return table
-    game = game_of(table)
-    options = msgspec.convert(table.options, game.options_type)
-    state_type = type(game.initial_state(table.seats, options))
-    event_type = _game_event_type(game)
-    window = table.window
+    """The table of ``encode_table``: its game's options, state and window events typed again (one decoder per
+    game, built once: the Table's own fields typed with the game's types)."""
+    name = _head_decoder.decode(raw).game
+    if not name:
+        return _empty_decoder.decode(raw)
+    typed = _snapshot_decoder(name).decode(raw)
+    fields = {f: getattr(typed, f) for f in typed.__struct_fields__}
+    window = typed.window
     if window is not None:
-        window = Window(msgspec.convert(window.base, state_type), window.anchor,
-                        tuple(msgspec.structs.replace(step, event=msgspec.convert(step.event, event_type))
-                              for step in window.steps))
-    return msgspec.structs.replace(table, options=options, state=msgspec.convert(table.state, state_type),
-                                   window=window)
+        fields["window"] = Window(window.base, Step(window.anchor.version, window.anchor.origin),
+                                 tuple(Step(s.version, s.origin, s.event) for s in window.steps))
+    return Table(**fields)
 
 
-_EVENT_TYPES: dict[str, Any] = {}
-
-
-def _game_event_type(game: Game) -> Any:
-    if game.name not in _EVENT_TYPES:
-        from typing import Union
-
-        _EVENT_TYPES[game.name] = Union[tuple(game.event_types)]  # noqa: UP007
-    return _EVENT_TYPES[game.name]
+@cache
+def _snapshot_decoder(name: str) -> msgspec.msgpack.Decoder:
+    game = get_game(name)
+    if game is None:
+        raise RuleViolation("unknown_game", f"this server does not know the game {name!r}")
+    state = type(game.initial_state(game.min_seats, game.options_type()))
+    event = Union[tuple(game.event_types)]  # type: ignore[valid-type]  # noqa: UP007
+    step = msgspec.defstruct(f"{name}Step", [("version", int), ("origin", Origin | None),
+                                             ("event", event | None, None)], array_like=True)
+    window = msgspec.defstruct(f"{name}Window", [("base", state), ("anchor", step), ("steps", tuple[step, ...], ())])
+    types = {"options": game.options_type, "state": state | None, "window": window | None}
+    fields = [(f.name, types.get(f.name, f.type), f.default) for f in msgspec.structs.fields(Table)]  # all default
+    return msgspec.msgpack.Decoder(msgspec.defstruct(f"{name}Table", fields))
 
 
 def flow(table: Table) -> Flow:
@@ -461,7 +471,6 @@ def _play(table: Table, seat: int | None, token_hash: str | None, command: Any, 
 
 # --- undo ---------------------------------------------------------------------------------------------------
 
-_UNDO_EVENTS = (UndoRequested, UndoAccepted, UndoDeclined, UndoApplied)
 _TABLE_EVENT_TYPES = frozenset(TABLE_EVENTS)
 
 
@@ -571,7 +580,7 @@ def redact(table: Table, event: Any, seat: int | None) -> Any:
         if event.creator_hash or event.invite_hash:
             return msgspec.structs.replace(event, creator_hash="", invite_hash="")
         return event
-    if isinstance(event, (GameStarted, GameEnded, GameCancelled, SeatLeft, *_UNDO_EVENTS)):
+    if isinstance(event, (GameStarted, GameEnded, GameCancelled, SeatLeft, *UNDO_EVENTS)):
         return event
     return game_of(table).redact(event, seat)
 
