@@ -11,7 +11,8 @@ know. ``Documented``, a Litestar init plugin, sets on every HTTP route:
 - the ranges of the integer parameters the gateway checks itself (``seat``, ``after``, ``limit``,
   ``min_version``), which a client or a fuzzer otherwise cannot know.
 
-``AllowedMethods`` answers ``OPTIONS`` on every path with an ``Allow`` naming every method the path serves.
+``AllowedMethods`` answers ``OPTIONS`` on every path with an ``Allow`` naming every method the path serves (a
+controller's paths: ``AllowingController``).
 
 Schemathesis checks the gateway against this document (tests/fuzz/test_schemathesis.py).
 """
@@ -22,14 +23,17 @@ import dataclasses
 import re
 from typing import Any
 
-from litestar import route
+from collections.abc import Iterable, Iterator
+
+from litestar import Controller, route
 from litestar.config.app import AppConfig
 from litestar.datastructures import ResponseHeader
 from litestar.enums import HttpMethod
-from litestar.handlers import HTTPRouteHandler
+from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Components, Operation, Schema, SecurityScheme
 from litestar.plugins import InitPlugin
+from litestar.utils.path import join_paths
 
 from contracts.api import MAX_INT, ApiErrorBody
 
@@ -93,9 +97,23 @@ def _operation_class(path: str) -> type[Operation]:
     return DocumentedOperation
 
 
-def document(handler: HTTPRouteHandler) -> None:
+def http_handlers(route_handlers: Iterable[Any]) -> Iterator[tuple[list[str], HTTPRouteHandler]]:
+    """Every HTTP route handler of an app's ``route_handlers``, those of its controllers included, with its
+    paths (the controller's path joined to the handler's). A controller's handlers are the class's own: what is
+    set on them here is what Litestar copies when it registers the controller."""
+    for value in route_handlers:
+        if isinstance(value, HTTPRouteHandler):
+            yield sorted(value.paths), value
+        elif isinstance(value, type) and issubclass(value, Controller):
+            for name in dir(value):
+                handler = getattr(value, name)
+                if name not in dir(Controller) and isinstance(handler, HTTPRouteHandler):
+                    yield sorted(join_paths([value.path, path]) for path in handler.paths), handler
+
+
+def document(handler: HTTPRouteHandler, paths: list[str] | None = None) -> None:
     """Sets a route's error responses, security and parameter ranges (those it declares itself stay)."""
-    path = _TYPED.sub(r"{\1}", min(handler.paths))
+    path = _TYPED.sub(r"{\1}", min(paths or handler.paths))
     method = min(handler.http_methods)
     errors: dict[int, Any] = {code: ResponseSpec(ApiErrorBody, generate_examples=False, description=ERRORS[code])
                               for code in errors_of(path, method)}
@@ -110,9 +128,9 @@ class Documented(InitPlugin):
     """``Litestar(plugins=[Documented()])``: documents every HTTP route as above, and the bearer scheme."""
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
-        for handler in app_config.route_handlers:
-            if isinstance(handler, HTTPRouteHandler) and handler.include_in_schema:
-                document(handler)
+        for paths, handler in http_handlers(app_config.route_handlers):
+            if handler.include_in_schema:
+                document(handler, paths)
         config = app_config.openapi_config
         if config is not None:
             schemes = dict(config.components.security_schemes or {}) if config.components else {}
@@ -131,6 +149,7 @@ class AllowedMethods(InitPlugin):
     ``POST`` is served too (found by Schemathesis). A CORS preflight is answered before, by the CORS middleware."""
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
+        # The handlers registered one by one; a controller's paths: AllowingController.
         methods: dict[str, set[str]] = {}
         for handler in app_config.route_handlers:
             if isinstance(handler, HTTPRouteHandler):
@@ -140,6 +159,24 @@ class AllowedMethods(InitPlugin):
         options = [_options(path, served) for path, served in methods.items() if "OPTIONS" not in served]
         app_config.route_handlers = [*options, *app_config.route_handlers]
         return app_config
+
+
+class AllowingController(Controller):
+    """A controller whose paths answer ``OPTIONS`` with an ``Allow`` naming each of their methods. Litestar adds an
+    OPTIONS handler to a path when its first handler registers, naming that handler's methods only (``OPTIONS
+    /games`` said ``POST, OPTIONS``): this one's OPTIONS handlers register first."""
+
+    def get_route_handlers(self) -> list[BaseRouteHandler]:
+        handlers = super().get_route_handlers()
+        methods: dict[str, set[str]] = {}
+        for handler in handlers:
+            if isinstance(handler, HTTPRouteHandler):
+                for path in handler.paths:
+                    methods.setdefault(path, set()).update(handler.http_methods)
+        options = [_options(path, served) for path, served in methods.items() if "OPTIONS" not in served]
+        for handler in options:
+            handler.owner = self
+        return [*options, *handlers]
 
 
 def _options(path: str, served: set[str]) -> HTTPRouteHandler:

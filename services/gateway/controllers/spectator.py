@@ -1,0 +1,43 @@
+"""What anyone may read of a game (``/games/{game_id}``): the spectator's view and history, and the audit once
+the game is over."""
+
+from __future__ import annotations
+
+from litestar import Response, get
+
+from contracts.api import Audit
+from contracts.readmodels import HistoryPage, TableView
+from services.gateway.controllers.seats import json_response
+from services.gateway.dependencies import ReadsDep, StoresDep
+from services.gateway.errors import ApiError
+from services.gateway.inputs import in_range
+from services.gateway.openapi import AllowingController
+from services.store.codec import event_decoder
+
+
+class SpectatorController(AllowingController):
+    path = "/games/{game_id:str}"
+    tags = ["spectator"]
+
+    @get("/view")
+    async def spectator_view(self, game_id: str, reads: ReadsDep, min_version: int = 0) -> Response[TableView]:
+        """What a spectator sees; ``min_version`` waits (up to 3 s) for the projection to reach it."""
+        if in_range(min_version, "min_version"):
+            await reads.wait_projected(game_id, min_version)
+        return json_response(await reads.view_bytes(game_id, None))
+
+    @get("/history")
+    async def spectator_history(self, game_id: str, reads: ReadsDep, after: int = 0, limit: int = 100) -> HistoryPage:
+        """The history as a spectator may see it, paged: pass ``next_after`` as ``after``."""
+        return await reads.history(game_id, None, after, limit)
+
+    @get("/audit")
+    async def audit(self, game_id: str, reads: ReadsDep, stores: StoresDep) -> Audit:
+        """Once the game is over: every event unredacted with its hashes, and the seed behind ``seed_hash``."""
+        entry = await reads.lobby_entry(game_id)
+        if entry.status != "over":
+            raise ApiError(409, "game_not_over", "the full history and the seed are published when the game ends")
+        envelopes = await stores.event_store.read(game_id)
+        decode = event_decoder(entry.game).decode
+        created, ended = decode(envelopes[0].payload), decode(envelopes[-1].payload)
+        return Audit(game_id, ended.seed, created.seed_hash, tuple(envelopes))

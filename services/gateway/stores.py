@@ -1,0 +1,123 @@
+"""The gateway's stores and what it reads from them.
+
+``events`` is the event store's Redis (commands in, replies back, the audit's events, a game's first events);
+``views`` is the read store's (views, history, lobby, seat token hashes, update notifications). They may be the
+same Redis. The gateway writes nothing itself but the commands it queues and its rate limits' counters.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+from contracts.api import MAX_INT
+from contracts.readmodels import HistoryPage, HistoryRecord, LobbyEntry
+from contracts.table import GameStarted, GameCreated, SeatJoined, SeatLeft
+from services.gateway.errors import ApiError
+from services.gateway.inputs import in_range
+from services.gateway.listeners import Updates
+from services.runtime.config import Settings
+from services.store import keys
+from services.store.codec import event_envelope_decoder, table_event_decoder
+from services.store.events import RedisEventStore
+
+_lobby_decoder = msgspec.json.Decoder(LobbyEntry)
+_history_decoder = msgspec.json.Decoder(HistoryRecord)
+
+
+def pooled(url: str) -> aioredis.Redis:
+    """A bounded pool where a burst waits for a connection: redis-py's default pool raises "Too many
+    connections" past 100 in use, which 100 clients waiting on one game used to reach (issue #8 item 12).
+    A command that finds its pooled connection closed (Redis restarted) is sent once more on a new one."""
+    return aioredis.Redis.from_pool(aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=64, timeout=5, retry=Retry(NoBackoff(), 1)))
+
+
+class Stores:
+    """The two Redis pools and the event store on the first."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.events = pooled(settings.redis_url)
+        self.views = pooled(settings.views_url)
+        self.event_store = RedisEventStore(self.events)
+
+    async def aclose(self) -> None:
+        await self.event_store.aclose()
+        await self.views.aclose()
+        await self.events.aclose()
+
+
+class Reads:
+    """The read paths the routes share: the lobby, views, history, and a game's first events."""
+
+    def __init__(self, stores: Stores, updates: Updates) -> None:
+        self.stores = stores
+        self.events = stores.events
+        self.views = stores.views
+        self.updates = updates
+
+    async def lobby_entry(self, game_id: str) -> LobbyEntry:
+        raw = await self.views.hget(keys.LOBBY, game_id)
+        if raw is None:
+            if await self.events.exists(keys.game_stream(game_id)):  # the read store lags or was lost
+                raise ApiError(503, "not_projected", "this game's read models are not built yet; retry shortly")
+            raise ApiError(404, "game_not_found", f"there is no game {game_id!r}")
+        return _lobby_decoder.decode(raw)
+
+    async def seats_of(self, game_id: str) -> tuple[str, dict[int, str]]:
+        """The game's name and its seats' token hashes, from its first events in the event store: what a lost or
+        lagging read store cannot take away (the game's name, and each SeatJoined, come before GameStarted)."""
+        game, hashes, after = "", {}, "-"
+        while True:
+            entries = await self.events.xrange(keys.game_stream(game_id), min=after, count=16)
+            for _, fields in entries:
+                env = event_envelope_decoder.decode(fields[b"e"])
+                if not env.type.startswith("table."):
+                    return game, hashes  # the game's own events: every seat is taken
+                event = table_event_decoder.decode(env.payload)
+                if isinstance(event, GameCreated):
+                    game = event.game
+                elif isinstance(event, SeatJoined):
+                    hashes[event.seat] = event.token_hash
+                elif isinstance(event, SeatLeft):
+                    hashes.pop(event.seat, None)
+                elif isinstance(event, GameStarted):
+                    return game, hashes
+            if len(entries) < 16:
+                if not game:
+                    raise ApiError(404, "game_not_found", f"there is no game {game_id!r}")
+                return game, hashes
+            after = "(" + entries[-1][0].decode()
+
+    async def game_name(self, game_id: str) -> str:
+        raw = await self.views.hget(keys.LOBBY, game_id)
+        if raw is not None:
+            return _lobby_decoder.decode(raw).game
+        return (await self.seats_of(game_id))[0]
+
+    async def wait_projected(self, game_id: str, version: int, timeout: float = 3.0) -> None:
+        """Until the read models of ``game_id`` reach ``version`` (bounded: a slow projector is not an error).
+        Every caller waiting on one game shares one read of its position and the update notices."""
+        await self.updates.wait_for(game_id, version, timeout)
+
+    async def view_bytes(self, game_id: str, seat: int | None) -> bytes:
+        raw = await self.views.hget(keys.views(game_id), keys.audience(seat))
+        if raw is None:
+            await self.lobby_entry(game_id)  # 404 when the game does not exist
+            raise ApiError(503, "view_not_ready", "the game's views are not projected yet; retry shortly",
+                           headers={"Retry-After": "1"})
+        return raw
+
+    async def history(self, game_id: str, seat: int | None, after: int, limit: int) -> HistoryPage:
+        in_range(after, "after", 0, MAX_INT, "bad_page")
+        in_range(limit, "limit", 1, 1000, "bad_page")
+        await self.lobby_entry(game_id)
+        pipe = self.views.pipeline(transaction=True)
+        pipe.lrange(keys.history(game_id), after, min(after + limit - 1, MAX_INT))
+        pipe.get(keys.position(game_id))
+        raw, position = await pipe.execute()
+        audience = keys.audience(seat)
+        entries = tuple(_history_decoder.decode(r).for_audience(audience) for r in raw)
+        return HistoryPage(game_id, seat, entries, after + len(entries), int(position or 0))
