@@ -8,12 +8,9 @@ status (a browser's WebSocket sees the close code, never an HTTP status refused 
 
 from __future__ import annotations
 
-import asyncio
-
-import msgspec
 from litestar import WebSocket, websocket
-from litestar.exceptions import WebSocketDisconnect
 
+from services.gateway import fanout
 from services.gateway.dependencies import AuthDep, ReadsDep, UpdatesDep
 from services.gateway.errors import ApiError
 from services.gateway.listeners import Updates
@@ -54,13 +51,6 @@ async def refuse(socket: WebSocket, exc: ApiError) -> None:
     await socket.close(code=4000 + exc.status_code, reason=exc.code)
 
 
-class _Versioned(msgspec.Struct):
-    version: int
-
-
-_version_decoder = msgspec.json.Decoder(_Versioned)
-
-
 def since(socket: WebSocket) -> int:
     """``?since=N``: the version a reconnecting client last saw (views up to it are not sent again)."""
     raw = socket.query_params.get("since")
@@ -71,25 +61,7 @@ def since(socket: WebSocket) -> int:
 
 
 async def push_views(updates: Updates, socket: WebSocket, game_id: str, seat: int | None, since: int = -1) -> None:
-    """Sends the view now and after every change. A client reconnecting with ``?since=N`` gets the current view
-    only if it is newer than N, then every change."""
-    await socket.accept()
-    async with updates.follow(game_id, keys.audience(seat)) as follower:
-
-        async def drain() -> None:  # notices the client leaving
-            try:
-                while True:
-                    await socket.receive_data(mode="text")
-            except (WebSocketDisconnect, Exception):  # noqa: BLE001
-                follower.close()
-
-        reader = asyncio.create_task(drain())
-        try:
-            while (view := await follower.next()) is not None:
-                if since >= 0 and _version_decoder.decode(view).version <= since:
-                    continue  # the client has it already
-                await socket.send_data(view, mode="text")
-        except WebSocketDisconnect:
-            pass
-        finally:
-            reader.cancel()
+    """Sends the view now and after every change, framed once for every socket of its audience and written
+    straight to the wire where uvicorn's wsproto serves the socket (``services.gateway.fanout``). A client
+    reconnecting with ``?since=N`` gets the current view only if it is newer than N, then every change."""
+    await fanout.push_views(updates, socket, game_id, keys.audience(seat), since)
