@@ -816,11 +816,11 @@ def _command_line(options: dict) -> str:
 
 
 @click.command("http", context_settings={"show_default": True})
-@click.option("--mode", type=click.Choice(["play", "fanout"]), default="play", envvar="SOUK_BENCH_MODE",
+@click.option("--mode", type=click.Choice(["play", "fanout"]), default="play", envvar="SOUK_BENCH_MODE", show_envvar=True,
               help="play: many games, every seat a client; fanout: one game followed by --sockets WebSockets")
 @click.option("--target", type=click.Choice(["serve", "split"]), default="serve",
               help="serve: one `souk serve`; split: `souk engine`, `souk projector`, `souk gateway` processes")
-@click.option("--url", default=None, envvar="SOUK_BENCH_URL",
+@click.option("--url", default=None, envvar="SOUK_BENCH_URL", show_envvar=True,
               help="a server already running (its rate limits off) instead of starting one; its CPU is not measured")
 @click.option("--game", type=click.Choice(GAMES), default="samarkand")
 @click.option("--seats", type=click.IntRange(2, 8), default=None, help="seats per game (default: 4 samarkand, 3 yspahan)")
