@@ -32,7 +32,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     """The ASGI app. ``workers`` (a ``services.runtime.workers.Workers``) are started and stopped with it when
     given."""
     gateway = Gateway(settings, workers)
-    return Litestar(
+    app = Litestar(
         route_handlers=CONTROLLERS,
         dependencies=gateway.dependencies(),
         lifespan=[gateway.lifespan],
@@ -52,3 +52,5 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         debug=False,
         logging_config=None,  # the root logger is set up by services/runtime/logs.py: every line JSON
     )
+    openapi.typed(app.openapi_schema)  # built now, once: the games' commands and views in the document
+    return app

@@ -20,22 +20,38 @@ Schemathesis checks the gateway against this document (tests/fuzz/test_schemathe
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
-from typing import Any
+from typing import Any, Union
+
+import msgspec
 
 from collections.abc import Iterable, Iterator
 
-from litestar import Controller, route
+from litestar import Controller, Litestar, route
 from litestar.config.app import AppConfig
 from litestar.datastructures import ResponseHeader
 from litestar.enums import HttpMethod
 from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.spec import Components, Operation, Schema, SecurityScheme
+from litestar.openapi.spec import (
+    Components,
+    OpenAPI,
+    OpenAPIHeader,
+    OpenAPIResponse,
+    OpenAPIType,
+    Operation,
+    Schema,
+    SecurityScheme,
+)
+from litestar.openapi.spec.base import BaseSchemaObject
 from litestar.plugins import InitPlugin
 from litestar.utils.path import join_paths
 
 from contracts.api import MAX_INT, ApiErrorBody
+from contracts.envelope import EventEnvelope
+from domain.kernel import games
+from services.gateway.schema import without_raw_defaults
 
 SECURITY = "seatToken"
 ERRORS = {
@@ -47,9 +63,14 @@ ERRORS = {
     422: "refused by the rules: not_your_turn, game_over, ... (each game's codes in its rules.py)",
     429: "rate_limited (see Retry-After) or too_many_open_games",
     431: "headers_too_large",
-    503: "not_projected or view_not_ready: the game's read models are not built yet (retry shortly); "
-         "store_unavailable: a Redis store does not answer",
+    500: "internal_error: the server failed; the request may be retried (a command with the same command_id)",
+    503: "store_unavailable: a Redis store does not answer (retry after Retry-After)",
     504: "engine_timeout: the command is queued; resend it with the same id to learn its outcome",
+}
+# What a 503 means beside store_unavailable, by path (/health declares its own 503).
+UNAVAILABLE = {
+    "{game_id}": "not_projected or view_not_ready: the game's read models are not built yet (retry shortly); "
+                 "store_unavailable: a Redis store does not answer",
 }
 # The integer parameters the gateway checks itself (services/gateway/inputs.in_range), by path ("" for any).
 LIMITS: dict[tuple[str, str], tuple[int, int]] = {
@@ -62,20 +83,28 @@ LIMITS: dict[tuple[str, str], tuple[int, int]] = {
 _TYPED = re.compile(r"\{(\w+):\w+\}")
 
 
-def errors_of(path: str, method: str) -> list[int]:
-    """The error statuses a route may answer (``path`` as documented: ``/games/{game_id}``)."""
-    codes = {400, 429, 431}
+def errors_of(path: str, method: str, body: bool = True) -> list[int]:
+    """The error statuses a route may answer (``path`` as documented: ``/games/{game_id}``; ``body``: it reads
+    one). Any route may meet a store that does not answer (503; the rate limits read Redis before the route) or
+    fail (500)."""
+    codes = {400, 429, 431, 500, 503}
     if "{game_id}" in path:
-        codes |= {404, 503}
+        codes.add(404)
     if needs_token(path, method):
         codes.add(401)
     if method in ("POST", "PUT", "PATCH", "DELETE"):
         codes |= {409, 422, 504}
-        if method != "DELETE":
+        if body:
             codes.add(413)
     if path.endswith("/audit"):
         codes.add(409)
     return sorted(codes)
+
+
+def _description(path: str, code: int) -> str:
+    if code == 503:
+        return next((text for where, text in UNAVAILABLE.items() if where in path), ERRORS[503])
+    return ERRORS[code]
 
 
 def needs_token(path: str, method: str) -> bool:
@@ -115,8 +144,10 @@ def document(handler: HTTPRouteHandler, paths: list[str] | None = None) -> None:
     """Sets a route's error responses, security and parameter ranges (those it declares itself stay)."""
     path = _TYPED.sub(r"{\1}", min(paths or handler.paths))
     method = min(handler.http_methods)
-    errors: dict[int, Any] = {code: ResponseSpec(ApiErrorBody, generate_examples=False, description=ERRORS[code])
-                              for code in errors_of(path, method)}
+    body = "data" in inspect.signature(handler.fn).parameters
+    errors: dict[int, Any] = {code: ResponseSpec(ApiErrorBody, generate_examples=False,
+                                                 description=_description(path, code))
+                              for code in errors_of(path, method, body)}
     handler.responses = {**errors, **(handler.responses or {})}
     if needs_token(path, method) and handler.security is None:
         handler.security = [{SECURITY: []}]
@@ -188,3 +219,116 @@ def _options(path: str, served: set[str]) -> HTTPRouteHandler:
         return None
 
     return options
+
+
+# --- The wire format in the document: commands, views and legal commands typed per game -------------------------
+
+REF = "#/components/schemas/"
+SEAT_COMMAND = "SeatCommand"  # any game's command, as POST /games/{game_id}/seats/{seat}/commands takes it
+
+
+@dataclasses.dataclass
+class Verbatim(BaseSchemaObject):
+    """A JSON Schema written as it is into Litestar's document (msgspec's, with ``null`` defaults kept)."""
+
+    value: dict[str, Any]
+
+    def to_schema(self) -> dict[str, Any]:
+        return self.value
+
+
+def wire_components(taken: set[str]) -> dict[str, dict[str, Any]]:
+    """JSON Schemas of every game's commands and views (the tagged unions of contracts/, as ``souk schema``
+    writes them), by component name: a tagged Struct is named by its tag (``samarkand.ChooseCard``), a game's
+    unions ``{game}.Command`` and ``{game}.View`` (``oneOf`` with a discriminator on ``type``), all the games'
+    commands together ``SeatCommand``, and the audit's ``EventEnvelope``. A name in ``taken`` (Litestar's
+    own components) is not reused: an untagged Struct named like one becomes ``wire.{name}``."""
+    unions: dict[str, Any] = {}
+    for name, game in sorted(games().items()):
+        unions[f"{name}.Command"] = Union[tuple(game.command_types)]  # type: ignore[valid-type]
+        unions[f"{name}.View"] = Union[tuple(game.view_types)]  # type: ignore[valid-type]
+    structs = [without_raw_defaults(EventEnvelope)]
+    roots, components = msgspec.json.schema_components([*unions.values(), *structs], ref_template=REF + "{name}")
+    renamed = {}
+    for name, schema in components.items():
+        tag = schema.get("properties", {}).get("type", {}).get("enum", [])
+        renamed[name] = tag[0] if len(tag) == 1 else f"wire.{name}" if name in taken or name in unions else name
+    refs = {REF + old: REF + new for old, new in renamed.items()}
+    found: dict[str, dict[str, Any]] = {renamed[n]: _rewrite(s, refs) for n, s in components.items()}
+    for name, root in zip(unions, roots):  # the structs' roots are references to their components
+        found[name] = _one_of(_rewrite(root, refs))
+    commands = [found[f"{name}.Command"] for name in sorted(games())]
+    found[SEAT_COMMAND] = {
+        "description": "A command of one of the games: its ``type`` names the game and the command. A seat sends "
+                       "its game's commands only; ``legal`` lists those it may send now.",
+        "oneOf": [ref for c in commands for ref in c.get("oneOf", [c])],
+        "discriminator": {"propertyName": "type", "mapping": {
+            tag: ref for c in commands for tag, ref in c.get("discriminator", {}).get("mapping", {}).items()}},
+    }
+    return found
+
+
+def _one_of(union: dict[str, Any]) -> dict[str, Any]:
+    """msgspec writes a union as ``anyOf``; tagged, its members exclude one another: ``oneOf``."""
+    if "anyOf" in union and "discriminator" in union:
+        union = {("oneOf" if k == "anyOf" else k): v for k, v in union.items()}
+    elif "$ref" in union:  # a union of one Struct
+        union = {"oneOf": [union]}
+    return union
+
+
+def _rewrite(value: Any, refs: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _rewrite(v, refs) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rewrite(v, refs) for v in value]
+    return refs.get(value, value) if isinstance(value, str) else value
+
+
+def served(app: Litestar) -> dict[str, Any]:
+    """The document an app serves (``/schema/openapi.json`` and its pages): Litestar's, ``typed``; built on its
+    first request (it takes about a second: not at every start of the app), then kept in the app's state."""
+    document = app.state.get("souk_openapi")
+    if document is None:
+        document = app.state["souk_openapi"] = typed(app.openapi_schema).to_schema()
+    return document
+
+
+def typed(document: OpenAPI) -> OpenAPI:
+    """Types what Litestar documents as any JSON (the fields of contracts/ typed ``Any``): a command's body
+    (``CommandRequest.command``: ``SeatCommand``), a view's ``legal`` and ``LegalCommands.legal`` (arrays of
+    ``SeatCommand``), a view's ``view`` (one of the games' views, or null before the start), and the audit's
+    ``events`` (``EventEnvelope``). Every error response says the ``Retry-After`` header it carries (429, 503);
+    the lobby's 200 its ``X-Next-Cursor``."""
+    components = document.components
+    schemas: dict[str, Any] = dict(components.schemas or {})
+    wire = wire_components(set(schemas))
+    commands = {"type": "array", "items": {"$ref": REF + SEAT_COMMAND},
+                "description": "The commands this seat may send now, ready to post back as they are"}
+    views = {"oneOf": [{"$ref": f"{REF}{name}.View"} for name in sorted(games())] + [{"type": "null"}],
+             "description": "The game's own view for this seat (its game's tagged View); null before the start"}
+    fields = {("CommandRequest", "command"): {"$ref": REF + SEAT_COMMAND},
+              ("TableView", "legal"): commands, ("LegalCommands", "legal"): commands, ("TableView", "view"): views,
+              ("Audit", "events"): {"type": "array", "items": {"$ref": REF + "EventEnvelope"},
+                                    "description": "Every event of the game, unredacted, as the chain hashed it"}}
+    for (struct, field), schema in fields.items():
+        target = schemas.get(struct)
+        if isinstance(target, Schema) and target.properties and field in target.properties:
+            target.properties[field] = Verbatim(schema)
+    schemas.update({name: Verbatim(schema) for name, schema in wire.items() if name not in schemas})
+    components.schemas = dict(sorted(schemas.items()))
+    retry_after = OpenAPIHeader(schema=Schema(type=OpenAPIType.INTEGER, minimum=1),
+                                description="Seconds to wait before retrying")
+    cursor = OpenAPIHeader(schema=Schema(type=OpenAPIType.STRING), required=False,
+                           description="The cursor of the next page, when there are more games")
+    for path, item in (document.paths or {}).items():
+        for method in ("get", "post", "put", "patch", "delete"):
+            operation = getattr(item, method, None)
+            if operation is None or not operation.responses:
+                continue
+            for status, response in operation.responses.items():
+                if status in ("429", "503") and isinstance(response, OpenAPIResponse):
+                    response.headers = {**(response.headers or {}), "Retry-After": retry_after}
+                if path == "/games" and method == "get" and status == "200" and isinstance(response, OpenAPIResponse):
+                    response.headers = {**(response.headers or {}), "X-Next-Cursor": cursor}
+    return document

@@ -14,7 +14,7 @@ from domain.kernel import games
 def schema() -> dict[str, Any]:
     types: dict[str, Any] = {
         "CommandEnvelope": envelope.CommandEnvelope,
-        "EventEnvelope": _without_raw_defaults(envelope.EventEnvelope),
+        "EventEnvelope": without_raw_defaults(envelope.EventEnvelope),
         "Reply": envelope.Reply,
         "TableView": readmodels.TableView,
         "LobbyEntry": readmodels.LobbyEntry,
@@ -42,7 +42,7 @@ def schema() -> dict[str, Any]:
     }
 
 
-def _without_raw_defaults(cls: type) -> type:
+def without_raw_defaults(cls: type) -> type:
     """The same struct for the schema, with a Raw default shown as absent (msgspec cannot write a Raw default;
     the field is omitted from the JSON when it holds it)."""
     spec = []

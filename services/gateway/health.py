@@ -1,0 +1,57 @@
+"""``GET /health``: both stores, the streams' backlog, the gateway's listeners, parked commands and idle
+consumers, in one report (``HealthReport``; a 503 when a listener lost its connection)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from services.gateway.errors import ApiError
+from services.gateway.listeners import Replies, Updates
+from services.gateway.stores import Stores
+from services.projector.service import Partition
+from services.runtime.config import Settings
+from services.store import keys
+from services.store.streams import idle_consumers, stream_backlog
+
+
+class HealthReport(msgspec.Struct):
+    """What ``GET /health`` answers (200, or 503 when ``status`` is ``listener_down``)."""
+
+    status: str  # ok / listener_down
+    event_store: str  # ok (else the answer is a 503 redis_unavailable)
+    read_store: str
+    streams: dict[str, dict[str, Any]]  # souk:commands and souk:events: length, last_id, groups
+    listeners: dict[str, dict[str, Any]]  # replies, updates: connected, since, reconnects, last_error
+    parked: dict[str, Any]  # count, newest
+    idle_consumers: list[dict[str, Any]]  # group, consumer, idle_ms, pending
+    warnings: list[str]
+
+
+async def report(stores: Stores, replies: Replies, updates: Updates, settings: Settings) -> HealthReport:
+    events = stores.events
+    for name, redis in (("event store", events), ("read store", stores.views)):
+        try:
+            await redis.ping()
+        except Exception as exc:  # noqa: BLE001 - any failure is "unhealthy"
+            raise ApiError(503, "redis_unavailable", f"the {name} Redis does not answer: {exc}") from None
+    streams = {stream: await stream_backlog(events, stream) for stream in (keys.COMMANDS, keys.EVENTS)}
+    warnings = [f"projector partition {p} has never run: its games' views are not kept"
+                for p in Partition.missing(streams[keys.EVENTS]["groups"])]
+    listeners = {lst.name: lst.state for lst in (replies, updates)}
+    down = [name for name, state in listeners.items() if not state.connected]
+    warnings += [f"the {name} listener has no Redis connection since {listeners[name].since}: "
+                 f"{listeners[name].last_error}; it reconnects by itself" for name in down]
+    parked = {"count": await events.xlen(keys.PARKED),
+              "newest": [{"id": i.decode(), "reason": f[b"reason"].decode(), "detail": f[b"detail"].decode()}
+                         for i, f in await events.xrevrange(keys.PARKED, count=5)]}
+    if parked["count"]:
+        warnings.append(f"{parked['count']} commands are parked in {keys.PARKED}: the engine could not decide "
+                        "them (see 'parked')")
+    idle = [c for stream in (keys.COMMANDS, keys.EVENTS)
+            for c in await idle_consumers(events, stream, settings.idle_consumer_ms)]
+    warnings += [f"consumer {c['consumer']} of group {c['group']} has not read for {c['idle_ms'] // 1000} s "
+                 f"({c['pending']} entries pending)" for c in idle]
+    return HealthReport("listener_down" if down else "ok", "ok", "ok", streams,
+                        {name: msgspec.to_builtins(s) for name, s in listeners.items()}, parked, idle, warnings)
