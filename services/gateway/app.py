@@ -20,7 +20,7 @@ from litestar.exceptions import HTTPException, NotFoundException, ValidationExce
 from litestar.openapi import OpenAPIConfig
 
 from contracts.api import MAX_BODY_BYTES
-from services.gateway import openapi
+from services.gateway import docs, openapi
 from services.gateway.controllers import CONTROLLERS
 from services.gateway.dependencies import Gateway
 from services.gateway.errors import ApiError, on_api_error, on_crash, on_http, on_validation
@@ -32,8 +32,8 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     """The ASGI app. ``workers`` (a ``services.runtime.workers.Workers``) are started and stopped with it when
     given."""
     gateway = Gateway(settings, workers)
-    app = Litestar(
-        route_handlers=CONTROLLERS,
+    return Litestar(
+        route_handlers=[*CONTROLLERS, docs.assets()],
         dependencies=gateway.dependencies(),
         lifespan=[gateway.lifespan],
         middleware=[tracing.asgi_middleware],  # traceparent in, bound to the logs, and out in every response
@@ -47,10 +47,9 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         if settings.cors_origins else None,
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(title="Souk", version="0.1.0",
-                                     description="Event-sourced board games: lobby, seats, commands, views, history."),
+                                     description="Event-sourced board games: lobby, seats, commands, views, history.",
+                                     render_plugins=docs.render_plugins()),  # pages served offline
         plugins=[openapi.Documented(), openapi.AllowedMethods()],  # the document's errors, tokens, ranges; OPTIONS
         debug=False,
         logging_config=None,  # the root logger is set up by services/runtime/logs.py: every line JSON
     )
-    openapi.typed(app.openapi_schema)  # built now, once: the games' commands and views in the document
-    return app

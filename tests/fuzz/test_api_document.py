@@ -16,6 +16,7 @@ import pytest
 from contracts.table import TABLE_COMMANDS
 from domain.kernel import games
 from services.gateway import create_app
+from services.gateway.openapi import served
 from services.runtime.config import Settings
 
 
@@ -62,7 +63,7 @@ def test_options_names_every_method_of_a_path_served_by_several_handlers(souk_ur
 @pytest.fixture(scope="module")
 def document(redis_server_url) -> dict[str, Any]:
     """The document as /schema/openapi.json serves it, from the app itself (no request needed)."""
-    return create_app(Settings(redis_url=redis_server_url)).openapi_schema.to_schema()
+    return served(create_app(Settings(redis_url=redis_server_url)))
 
 
 def resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
