@@ -7,8 +7,7 @@ A route names what it needs as a parameter and Litestar passes it (``Provide``):
 - ``replies``, ``updates``: the pub/sub listeners (``services.gateway.listeners``);
 - ``commands``: queues a command and waits for its outcome (``Commands``);
 - ``auth``: the token checks (``services.gateway.auth.Auth``);
-- ``limits``: the rate and open-game limits (``Limits``);
-- ``workers``: the workers ``souk serve`` runs in this process, or None.
+- ``limits``: the rate and open-game limits (``Limits``).
 """
 
 from __future__ import annotations
@@ -37,7 +36,6 @@ UpdatesDep = NamedDependency[Updates]
 CommandsDep = NamedDependency[Commands]
 AuthDep = NamedDependency[Auth]
 LimitsDep = NamedDependency[Limits]
-WorkersDep = NamedDependency[Any]
 
 
 class Gateway:
@@ -57,8 +55,7 @@ class Gateway:
 
     def dependencies(self) -> dict[str, Provide]:
         given = {"settings": self.settings, "stores": self.stores, "reads": self.reads, "replies": self.replies,
-                 "updates": self.updates, "commands": self.commands, "auth": self.auth, "limits": self.limits,
-                 "workers": self.workers}
+                 "updates": self.updates, "commands": self.commands, "auth": self.auth, "limits": self.limits}
         return {name: Provide(_constant(value), use_cache=True, sync_to_thread=False) for name, value in given.items()}
 
     async def before_request(self, request: Request) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Union
 
 import msgspec
-from litestar import MediaType, Response, get
+from litestar import MediaType, Request, Response, get
 from litestar.openapi.datastructures import ResponseSpec
 
 from contracts.api import ApiErrorBody, GameInfo
 from domain.kernel import games
-from services.gateway.dependencies import RepliesDep, SettingsDep, StoresDep, UpdatesDep, WorkersDep
+from services.gateway import asyncapi
+from services.gateway.dependencies import RepliesDep, SettingsDep, StoresDep, UpdatesDep
 from services.gateway.health import HealthReport, report
 from services.gateway.openapi import AllowingController
 from services.runtime import metrics
@@ -52,9 +53,7 @@ class PlatformController(AllowingController):
         return Response(content=body, media_type=content_type)
 
     @get("/asyncapi.json", include_in_schema=False)
-    async def asyncapi(self, workers: WorkersDep, settings: SettingsDep) -> Response:
-        """FastStream's AsyncAPI document of the streams and channels."""
-        from services.runtime.workers import Workers  # the gateway alone describes the workers it talks to
-
-        described = workers if workers is not None else Workers(settings)
-        return Response(content=described.asyncapi().to_specification().to_json(), media_type=MediaType.JSON)
+    async def asyncapi(self, request: Request) -> Response:
+        """The AsyncAPI 3.0 document of the client WebSockets (``services/gateway/asyncapi.py``)."""
+        body = asyncapi.document(request.headers.get("host") or "localhost", request.url.scheme == "https")
+        return Response(content=body, media_type=MediaType.JSON)

@@ -1,0 +1,101 @@
+"""``GET /asyncapi.json``: an AsyncAPI 3.0 document of the WebSockets a client opens on the gateway.
+
+Two channels, the spectator's (``/games/{game_id}/ws``) and a seat's (``/games/{game_id}/seats/{seat}/ws``,
+with ``?token=``), each pushing ``TableView`` JSON text frames: the current view at once, then every newer one.
+``?since=N`` (the last version the client saw) skips what it has: the reconnection contract. A refused socket
+is accepted, then closed with 4000 + the HTTP status (``x-close-codes``). The payloads are typed from contracts/
+as the OpenAPI document types them (every game's views and commands, ``services.gateway.openapi``).
+
+It names no internal host: the only server is the gateway, as the client reached it.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import msgspec
+
+from contracts.readmodels import TableView
+from domain.kernel import games
+from services.gateway.openapi import REF, SEAT_COMMAND, wire_components
+
+CLOSE_CODES = {
+    "1000": "normal closure (the client left, or the gateway stops)",
+    "1011": "the gateway failed (a store does not answer): reconnect with ?since= after a pause",
+    "4400": "bad_request: the seat is not a seat number",
+    "4401": "missing_token or bad_token: the seat's token is missing or not this seat's",
+    "4404": "game_not_found: there is no such game",
+}
+SINCE = {"type": "integer", "minimum": -1, "description": (
+    "The last version the client saw: views up to it are not sent again (reconnect with the version of the last "
+    "frame received, and nothing is missed or repeated). Absent or -1: the current view first.")}
+GAME_ID = {"description": "The game's id (POST /games answers it)"}
+
+
+@cache
+def _components() -> dict[str, Any]:
+    (view_root,), found = msgspec.json.schema_components([TableView], ref_template=REF + "{name}")
+    schemas = {**found, **wire_components(set(found))}
+    table_view = schemas["TableView"]
+    table_view["properties"]["view"] = {
+        "oneOf": [{"$ref": f"{REF}{name}.View"} for name in sorted(games())] + [{"type": "null"}],
+        "description": "The game's own view for this seat (its game's tagged View); null before the start"}
+    table_view["properties"]["legal"] = {"type": "array", "items": {"$ref": REF + SEAT_COMMAND},
+                                         "description": "The commands this seat may send now (POST them back)"}
+    return {
+        "schemas": dict(sorted(schemas.items())),
+        "messages": {"view": {
+            "name": "view", "title": "A view of the game", "contentType": "application/json",
+            "summary": "The game as this audience sees it now: one text frame per version, newest only (a slow "
+                       "client skips versions it had no time to read; each view is whole)",
+            "payload": {"$ref": REF + "TableView"}}},
+    }
+
+
+def document(host: str, secure: bool = False) -> dict[str, Any]:
+    """The document, its server the gateway as reached at ``host`` (``secure``: over TLS)."""
+    message = {"$ref": "#/components/messages/view"}
+    close = {"x-close-codes": CLOSE_CODES}
+    channels = {
+        "spectatorView": {
+            "address": "/games/{game_id}/ws", "title": "What a spectator sees",
+            "description": "Opened by anyone. Pushes the spectator view at once and after every change.",
+            "parameters": {"game_id": GAME_ID}, "messages": {"view": message},
+            "bindings": {"ws": {"method": "GET", "bindingVersion": "0.1.0", "query": {
+                "type": "object", "properties": {"since": SINCE}}}},
+            **close,
+        },
+        "seatView": {
+            "address": "/games/{game_id}/seats/{seat}/ws", "title": "What a seat sees",
+            "description": "Opened with the seat's token (?token=, what POST /games/{game_id}/seats answered). "
+                           "Pushes the seat's view (its secrets and legal commands included) at once and after "
+                           "every change. A missing or bad token: the socket is accepted, then closed with 4401.",
+            "parameters": {"game_id": GAME_ID, "seat": {"description": "The seat's number, from 0"}},
+            "messages": {"view": message},
+            "bindings": {"ws": {"method": "GET", "bindingVersion": "0.1.0", "query": {
+                "type": "object", "required": ["token"], "properties": {
+                    "token": {"type": "string", "description": "The seat's token"}, "since": SINCE}}}},
+            **close,
+        },
+    }
+    operations = {
+        f"send{name[0].upper()}{name[1:]}": {
+            "action": "send", "channel": {"$ref": f"#/channels/{name}"},
+            "summary": "The gateway sends the view now, then each newer one",
+            "messages": [{"$ref": f"#/channels/{name}/messages/view"}]}
+        for name in channels
+    }
+    return {
+        "asyncapi": "3.0.0",
+        "info": {"title": "Souk WebSockets", "version": "0.1.0", "description": (
+            "The WebSockets a frontend opens on the gateway to follow a game. Every frame is a TableView (JSON text)"
+            "; the client sends nothing. Reconnect with ?since=<last version seen>: what was missed comes first, "
+            "then every change. Close codes: x-close-codes of each channel.")},
+        "defaultContentType": "application/json",
+        "servers": {"gateway": {"host": host, "pathname": "/", "protocol": "wss" if secure else "ws",
+                                "description": "This gateway, as the client reached it"}},
+        "channels": channels,
+        "operations": operations,
+        "components": _components(),
+    }

@@ -1,0 +1,78 @@
+"""GET /asyncapi.json describes the WebSockets a client opens (services/gateway/asyncapi.py): an AsyncAPI 3.0
+document of the spectator's and a seat's sockets, their query (?token=, ?since=), close codes and the views they
+push, typed from contracts/; and it names no internal host (it used to be FastStream's document of the Redis
+channels, naming the Redis host and port)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import jsonschema_rs
+import pytest
+from faststream.specification.asyncapi.v3_0_0.schema import ApplicationSchema
+from httpx_ws import aconnect_ws
+
+from domain.kernel import games
+from tests.e2e.support import join_all
+
+pytestmark = pytest.mark.anyio
+
+
+def pointer(document: dict[str, Any], ref: str) -> Any:
+    assert ref.startswith("#/"), ref
+    node: Any = document
+    for part in ref[2:].split("/"):
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+async def test_the_asyncapi_document_describes_the_client_websockets_typed_and_names_no_internal_host(
+        souk_url, redis_url):
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        r = await client.get("/asyncapi.json")
+        assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+        document = r.json()
+        text = r.text
+        # No store named: neither a redis:// address nor the Redis host and port the gateway uses.
+        redis = urlsplit(redis_url)
+        assert "redis" not in text.lower() and f"{redis.hostname}:{redis.port}" not in text
+        assert document["asyncapi"] == "3.0.0"
+        ApplicationSchema.model_validate(document)  # FastStream's model of AsyncAPI 3.0 reads it
+        assert document["servers"]["gateway"]["host"] == urlsplit(souk_url).netloc
+        # Every reference resolves; every address parameter is declared; operations name their channel's messages.
+        for ref in set(re.findall(r'"\$ref":\s*"([^"]+)"', text)):
+            pointer(document, ref)
+        channels = document["channels"]
+        assert {c["address"] for c in channels.values()} == {"/games/{game_id}/ws", "/games/{game_id}/seats/{seat}/ws"}
+        for channel in channels.values():
+            assert set(re.findall(r"\{(\w+)\}", channel["address"])) == set(channel["parameters"])
+            assert {"4401", "4404"} <= set(channel["x-close-codes"])
+            assert "since" in channel["bindings"]["ws"]["query"]["properties"]
+        assert channels["seatView"]["bindings"]["ws"]["query"]["required"] == ["token"]
+        for operation in document["operations"].values():
+            assert operation["action"] == "send"
+            channel = operation["channel"]["$ref"]
+            pointer(document, channel)
+            assert operation["messages"] and all(m["$ref"].startswith(f"{channel}/messages/")
+                                                 for m in operation["messages"])  # AsyncAPI 3: its channel's
+        # The payload: a TableView, its view one of each game's views, its legal commands the games' commands.
+        schemas = document["components"]["schemas"]
+        payload = pointer(document, document["components"]["messages"]["view"]["payload"]["$ref"])
+        assert payload is schemas["TableView"] or payload == schemas["TableView"]
+        assert {v.get("$ref") for v in payload["properties"]["view"]["oneOf"]} == {
+            f"#/components/schemas/{name}.View" for name in games()} | {None}
+        assert payload["properties"]["legal"]["items"] == {"$ref": "#/components/schemas/SeatCommand"}
+
+        # What a socket really pushes fits the payload's schema.
+        game_id = (await client.post("/games", json={"game": "samarkand", "title": "ws", "seats": 3})).json()["game_id"]
+        tokens = await join_all(client, game_id, 3)
+        validator = jsonschema_rs.Draft202012Validator({**payload, "components": document["components"]})
+        for path in (f"/games/{game_id}/ws", f"/games/{game_id}/seats/1/ws?token={tokens[1]}&since=-1"):
+            async with aconnect_ws(f"{souk_url}{path}", client) as ws:
+                frame = json.loads(await ws.receive_text())
+            errors = [e.message for e in validator.iter_errors(frame)]
+            assert not errors and frame["status"] == "playing", (path, errors[:3])
