@@ -5,14 +5,17 @@ answers every error as ``{"code", "message"}`` (``contracts.api.ApiErrorBody``),
 know. ``Documented``, a Litestar init plugin, sets on every HTTP route:
 
 - the errors it may answer, each as an ``ApiErrorBody`` (derived from its path and method: any request 400, 429,
-  431; a game's routes 404 and 503; a seat's routes, and a game's cancellation, 401; writes 409, 422, 504, and
-  413 for a body; the audit 409);
+  431, 500 and 503; a game's routes 404; a seat's routes, and a game's cancellation, 401; writes 409, 422, 504,
+  and 413 for a body; the audit 409), with ``Retry-After`` on 429 and 503;
 - the ``seatToken`` bearer scheme on the routes that take a token;
 - the ranges of the integer parameters the gateway checks itself (``seat``, ``after``, ``limit``,
   ``min_version``), which a client or a fuzzer otherwise cannot know.
 
 ``AllowedMethods`` answers ``OPTIONS`` on every path with an ``Allow`` naming every method the path serves (a
 controller's paths: ``AllowingController``).
+
+``served`` is the document as the gateway serves it: ``typed`` with every game's commands and views from
+contracts/ (the fields Litestar can only call any JSON).
 
 Schemathesis checks the gateway against this document (tests/fuzz/test_schemathesis.py).
 """
@@ -22,12 +25,10 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any, Union
 
 import msgspec
-
-from collections.abc import Iterable, Iterator
-
 from litestar import Controller, Litestar, route
 from litestar.config.app import AppConfig
 from litestar.datastructures import ResponseHeader
