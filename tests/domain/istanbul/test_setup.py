@@ -7,6 +7,7 @@ import pytest
 from contracts.istanbul import ChooseFountain, FountainRevealed, LocationDealt, LocationRevealed
 from domain.chance import Chance
 from domain.istanbul import GAME, data, rules
+from tests.domain.istanbul.support import registered  # noqa: F401
 
 
 def set_up(seats: int, seed: int) -> tuple[rules.State, list]:
@@ -60,3 +61,19 @@ def test_a_fountain_with_a_choice_at_setup_waits_for_every_seat_then_the_setup_g
     assert state.stage == rules.TURN and state.first is not None
     assert len(state.display) == 2 and all(len(p.hand) == 1 for p in state.players)
     assert not any(isinstance(e, LocationRevealed) and e.card in state.location_discard for e in events)
+
+
+def test_istanbul_is_registered_for_a_test_only_until_the_lead_ships_it(registered):
+    from domain import kernel
+
+    assert kernel.get_game("istanbul") is GAME
+
+
+def test_outside_the_fixture_the_shipped_games_are_untouched():
+    import inspect
+
+    import domain.games
+    from domain import kernel
+
+    if "istanbul" not in inspect.getsource(domain.games):  # not shipped yet: no test leaves it registered
+        assert "istanbul" not in kernel.games()
