@@ -24,6 +24,7 @@ import click
 import msgspec
 import redis.asyncio as aioredis
 
+from services.cli.main import progress_option, store_options
 from services.history import record as records
 from services.store import keys
 from services.store.codec import encoder
@@ -156,22 +157,20 @@ async def _archive_one(events: aioredis.Redis, views: aioredis.Redis, store: Red
               help="archive the finished games whose last event is older than this: 30d, 12h, 1d12h, 90m, 45s")
 @click.option("--out", "out", default="archive", show_default=True, type=click.Path(file_okay=False),
               help="the folder the record files go to ({game_id}.souk.json)")
-def command(older_than: str, out: str) -> None:
+@store_options
+@progress_option
+@click.pass_context
+def command(ctx: click.Context, older_than: str, out: str, progress: bool | None, **options) -> None:
     """Export each finished game older than the retention to a record file, verify it, then remove the game's
     hot keys (it then answers 410 archived)."""
     try:
         seconds = parse_duration(older_than)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--older-than") from None
-    from services.runtime.config import Settings
+    from services.cli.main import _stores, run, settings_of
 
-    settings = Settings.from_env()
-    try:
-        from services.cli.stores import resolve  # the data folder's embedded Redis when REDIS_URL is unset
-        settings = resolve(settings)
-    except ImportError:
-        pass
-    report = asyncio.run(_run(settings.redis_url, settings.views_url, seconds, Path(out)))
+    settings = _stores(settings_of(ctx, **options))  # REDIS_URL, else the data folder's; checked: one line if not
+    report = run(_run(settings.redis_url, settings.views_url, seconds, Path(out), progress))
     click.echo(f"archived {len(report.archived)} games to {out}/ ({report.skipped} not finished or too recent)")
     for game_id, why in report.failed.items():
         click.echo(f"not archived: {game_id}: {why}", err=True)
@@ -179,10 +178,14 @@ def command(older_than: str, out: str) -> None:
         raise SystemExit(1)
 
 
-async def _run(events_url: str, views_url: str, seconds: float, out: Path) -> Report:
+async def _run(events_url: str, views_url: str, seconds: float, out: Path, progress: bool | None = None) -> Report:
+    from services.cli.progress import Progress
+
     events, views = aioredis.Redis.from_url(events_url), aioredis.Redis.from_url(views_url or events_url)
     try:
-        return await archive(events, views, seconds, out)
+        candidates = await events.zcount(keys.GAMES, "-inf", repr(time.time() - seconds))
+        with Progress(candidates, "archiving games", progress) as bar:
+            return await archive(events, views, seconds, out, progress=bar.advance)
     finally:
         await events.aclose()
         await views.aclose()

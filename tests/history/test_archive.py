@@ -101,6 +101,8 @@ def test_the_command_archives_with_the_environments_stores_and_refuses_a_bad_dur
     monkeypatch.setenv("REDIS_URL", redis_url)
     monkeypatch.delenv("SOUK_VIEWS_REDIS_URL", raising=False)
     runner = CliRunner()
+    away = runner.invoke(archiving.command, ["--older-than", "30d", "--redis-url", "redis://127.0.0.1:1"])
+    assert away.exit_code == 1 and "Traceback" not in away.output and away.output.count("\n") == 1, away.output
     bad = runner.invoke(archiving.command, ["--older-than", "soon", "--out", str(tmp_path)])
     assert bad.exit_code == 2 and "a duration is like" in bad.output
     done = runner.invoke(archiving.command, ["--older-than", "30d", "--out", str(tmp_path / "records")])
