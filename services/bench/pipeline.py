@@ -350,7 +350,12 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: argpa
     for _ in range(args.games):
         await new_game()
     senders = [asyncio.create_task(sender()) for _ in range(args.senders)]
-    await asyncio.sleep(min(5.0, 1.0 + args.games / 200))  # warm-up: games created and first commands flowing
+    # Warm-up: the workers answer and every game is created, joined and playing, then a short settling time. A
+    # fixed wait measured the workers' start-up on a loaded machine, and a short run then measured nothing.
+    deadline = time.perf_counter() + 60.0
+    while time.perf_counter() < deadline and not all(g.version >= seats + 2 for g in games.values()):
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(min(5.0, 1.0 + args.games / 200))
     cpu_before = await cpu()
     stats.measuring = True
     start = time.perf_counter()
