@@ -24,7 +24,7 @@ async def stores(redis_url):
 
 @pytest.fixture
 async def finished(stores):
-    """Two finished two-player Yspahan games, played through the engine and projected; returns their ids."""
+    """Finished two-player Yspahan games (two), played through the engine and projected; returns their ids."""
     from services.bench.storage import play
 
     events, views = stores
