@@ -59,6 +59,7 @@ ERRORS = {
     400: "Malformed input: bad_request, bad_page, bad_filter, bad_command, bad_command_id, bad_request_id, bad_seed",
     401: "missing_token or bad_token",
     404: "game_not_found",
+    410: "archived: the game ended and was archived to its record file (souk archive); it is no longer served",
     409: "seat_taken, game_started, game_exists, conflict, stale, game_cancelled, game_not_over",
     413: "body_too_large: a body over 64 KiB",
     422: "refused by the rules: not_your_turn, game_over, ... (each game's codes in its rules.py)",
@@ -90,7 +91,7 @@ def errors_of(path: str, method: str, body: bool = True) -> list[int]:
     fail (500)."""
     codes = {400, 429, 431, 500, 503}
     if "{game_id}" in path:
-        codes.add(404)
+        codes |= {404, 410}
     if needs_token(path, method):
         codes.add(401)
     if method in ("POST", "PUT", "PATCH", "DELETE"):

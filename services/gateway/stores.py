@@ -13,18 +13,19 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from contracts.api import MAX_INT
-from contracts.readmodels import HistoryPage, HistoryRecord, LobbyEntry
+from contracts.readmodels import HistoryPage, LobbyEntry
 from contracts.table import GameStarted, GameCreated, SeatJoined, SeatLeft
 from services.gateway.errors import ApiError
 from services.gateway.inputs import in_range
 from services.gateway.listeners import Updates
+from services.history.archive import archived_error
+from services.projector.history import read_history
 from services.runtime.config import Settings
 from services.store import keys
 from services.store.codec import event_envelope_decoder, table_event_decoder
 from services.store.events import RedisEventStore
 
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
-_history_decoder = msgspec.json.Decoder(HistoryRecord)
 
 
 def pooled(url: str) -> aioredis.Redis:
@@ -63,7 +64,7 @@ class Reads:
         if raw is None:
             if await self.events.exists(keys.game_stream(game_id)):  # the read store lags or was lost
                 raise ApiError(503, "not_projected", "this game's read models are not built yet; retry shortly")
-            raise ApiError(404, "game_not_found", f"there is no game {game_id!r}")
+            raise await self._not_found(game_id)
         return _lobby_decoder.decode(raw)
 
     async def seats_of(self, game_id: str) -> tuple[str, dict[int, str]]:
@@ -87,7 +88,7 @@ class Reads:
                     return game, hashes
             if len(entries) < 16:
                 if not game:
-                    raise ApiError(404, "game_not_found", f"there is no game {game_id!r}")
+                    raise await self._not_found(game_id)
                 return game, hashes
             after = "(" + entries[-1][0].decode()
 
@@ -114,10 +115,10 @@ class Reads:
         in_range(after, "after", 0, MAX_INT, "bad_page")
         in_range(limit, "limit", 1, 1000, "bad_page")
         await self.lobby_entry(game_id)
-        pipe = self.views.pipeline(transaction=True)
-        pipe.lrange(keys.history(game_id), after, min(after + limit - 1, MAX_INT))
-        pipe.get(keys.position(game_id))
-        raw, position = await pipe.execute()
-        audience = keys.audience(seat)
-        entries = tuple(_history_decoder.decode(r).for_audience(audience) for r in raw)
-        return HistoryPage(game_id, seat, entries, after + len(entries), int(position or 0))
+        # the read model while it is kept; a finished game's, once it expired, derived from its game stream
+        return await read_history(self.events, self.views, game_id, seat, after, limit, self.stores.event_store)
+
+    async def _not_found(self, game_id: str) -> ApiError:
+        """404 ``game_not_found``, or 410 ``archived`` (naming its record) for a game archived by `souk archive`."""
+        gone = await archived_error(self.events, game_id)
+        return gone if gone is not None else ApiError(404, "game_not_found", f"there is no game {game_id!r}")

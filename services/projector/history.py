@@ -11,6 +11,7 @@ from __future__ import annotations
 import msgspec
 import redis.asyncio as aioredis
 
+from contracts.api import MAX_INT
 from contracts.readmodels import HistoryEntry, HistoryPage, HistoryRecord
 from domain import table as tbl
 from services.projector.service import history_record
@@ -26,7 +27,7 @@ async def read_history(events: aioredis.Redis, views: aioredis.Redis, game_id: s
     """The entries ``after`` < seq <= ``after + limit`` as ``seat`` (None: a spectator) may see them, with the
     version the read models are at. ``events`` is the event store's Redis, ``views`` the read store's."""
     pipe = views.pipeline(transaction=True)
-    pipe.lrange(keys.history(game_id), after, after + limit - 1)
+    pipe.lrange(keys.history(game_id), after, min(after + limit - 1, MAX_INT))  # Redis: signed 64-bit
     pipe.get(keys.position(game_id))
     pipe.exists(keys.history(game_id))
     raw, position, kept = await pipe.execute()
