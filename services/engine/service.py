@@ -60,23 +60,46 @@ def command_key(env: CommandEnvelope) -> str:
 FINISHED = (tbl.OVER, tbl.CANCELLED)
 
 
-def accepted_reply(envelopes: Sequence[EventEnvelope], env: CommandEnvelope) -> Reply | None:
-    """The reply the engine gave ``env``'s command when it was accepted (``_decide``), from the events it appended:
-    one command's events are consecutive, with its command id and the time it was decided, and each carries the
-    command's seat but a ``SeatJoined``, which carries the seat taken (and then answers it). None if no events
-    of the game came from that command."""
+@dataclass(frozen=True, slots=True)
+class AcceptedRun:
+    """One accepted command's events in a game stream, as much as its reply needs."""
+
+    seats: frozenset  # the seats its events carry, but a SeatJoined's (which carries the seat taken)
+    joined: int | None  # the seat a join took
+    version: int  # its last event's
+    events: int
+
+
+def accepted_runs(envelopes: Sequence[EventEnvelope]) -> dict[str, list[AcceptedRun]]:
+    """Every accepted command of a game by command id, from the events it appended: one command's events are
+    consecutive, with its command id and the time it was decided."""
     runs: list[list[EventEnvelope]] = []
     for e in envelopes:
         if runs and (runs[-1][-1].command_id, runs[-1][-1].recorded_at) == (e.command_id, e.recorded_at):
             runs[-1].append(e)
         else:
             runs.append([e])
+    out: dict[str, list[AcceptedRun]] = {}
     for run in runs:
-        if run[0].command_id == env.command_id and all(e.seat == env.seat for e in run if e.type != _SEAT_JOINED):
-            joined = next((e.seat for e in run if e.type == _SEAT_JOINED), None)
-            return Reply(env.command_id, env.game_id, "accepted", version=run[-1].seq, events=len(run),
-                         seat=env.seat if joined is None else joined)
+        out.setdefault(run[0].command_id, []).append(AcceptedRun(
+            frozenset(e.seat for e in run if e.type != _SEAT_JOINED),
+            next((e.seat for e in run if e.type == _SEAT_JOINED), None), run[-1].seq, len(run)))
+    return out
+
+
+def reply_of(runs: dict[str, list[AcceptedRun]], env: CommandEnvelope) -> Reply | None:
+    """The reply the engine gave ``env``'s command when it was accepted (``_decide``), None if no events of the
+    game came from it."""
+    for run in runs.get(env.command_id, ()):
+        if run.seats <= {env.seat}:
+            return Reply(env.command_id, env.game_id, "accepted", version=run.version, events=run.events,
+                         seat=env.seat if run.joined is None else run.joined)
     return None
+
+
+def accepted_reply(envelopes: Sequence[EventEnvelope], env: CommandEnvelope) -> Reply | None:
+    """The reply ``env``'s command got when it was accepted, from the game's events (None: it was not)."""
+    return reply_of(accepted_runs(envelopes), env)
 
 
 _SEAT_JOINED = "table.SeatJoined"
@@ -87,6 +110,7 @@ class Engine:
         self.redis = redis
         self.store = store
         self.cache: Lru[str, Slot] = Lru(cache_size)
+        self.finished: Lru[str, dict[str, list[AcceptedRun]]] = Lru(1_000)  # finished games' accepted commands
 
     # --- loading ------------------------------------------------------------------------------------------
 
@@ -197,8 +221,13 @@ class Engine:
         return redo
 
     async def _accepted_reply(self, env: CommandEnvelope) -> Reply | None:
-        """The answer a command of this finished game got when it was accepted, rebuilt from its events."""
-        return accepted_reply(await self.store.read(env.game_id), env)
+        """The answer a command of this finished game got when it was accepted, rebuilt from its events: the
+        stream is read once per finished game (it changes no more), not once per late command."""
+        runs = self.finished.get(env.game_id)
+        if runs is None:
+            runs = accepted_runs(await self.store.read(env.game_id))
+            self.finished.put(env.game_id, runs)
+        return reply_of(runs, env)
 
     async def _decide(self, slot: Slot, env: CommandEnvelope) -> tuple[Append, Reply, Slot]:
         table = slot.table

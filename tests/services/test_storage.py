@@ -249,3 +249,24 @@ async def test_the_history_records_derived_from_the_stream_are_the_bytes_the_pro
     await projector.handle([f for _, f in await redis.xrange(keys.EVENTS)])
     await projector.aclose()
     assert await history_records(engine.store, "g1") == await redis.lrange(keys.history("g1"), 0, -1)
+
+
+async def test_commands_sent_to_a_finished_game_read_its_stream_once_not_once_each(redis):
+    """Answering a resent command from the stream must not make every late or bogus command to a finished game read
+    and decode its whole stream (a client spamming a finished game cost the engine one full read per command)."""
+    engine, commands = await played_tally(redis)
+    fresh = Engine(redis, engine.store)
+    reads = []
+    real_read = fresh.store.read
+
+    async def counted(game_id, *args, **kwargs):
+        reads.append(game_id)
+        return await real_read(game_id, *args, **kwargs)
+
+    fresh.store.read = counted
+    late = [cmd("g1", Add(1), seat=s % 2, token=th(s % 2), cid=f"late-{s}") for s in range(20)]
+    replies = await fresh.handle(late)
+    assert all(r.status == "rejected" for r in replies)
+    again = await fresh.handle([env for env, _ in commands[:-1]])
+    assert again == [reply for _, reply in commands[:-1]]  # still the first answers
+    assert len(reads) <= 2, f"{len(reads)} reads of the stream for {len(late) + len(commands) - 1} commands"
