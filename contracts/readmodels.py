@@ -65,7 +65,6 @@ class HistoryEntry(msgspec.Struct, frozen=True):
     prev_hash: str
     commitment: str = ""  # chain 2: set when the event hides something (contracts.envelope.ChainLink)
     chain: int = 1  # how ``hash`` is computed: 2 = contracts.envelope.ChainLink, 1 = the whole envelope (older)
-    chain: int = 1
 
 
 class HistoryRecord(msgspec.Struct, frozen=True):

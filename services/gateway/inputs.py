@@ -5,7 +5,8 @@ A refusal is an ``ApiError`` (``{"code", "message"}``, a 4xx status) and changes
 
 - headers over ``MAX_HEADER_BYTES`` → 431 ``headers_too_large`` (``check_headers``, before the route runs). A
   request line and headers over ``MAX_HEAD_BYTES``, or a request that is not HTTP/1.1, never reach the app:
-  uvicorn's parser (h11) refuses them, and ``JsonH11Protocol`` makes that answer JSON too (431 or 400);
+  uvicorn's parser (httptools) refuses them, and ``JsonHttpToolsProtocol`` (``protocols``) makes that
+  answer JSON too (431 or 400);
 - a body over ``MAX_BODY_BYTES`` → 413 ``body_too_large`` (Litestar's ``request_max_body_size``);
 - a body that is not UTF-8, not JSON, nested deeper than ``MAX_BODY_DEPTH``, or not of the route's type →
   400 ``bad_request`` (``StrictBody``: decoded strictly, no ``"3"`` for ``3``, no unknown field);
@@ -17,18 +18,15 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from http import HTTPStatus
 from typing import Any, TypeVar
 
-import h11
 import msgspec
 from litestar import Request
 from litestar.dto import MsgspecDTO
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from contracts.api import MAX_BODY_DEPTH, MAX_HEAD_BYTES, MAX_HEADER_BYTES, MAX_INT, ApiErrorBody
+from contracts.api import MAX_BODY_DEPTH, MAX_HEADER_BYTES, MAX_INT
 from services.gateway.errors import ApiError
-from services.gateway.protocols import JsonHttpToolsProtocol  # JsonH11Protocol's answers on httptools (faster)
+from services.gateway.protocols import JsonHttpToolsProtocol
 
 T = TypeVar("T")
 
@@ -99,40 +97,5 @@ async def check_headers(request: Request) -> None:
         raise ApiError(431, "headers_too_large", f"the headers take {size} bytes; at most {MAX_HEADER_BYTES}")
 
 
-class JsonH11Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol, answering a request its parser refuses with ``{"code", "message"}`` instead
-    of a plain-text 400: 431 ``headers_too_large`` when the request line and headers outgrow ``MAX_HEAD_BYTES``
-    (pass ``h11_max_incomplete_event_size=MAX_HEAD_BYTES``), else 400 ``bad_request``.
-
-    The connection then half-closes and drops what the client still sends, for ``LINGER_S`` at most: closed at
-    once with unread data, it would be reset, and the client would lose the answer."""
-
-    LINGER_S = 2.0
-    _refused = False
-
-    def data_received(self, data: bytes) -> None:
-        if not self._refused:
-            super().data_received(data)
-
-    def send_400_response(self, msg: str) -> None:
-        if len(self.conn.trailing_data[0]) > MAX_HEAD_BYTES:
-            status, code = 431, "headers_too_large"
-            message = f"the request line and headers are over {MAX_HEAD_BYTES} bytes"
-        else:
-            status, code, message = 400, "bad_request", "the request is not valid HTTP/1.1"
-        body = msgspec.json.encode(ApiErrorBody(code, message))
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                   (b"connection", b"close")]
-        response = h11.Response(status_code=status, headers=headers, reason=HTTPStatus(status).phrase.encode())
-        for event in (response, h11.Data(data=body), h11.EndOfMessage()):
-            self.transport.write(self.conn.send(event))
-        self._refused = True
-        if self.transport.can_write_eof():
-            self.transport.write_eof()
-            self.loop.call_later(self.LINGER_S, self.transport.close)
-        else:
-            self.transport.close()
-
-
-UVICORN_OPTIONS: dict[str, Any] = {"http": JsonHttpToolsProtocol, "h11_max_incomplete_event_size": MAX_HEAD_BYTES}
-"""What ``uvicorn.run`` needs for the gateway's answers above (``JsonH11Protocol``'s, on httptools)."""
+UVICORN_OPTIONS: dict[str, Any] = {"http": JsonHttpToolsProtocol}
+"""What ``uvicorn.run`` needs for the gateway's answers above (the parser's refusals in JSON, on httptools)."""

@@ -1,8 +1,8 @@
 """uvicorn's HTTP/1.1 protocol on httptools (llhttp, in C) with the gateway's JSON refusals.
 
 uvicorn's default parser, h11, is pure Python: it took 27% of the gateway's CPU per command (issue #9 item 12).
-``JsonHttpToolsProtocol`` answers what its parser refuses as ``JsonH11Protocol`` (``services.gateway.inputs``)
-does: ``{"code", "message"}`` with 431 ``headers_too_large`` when the request line and headers outgrow
+``JsonHttpToolsProtocol`` (replacing the earlier JSON refusals on h11) answers what its parser refuses with
+``{"code", "message"}`` with 431 ``headers_too_large`` when the request line and headers outgrow
 ``MAX_HEAD_BYTES`` (llhttp sets no such bound: the bytes of a head still incomplete are counted here), else 400
 ``bad_request``; then it half-closes and drops what the client still sends for ``LINGER_S`` at most (closed at
 once with unread data, the connection would be reset and the client would lose the answer).
