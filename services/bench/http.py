@@ -511,12 +511,12 @@ async def _hold_sockets(base: str, config: dict, control, results) -> None:
 
 def _process_cpu(pid: int) -> float:
     """CPU seconds (user + system) a process has used so far (Linux /proc; 0 once it is gone)."""
+    from services.bench.pipeline import _process_cpu as used
+
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
+        return used(pid)
     except (FileNotFoundError, ProcessLookupError):
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _redis_cpu(url: str) -> float:
