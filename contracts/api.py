@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -12,6 +12,7 @@ MAX_BODY_DEPTH = 32  # arrays and objects nested deeper: 400 bad_request (a comm
 MAX_HEADER_BYTES = 8 * 1024  # the headers' names and values together: 431 headers_too_large
 MAX_HEAD_BYTES = 64 * 1024  # the request line and headers as sent: 431 headers_too_large (uvicorn's parser)
 MAX_INT = 2**63 - 1  # integers in the path and query: Redis's are signed 64-bit
+MAX_RECORD_BYTES = 8 * 1024 * 1024  # POST /verify: a record (a 1,000-event game's is about 600 KB): 413 over it
 
 
 class Strict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -26,8 +27,10 @@ class CreateGameRequest(Strict):
     title: str
     seats: int
     options: dict[str, Any] = {}
-    # 64 hex digits, for a reproducible game: the game then shows everyone that its creator chose the seed
+    # 64 hex digits, for a reproducible game (tests, benchmarks): only with ``unfair`` true (else 422
+    # seed_needs_unfair), and the game then shows everyone that its creator chose the seed (``unfair``)
     seed: str | None = None
+    unfair: bool = False
     # A random string the client makes once per game it creates: resending the request with it (after a
     # timeout, say) answers the same game instead of creating another.
     request_id: str | None = None
@@ -41,6 +44,9 @@ class JoinRequest(Strict):
     # join with it answers the same seat and the same token instead of taking another seat.
     request_id: str | None = None
     invite: str | None = None  # a private game's invite code
+    # The seat's contribution to the game's chance: 64 hex digits the client draws at random (the SDK does). The
+    # server's seed is mixed with every seat's when the game starts: a seat that gives one needs to trust no one.
+    entropy: str | None = None
 
 
 class CommandRequest(Strict):
@@ -48,6 +54,23 @@ class CommandRequest(Strict):
     command: dict[str, Any]  # a tagged command, e.g. {"type": "samarkand.ChooseCard", ...}: see /legal
     # The game's version the client decided on (its view's ``version``): refused as ``stale`` if the game has
     # moved on meanwhile, so a double click or a late resend never plays a move decided on an older state.
+    expected_version: int | None = None
+
+
+class UndoCommandRequest(Strict):
+    """Take back this seat's last command(s): the game goes back to how it was at ``to_version`` (one of its view's
+    ``undo.to_versions``). Granted at once, or asked to the other seats (the table's policy ``with_consent``)."""
+
+    command_id: str  # as for a command: unique per game and seat; resending it is safe
+    to_version: Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)]  # else 400 bad_request
+    expected_version: int | None = None  # as for a command: refused as ``stale`` if the game moved on
+
+
+class UndoAnswerRequest(Strict):
+    """An answer to the pending undo request (``undo/accept``, ``undo/decline``; the requester declines to
+    withdraw it)."""
+
+    command_id: str
     expected_version: int | None = None
 
 
@@ -113,3 +136,15 @@ class Audit(msgspec.Struct, frozen=True):
     seed: str
     seed_hash: str
     events: tuple[Any, ...]  # EventEnvelope: payload (and public) as the exact JSON the chain hashed
+
+
+class RecordVerdict(msgspec.Struct, frozen=True):
+    """``POST /verify``: whether a record holds (``services.history.verify.verify_record``): its hash chain, its
+    seed against its commitment, and every command re-run by the rules giving the recorded events byte for byte."""
+
+    ok: bool
+    events: int
+    commands: int
+    summary: str  # "OK: ..." or the first problem (naming the first event that differs)
+    problems: tuple[str, ...] = ()
+    first_difference: int | None = None  # the seq of the first event the re-run does not give as recorded

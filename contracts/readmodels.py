@@ -28,7 +28,7 @@ class TableView(msgspec.Struct, frozen=True):
     legal: tuple[Any, ...]  # the commands this seat may send now, ready to post back as they are
     view: Any  # the game's own view for this seat (a tagged *View struct), None before the game starts
     result: Result | None = None
-    seed_chosen: bool = False  # the creator chose the seed: it can predict every shuffle and roll
+    unfair: bool = False  # the creator chose the seed (CreateGame.unfair): it can predict every shuffle and roll
     undo: UndoView | None = None  # the undo policy, what was undone, a pending request (None before the start)
 
 
@@ -47,9 +47,10 @@ class LobbyEntry(msgspec.Struct, frozen=True):
     seats: tuple[SeatInfo, ...]
     status: str  # open / playing / over (rewritten when a seat is taken, the game starts or ends)
     created_at: float
-    seed_chosen: bool = False  # the creator chose the seed: it can predict every shuffle and roll
+    unfair: bool = False  # the creator chose the seed (CreateGame.unfair): it can predict every shuffle and roll
     private: bool = False  # joined by invite code only; not listed (GET /games/{id} still shows it)
     rematch_of: str = ""  # the finished game this one replays with the same players
+    imported_from: str = ""  # made by `souk import` from this game's record (a finished game)
 
 
 class HistoryEntry(msgspec.Struct, frozen=True):
@@ -65,6 +66,10 @@ class HistoryEntry(msgspec.Struct, frozen=True):
     prev_hash: str
     commitment: str = ""  # chain 2: set when the event hides something (contracts.envelope.ChainLink)
     chain: int = 1  # how ``hash`` is computed: 2 = contracts.envelope.ChainLink, 1 = the whole envelope (older)
+    # Taken back by an undo (``TableView.undo.undone``: the UndoApplied and the request and answers that led to it
+    # fall in the range too): it stays in the log and the chain but no longer counts. Set when the history is read
+    # (a later undo changes it), never hashed.
+    undone: bool = False
 
 
 class HistoryRecord(msgspec.Struct, frozen=True):

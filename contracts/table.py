@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from contracts.base import Command, Event
+from contracts.base import Command, Event, upcast
 
 
 # --- commands -------------------------------------------------------------------------------------------
@@ -21,12 +21,15 @@ class CreateGame(Command, tag="table.CreateGame"):
     title: str
     seats: int
     options: dict[str, Any] = {}
-    # 64 hex digits (the server's own 32 bytes), for a reproducible game: the game then says so to everyone
-    # (GameCreated.seed_chosen), since whoever chose it can predict every shuffle and roll.
+    # 64 hex digits (the server's own 32 bytes), for a reproducible game (tests, benchmarks): allowed only with
+    # ``unfair`` true (else refused: ``seed_needs_unfair``), and the game says so to everyone (GameCreated.unfair),
+    # since whoever chose it can predict every shuffle and roll.
     seed: str | None = None
+    unfair: bool = False
     creator_hash: str = ""  # sha256 hex of the creator's token: it may cancel the game before it starts
     invite_hash: str = ""  # sha256 hex of an invite code: a private game, joined with the code, never listed
     rematch_of: str = ""  # the finished game this one replays with the same players
+    imported_from: str = ""  # `souk import`: the id of the game whose record this one is made from
     # ``options`` may also hold ``"undo"``: the table's undo policy (``UNDO_POLICIES``, default ``"own_turn"``);
     # the table takes it out of the game's options and stores it in ``GameCreated.undo``.
 
@@ -36,6 +39,9 @@ class JoinSeat(Command, tag="table.JoinSeat"):
     token_hash: str  # sha256 hex of the secret seat token the gateway handed out
     seat: int | None = None  # None: the lowest free seat
     invite_hash: str = ""  # sha256 hex of the invite code, for a private game
+    # The seat's own contribution to the game's chance: 64 hex digits the client draws at random ("": none, the
+    # seat then trusts the server's seed alone). Published in SeatJoined; mixed into the game's seed at the start.
+    entropy: str = ""
 
 
 class LeaveSeat(Command, tag="table.LeaveSeat"):
@@ -72,19 +78,31 @@ class GameCreated(Event, tag="table.GameCreated"):
     title: str
     seats: int
     options: dict[str, Any]
-    seed_hash: str  # sha256 hex of the secret seed; the seed itself is revealed by GameEnded
-    seed_chosen: bool = False  # the creator chose the seed (and so knows every chance outcome in advance)
+    seed_hash: str  # sha256 hex of the server's secret seed; the seed itself is revealed by GameEnded
+    # The creator chose the seed (``CreateGame.unfair``): it knows every chance outcome in advance. Schema 1 named
+    # it ``seed_chosen`` (``_game_created_1``).
+    unfair: bool = False
     creator_hash: str = ""  # redacted in the history, like a seat's token hash
     private: bool = False  # joined by invite code only, and not listed in the lobby
     invite_hash: str = ""  # redacted in the history
     rematch_of: str = ""
     undo: str = "own_turn"  # the undo policy: "none" / "own_turn" / "with_consent" (games stored before: own_turn)
+    imported_from: str = ""  # made by `souk import` from the record of this game (of another server)
+    schema: int = 2  # this shape's version (contracts.base.upcast)
+
+
+@upcast("table.GameCreated", 1)
+def _game_created_1(raw: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 (before 2026-11-23): ``seed_chosen`` is now ``unfair``."""
+    raw["unfair"] = raw.pop("seed_chosen", False)
+    return raw
 
 
 class SeatJoined(Event, tag="table.SeatJoined"):
     seat: int
     name: str
     token_hash: str
+    entropy: str = ""  # the seat's contribution to the game's chance (JoinSeat.entropy), public; "" none
 
 
 class SeatLeft(Event, tag="table.SeatLeft"):
@@ -93,12 +111,15 @@ class SeatLeft(Event, tag="table.SeatLeft"):
 
 class GameStarted(Event, tag="table.GameStarted"):
     first_seat: int = 0
+    # sha256 hex of the game's chance seed (domain.chance.game_seed: the server's seed mixed with the entropy of
+    # every seat taken now), fixed here; "" when no seat gave entropy (the chance is then the server's seed).
+    chance_hash: str = ""
 
 
 class GameEnded(Event, tag="table.GameEnded"):
     scores: tuple[int, ...]
     winners: tuple[int, ...]
-    seed: str  # hex; check: sha256(bytes.fromhex(seed)) == GameCreated.seed_hash
+    seed: str  # the server's seed, hex; check: sha256(bytes.fromhex(seed)) == GameCreated.seed_hash
     details: dict[str, Any] = {}
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from domain.istanbul import GAME as ISTANBUL
 from domain.kernel import register
 from domain.samarkand import GAME as SAMARKAND
 from domain.yspahan import GAME as YSPAHAN
 
-for _game in (SAMARKAND, YSPAHAN):
+for _game in (SAMARKAND, YSPAHAN, ISTANBUL):
     register(_game)

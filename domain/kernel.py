@@ -17,7 +17,8 @@ events as plain data.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from types import ModuleType
+from typing import Any, ClassVar, Protocol
 
 import msgspec
 
@@ -74,6 +75,52 @@ class Game(Protocol):
     def result(self, state: Any) -> Result | None: ...
 
     # Optional: ``def is_barrier(self, event: Any) -> bool`` (see the module's docstring and ``is_barrier``).
+
+
+class ModularGame:
+    """A ``Game`` whose rules live in one module and its views in another (``domain/<game>/rules.py`` and
+    ``views.py``): every method of the protocol delegates to the function of the same name there. A subclass
+    names the modules and its metadata, and adds the optional hooks it has (``is_barrier``); ``check_options``
+    delegates only when the rules module has one.
+    """
+
+    rules_module: ClassVar[ModuleType]  # setup, initial_state, evolve, decide, flow, legal_commands, result
+    views_module: ClassVar[ModuleType]  # view, views, redact
+
+    def check_options(self, seats: int, options: Any) -> None:
+        check = getattr(self.rules_module, "check_options", None)
+        if check is not None:
+            check(seats, options)
+
+    def setup(self, seats: int, options: Any, chance: Chance) -> Sequence[Any]:
+        return self.rules_module.setup(seats, options, chance)
+
+    def initial_state(self, seats: int, options: Any) -> Any:
+        return self.rules_module.initial_state(seats, options)
+
+    def evolve(self, state: Any, event: Any) -> Any:
+        return self.rules_module.evolve(state, event)
+
+    def decide(self, state: Any, seat: int, command: Any, chance: Chance) -> Sequence[Any]:
+        return self.rules_module.decide(state, seat, command, chance)
+
+    def flow(self, state: Any) -> Flow:
+        return self.rules_module.flow(state)
+
+    def legal_commands(self, state: Any, seat: int) -> Sequence[Any]:
+        return self.rules_module.legal_commands(state, seat)
+
+    def result(self, state: Any) -> Result | None:
+        return self.rules_module.result(state)
+
+    def view(self, state: Any, seat: int | None) -> Any:
+        return self.views_module.view(state, seat)
+
+    def views(self, state: Any) -> dict[int | None, Any]:
+        return self.views_module.views(state)
+
+    def redact(self, event: Any, seat: int | None) -> Any:
+        return self.views_module.redact(event, seat)
 
 
 def is_barrier(game: Game, event: Any) -> bool:

@@ -54,7 +54,7 @@ from contracts.table import (
     UndoView,
 )
 from domain import text
-from domain.chance import Chance, seed_hash
+from domain.chance import ENTROPY_BYTES, SEED_BYTES, Chance, chance_hash, check_mix, seed_hash
 from domain.kernel import Game, RuleViolation, get_game, is_barrier
 
 OPEN, PLAYING, OVER, CANCELLED = "open", "playing", "over", "cancelled"
@@ -65,6 +65,7 @@ MAX_WINDOW = 256  # live game events an undo may go back over, at most (games ha
 class Player(msgspec.Struct, frozen=True):
     name: str
     token_hash: str
+    entropy: str = ""  # its contribution to the game's chance (hex, public; "" none)
 
 
 class Origin(msgspec.Struct, frozen=True, array_like=True):
@@ -101,11 +102,13 @@ class Table(msgspec.Struct, frozen=True):
     seats: int = 0
     options: Any = None
     seed_hash: str = ""
-    seed_chosen: bool = False
+    unfair: bool = False  # the creator chose the seed
     creator_hash: str = ""
     invite_hash: str = ""
     rematch_of: str = ""
+    imported_from: str = ""
     players: tuple[Player | None, ...] = ()
+    mix: tuple[str, ...] = ()  # the seats' entropy the game's chance mixes, fixed at the start (``entropies``)
     status: str = ""  # "" before GameCreated, then open / playing / over
     state: Any = None
     version: int = 0  # number of events folded
@@ -147,10 +150,11 @@ def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
             seats=event.seats,
             options=options,
             seed_hash=event.seed_hash,
-            seed_chosen=event.seed_chosen,
+            unfair=event.unfair,
             creator_hash=event.creator_hash,
             invite_hash=event.invite_hash,
             rematch_of=event.rematch_of,
+            imported_from=event.imported_from,
             players=(None,) * event.seats,
             status=OPEN,
             state=game.initial_state(event.seats, options),
@@ -159,7 +163,7 @@ def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
         )
     if isinstance(event, SeatJoined):
         players = list(table.players)
-        players[event.seat] = Player(event.name, event.token_hash)
+        players[event.seat] = Player(event.name, event.token_hash, event.entropy)
         return msgspec.structs.replace(table, players=tuple(players), version=version)
     if isinstance(event, SeatLeft):
         players = list(table.players)
@@ -167,7 +171,7 @@ def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
         return msgspec.structs.replace(table, players=tuple(players), version=version)
     if isinstance(event, GameStarted):  # a barrier: the game's setup (shuffles, first player) follows
         window = None if table.undo == NO_UNDO else Window(table.state, Step(version, origin))
-        return msgspec.structs.replace(table, status=PLAYING, version=version, window=window)
+        return msgspec.structs.replace(table, status=PLAYING, version=version, window=window, mix=entropies(table))
     if isinstance(event, GameCancelled):
         return msgspec.structs.replace(table, status=CANCELLED, version=version)
     if isinstance(event, GameEnded):  # reveals the seed: nothing is undone after the end
@@ -323,7 +327,8 @@ def decide(
     command: Any,
     chance: Chance,
 ) -> list[Any]:
-    """Events for one command, or ``RuleViolation``. ``chance`` carries the game's seed."""
+    """Events for one command, or ``RuleViolation``. ``chance`` carries the server's seed of the game; every draw
+    after the start is from it mixed with the seats' entropy (``domain.chance.game_seed``)."""
     if isinstance(command, CreateGame):
         return _create(table, command, chance)
     if not table.exists:
@@ -372,31 +377,71 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
             seats=command.seats,
             options=msgspec.to_builtins(options),
             seed_hash=seed_hash(chance.seed),
-            seed_chosen=command.seed is not None,
+            unfair=command.unfair,
             creator_hash=command.creator_hash,
             private=bool(command.invite_hash),
             invite_hash=command.invite_hash,
             rematch_of=command.rematch_of,
             undo=undo,
+            imported_from=command.imported_from,
         )
     ]
 
 
-SEED_BYTES = 32  # the length of the seeds the server draws; a chosen seed has the same
-
-
 def chosen_seed(command: CreateGame) -> bytes | None:
-    """The seed a CreateGame chooses, if any: exactly ``SEED_BYTES`` bytes in hex (a short seed would be found
-    from its public hash by trying every value), else ``bad_seed``."""
+    """The seed a CreateGame chooses, if any: only with ``unfair`` (``seed_needs_unfair``: whoever chose it knows
+    every outcome), exactly ``SEED_BYTES`` bytes in hex (a short seed would be found from its public hash by
+    trying every value), else ``bad_seed``."""
     if command.seed is None:
         return None
+    if not command.unfair:
+        raise RuleViolation(
+            "seed_needs_unfair",
+            'a game created with a seed is not fair (its creator knows every shuffle and roll): add "unfair": true'
+            " to the CreateGame body beside the seed (SDK: create(..., seed=..., unfair=True)); the lobby and the"
+            " views then show it")
+    return _hex_of(command.seed, SEED_BYTES, "bad_seed",
+                   f"a chosen seed is {SEED_BYTES} bytes: {2 * SEED_BYTES} hex digits")
+
+
+def entropy_of(command: JoinSeat) -> str:
+    """A seat's entropy as the table keeps it (lowercase hex), if any: ``ENTROPY_BYTES`` bytes in hex, else
+    ``bad_entropy``."""
+    if not command.entropy:
+        return ""
+    return _hex_of(command.entropy, ENTROPY_BYTES, "bad_entropy",
+                   f"a seat's entropy is {ENTROPY_BYTES} random bytes: {2 * ENTROPY_BYTES} hex digits (or none)").hex()
+
+
+def _hex_of(text: str, size: int, code: str, message: str) -> bytes:
+    """The ``size`` bytes ``text`` spells in hex, else ``RuleViolation(code, message)``."""
     try:
-        seed = bytes.fromhex(command.seed)
+        raw = bytes.fromhex(text)
     except ValueError:
-        seed = b""
-    if len(seed) != SEED_BYTES:
-        raise RuleViolation("bad_seed", f"a chosen seed is {SEED_BYTES} bytes: {2 * SEED_BYTES} hex digits")
-    return seed
+        raw = b""
+    if len(raw) != size:
+        raise RuleViolation(code, message)
+    return raw
+
+
+def entropies(table: Table) -> tuple[str, ...]:
+    """Every seat's entropy in seat order ("" for a seat that gave none, or is free): what the game's chance
+    mixes with the server's seed (``domain.chance.game_seed``)."""
+    return tuple(p.entropy if p is not None else "" for p in table.players)
+
+
+def check_chance(events: Sequence[Any], server_seed: bytes) -> list[str]:
+    """The problems (none: it holds) of a game's chance, from its events and its server seed (revealed by
+    GameEnded): the seed against GameCreated's commitment, and the game's seed it gives, mixed with the entropy of
+    the seats taken at the start (their SeatJoined), against GameStarted's commitment."""
+    if not events or not isinstance(events[0], GameCreated):
+        return ["the events do not begin with GameCreated"]
+    table = EMPTY
+    for event in events:
+        if isinstance(event, GameStarted):
+            return check_mix(server_seed, table.seed_hash, entropies(table), event.chance_hash)
+        table = evolve(table, event)
+    return check_mix(server_seed, table.seed_hash, (), "")  # never started: only the commitment
 
 
 def _join(table: Table, command: JoinSeat, chance: Chance) -> list[Any]:
@@ -405,6 +450,7 @@ def _join(table: Table, command: JoinSeat, chance: Chance) -> list[Any]:
     if table.invite_hash and command.invite_hash != table.invite_hash:
         raise RuleViolation("bad_invite", "this game is private: join it with its invite code")
     name = text.name(command.name)
+    entropy = entropy_of(command)
     free = [i for i, p in enumerate(table.players) if p is None]
     if command.seat is None:
         seat = free[0]
@@ -414,10 +460,11 @@ def _join(table: Table, command: JoinSeat, chance: Chance) -> list[Any]:
         raise RuleViolation("seat_taken", f"seat {command.seat} is taken")
     else:
         seat = command.seat
-    events: list[Any] = [SeatJoined(seat=seat, name=name, token_hash=command.token_hash)]
-    if len(free) == 1:
-        events.append(GameStarted())
-        events.extend(game_of(table).setup(table.seats, table.options, chance))
+    events: list[Any] = [SeatJoined(seat=seat, name=name, token_hash=command.token_hash, entropy=entropy)]
+    if len(free) == 1:  # the last seat: the game's chance is fixed now, the server's seed mixed with every entropy
+        mix = tuple(entropy if i == seat else e for i, e in enumerate(entropies(table)))
+        events.append(GameStarted(chance_hash=chance_hash(chance.seed, mix)))
+        events.extend(game_of(table).setup(table.seats, table.options, chance.mixed(mix)))
     return events
 
 
@@ -457,7 +504,7 @@ def _play(table: Table, seat: int | None, token_hash: str | None, command: Any, 
     game = game_of(table)
     if seat not in game.flow(table.state).awaiting:
         raise RuleViolation("not_your_turn", "this seat has no decision to take now")
-    events = list(game.decide(table.state, seat, command, chance))
+    events = list(game.decide(table.state, seat, command, chance.mixed(table.mix)))
     after = table.state
     for event in events:
         after = game.evolve(after, event)
@@ -617,7 +664,7 @@ def views(table: Table, game_id: str) -> dict[int | None, TableView]:
             legal=tuple(game.legal_commands(table.state, seat)) if playing and seat in now.awaiting else (),
             view=game_views.get(seat),
             result=table.result,
-            seed_chosen=table.seed_chosen,
+            unfair=table.unfair,
             undo=undo_view(table, seat) if table.status in (PLAYING, OVER) else None,
         )
         for seat in audiences(table)

@@ -6,6 +6,7 @@
  * Any game's command (what a view's `legal` holds).
  */
 export type AnyCommand =
+  | istanbul.Command
   | samarkand.Command
   | yspahan.Command;
 
@@ -14,6 +15,7 @@ export type AnyCommand =
  */
 export type AnyEvent =
   | TableEvent
+  | istanbul.Event
   | samarkand.Event
   | yspahan.Event;
 
@@ -62,6 +64,7 @@ export interface CreateGameRequest {
   seats: number;
   options?: { [key: string]: unknown };  // default {}
   seed?: string | null;  // default null
+  unfair?: boolean;  // default false
   request_id?: string | null;  // default null
   private?: boolean;  // default false
 }
@@ -112,6 +115,7 @@ export interface HistoryEntry {
   prev_hash: string;
   commitment: string;  // default ""
   chain: number;  // default 1
+  undone: boolean;  // default false
 }
 
 export interface HistoryPage {
@@ -127,6 +131,7 @@ export interface JoinRequest {
   seat?: number | null;  // default null
   request_id?: string | null;  // default null
   invite?: string | null;  // default null
+  entropy?: string | null;  // default null
 }
 
 export interface Joined {
@@ -156,9 +161,23 @@ export interface LobbyEntry {
   seats: SeatInfo[];
   status: string;
   created_at: number;
-  seed_chosen: boolean;  // default false
+  unfair: boolean;  // default false
   private: boolean;  // default false
   rematch_of: string;  // default ""
+  imported_from: string;  // default ""
+}
+
+/**
+ * ``POST /verify``: whether a record holds (``services.history.verify.verify_record``): its hash chain, its
+ * seed against its commitment, and every command re-run by the rules giving the recorded events byte for byte.
+ */
+export interface RecordVerdict {
+  ok: boolean;
+  events: number;
+  commands: number;
+  summary: string;
+  problems: string[];  // default []
+  first_difference: number | null;  // default null
 }
 
 /**
@@ -223,8 +242,27 @@ export interface TableView {
   legal: unknown[];
   view: unknown;
   result: table.Result | null;  // default null
-  seed_chosen: boolean;  // default false
+  unfair: boolean;  // default false
   undo: table.UndoView | null;  // default null
+}
+
+/**
+ * An answer to the pending undo request (``undo/accept``, ``undo/decline``; the requester declines to
+ * withdraw it).
+ */
+export interface UndoAnswerRequest {
+  command_id: string;
+  expected_version?: number | null;  // default null
+}
+
+/**
+ * Take back this seat's last command(s): the game goes back to how it was at ``to_version`` (one of its view's
+ * ``undo.to_versions``). Granted at once, or asked to the other seats (the table's policy ``with_consent``).
+ */
+export interface UndoCommandRequest {
+  command_id: string;
+  to_version: number;
+  expected_version?: number | null;  // default null
 }
 
 /**
@@ -234,6 +272,455 @@ export interface ViewsUpdated {
   version: number;
   status: string;
   awaiting: number[];
+}
+
+export namespace istanbul {
+  /**
+   * Use the played location (or an adjacent one), or the played guild card: see ``Action``.
+   */
+  export interface Act {
+    type: "istanbul.Act";
+    location?: string | null;  // default null
+    via?: "bonus" | "free" | "icon";  // default "free"
+    target?: string | null;  // default null
+    letter?: string | null;  // default null
+    goods?: string[];  // default []
+    cards?: string[];  // default []
+    discard?: string | null;  // default null
+    fill?: string[];  // default []
+    upgrades?: string[];  // default []
+  }
+
+  /**
+   * A seat's action, resolved (clockwise from the active seat). ``effect``: what was done, ``loc:<id>``,
+   * ``caravan:<id>`` or ``guild:<id>``.
+   */
+  export interface Acted {
+    type: "istanbul.Acted";
+    seat: number;
+    action: Action;
+    effect: string;
+  }
+
+  /**
+   * One use of a location, of a guild card or of the face-up caravan card, with every choice it needs.
+   *
+   * - ``location``: the location used (the played one or one adjacent to it); None for a guild card.
+   * - ``via``: ``free`` (the active seat), ``icon`` (cross one action icon of ``location``) or ``bonus``
+   *   (cross one filled bonus action).
+   * - ``target``: the Catacombs (12) only: the location whose action is done (its icon is not crossed).
+   * - ``letter``: the palace letter, where the effect lets the seat choose one (a caravan or guild card).
+   * - ``goods``: goods of choice, gained or spent as the effect says (the Great Market: the type spent twice).
+   * - ``cards``: goods cards spent to pay goods (each must pay at least one of them; the surplus is lost).
+   * - ``discard``: the goods card discarded whole (Small Market, guild cards 11 and 13).
+   * - ``fill``: boxes filled by "fill 1 box": ``lira``, ``bonus`` or a goods type.
+   * - ``upgrades``: locations upgraded (1, 5, 8, 10, 14).
+   */
+  export interface Action {
+    location: string | null;  // default null
+    via: "bonus" | "free" | "icon";  // default "free"
+    target: string | null;  // default null
+    letter: string | null;  // default null
+    goods: string[];  // default []
+    cards: string[];  // default []
+    discard: string | null;  // default null
+    fill: string[];  // default []
+    upgrades: string[];  // default []
+  }
+
+  /**
+   * A seat's answer to the played card, secret until every awaited seat answered: others see only that it
+   * answered (``action`` and ``bonus`` None).
+   */
+  export interface Answered {
+    type: "istanbul.Answered";
+    seat: number;
+    action: Action | null;
+    bonus: boolean | null;
+  }
+
+  /**
+   * A ruby bonus ticked: ``lira-1``/``lira-2`` (a lira section completed) or ``goods-5``..``goods-8`` (that
+   * column filled in all four goods rows).
+   */
+  export interface BonusRuby {
+    type: "istanbul.BonusRuby";
+    seat: number;
+    bonus: string;
+  }
+
+  /**
+   * A seat did not use the played card: one bonus action filled (``gained`` False: its section is full).
+   */
+  export interface BonusTaken {
+    type: "istanbul.BonusTaken";
+    seat: number;
+    gained: boolean;
+  }
+
+  /**
+   * The face-up caravan card used this turn goes under its deck, face down.
+   */
+  export interface CaravanReturned {
+    type: "istanbul.CaravanReturned";
+    card: number;
+  }
+
+  export interface CaravanTurned {
+    type: "istanbul.CaravanTurned";
+    card: number;
+  }
+
+  /**
+   * A fountain giving a choice: the good of choice, or the location upgraded.
+   */
+  export interface ChooseFountain {
+    type: "istanbul.ChooseFountain";
+    good?: string | null;  // default null
+    upgrade?: string | null;  // default null
+  }
+
+  export type Command =
+    | PlayLocation
+    | PlayGuild
+    | Act
+    | TakeBonus
+    | KeepGuild
+    | Draw
+    | ChooseFountain;
+
+  /**
+   * The active seat draws from the location deck: the card follows (``LocationDealt``), after any fountain.
+   */
+  export interface DeckDraw {
+    type: "istanbul.DeckDraw";
+    seat: number;
+  }
+
+  /**
+   * A deck of card ids, top first: ``location``, ``guild``, ``caravan`` or ``ruby``. The order is secret to
+   * everyone (``redact`` gives None). A guild deck shuffled during play is made of its discard pile.
+   */
+  export interface DeckShuffled {
+    type: "istanbul.DeckShuffled";
+    deck: string;
+    order: number[] | null;
+    size: number;
+  }
+
+  /**
+   * After playing the hand's card: take one of the two face-up location cards or the deck's top card.
+   */
+  export interface Draw {
+    type: "istanbul.Draw";
+    source: "deck" | "left" | "right";
+  }
+
+  export type Event =
+    | SheetsPrepared
+    | DeckShuffled
+    | GoodsDeckShuffled
+    | RubyCardPlaced
+    | CaravanTurned
+    | CaravanReturned
+    | LocationRevealed
+    | FountainRevealed
+    | FountainTaken
+    | LocationDealt
+    | DeckDraw
+    | FirstPlayerChosen
+    | TurnStarted
+    | LocationPlayed
+    | GuildPlayed
+    | Answered
+    | Acted
+    | BonusTaken
+    | GuildDrawn
+    | GuildKept
+    | GoodsCardDrawn
+    | BonusRuby
+    | LocationTaken
+    | SoloCardDiscarded
+    | GameOver;
+
+  export interface FirstPlayerChosen {
+    type: "istanbul.FirstPlayerChosen";
+    seat: number;
+  }
+
+  /**
+   * A fountain came off the location deck: discarded, every seat gets ``reward``.
+   */
+  export interface FountainRevealed {
+    type: "istanbul.FountainRevealed";
+    card: number;
+    reward: string;
+  }
+
+  /**
+   * One seat's part of a fountain: 1 lira, 1 good (``good``) or 1 upgrade (``upgrade``; None when every
+   * square is crossed already). The goods-card fountain is a ``GoodsCardDrawn``.
+   */
+  export interface FountainTaken {
+    type: "istanbul.FountainTaken";
+    seat: number;
+    reward: string;
+    good?: string | null;  // default null
+    upgrade?: string | null;  // default null
+  }
+
+  /**
+   * ``reason``: ``rubies`` (the round of the 10th ruby ended), ``display`` (it could not be refilled) or
+   * ``deck`` (a seat could not draw). Solo: ``challenges`` met in ``column`` (10, 11 or 12 rubies).
+   */
+  export interface GameOver {
+    type: "istanbul.GameOver";
+    reason: string;
+    scores: SeatScore[];
+    winners: number[];
+    challenges?: number[];  // default []
+    column?: number | null;  // default null
+  }
+
+  /**
+   * The goods deck's top card to a seat: only that seat sees ``card`` (its face).
+   */
+  export interface GoodsCardDrawn {
+    type: "istanbul.GoodsCardDrawn";
+    seat: number;
+    card: string | null;
+  }
+
+  /**
+   * The goods deck, by face, top first (secret; made of the discard pile during play).
+   */
+  export interface GoodsDeckShuffled {
+    type: "istanbul.GoodsDeckShuffled";
+    order: string[] | null;
+    size: number;
+  }
+
+  /**
+   * The guild deck's top card to a seat: only that seat sees ``card``. ``to_keep``: one of the two cards of
+   * caravan card 4, to choose from (``KeepGuild``).
+   */
+  export interface GuildDrawn {
+    type: "istanbul.GuildDrawn";
+    seat: number;
+    card: number | null;
+    to_keep?: boolean;  // default false
+  }
+
+  /**
+   * Caravan card 4: the discarded card is public, the kept one only to its seat.
+   */
+  export interface GuildKept {
+    type: "istanbul.GuildKept";
+    seat: number;
+    kept: number | null;
+    discarded: number;
+  }
+
+  export interface GuildPlayed {
+    type: "istanbul.GuildPlayed";
+    seat: number;
+    card: number;
+    cost: number;
+  }
+
+  export interface IstanbulView {
+    type: "istanbul.IstanbulView";
+    seat: number | null;
+    phase: string;
+    round: number;
+    active: number | null;
+    first: number | null;
+    side: string;
+    played: number | null;
+    guild_played: number | null;
+    display: number[];
+    display_locations: string[];
+    palace: PalaceView[];
+    caravan: number | null;
+    fountain: string | null;
+    location_deck: number;
+    location_discard: number[];
+    guild_deck: number;
+    guild_discard: number[];
+    goods_deck: number;
+    goods_discard: string[];
+    ruby_deck: number;
+    awaiting: number[];
+    players: SheetView[];
+    you: PrivateView | null;
+    scores: SeatScore[] | null;  // default null
+    winners: number[] | null;  // default null
+    challenges: number[];  // default []
+    column: number | null;  // default null
+  }
+
+  /**
+   * Caravan card 4: keep one of the two guild cards drawn, discard the other.
+   */
+  export interface KeepGuild {
+    type: "istanbul.KeepGuild";
+    card: number;
+  }
+
+  /**
+   * The location deck's top card to a seat's hand: only that seat sees ``card``.
+   */
+  export interface LocationDealt {
+    type: "istanbul.LocationDealt";
+    seat: number;
+    card: number | null;
+  }
+
+  export interface LocationPlayed {
+    type: "istanbul.LocationPlayed";
+    seat: number;
+    source: string;
+    card: number;
+  }
+
+  /**
+   * The location deck's top card goes face up to the display, on the ``left`` or the ``right``.
+   */
+  export interface LocationRevealed {
+    type: "istanbul.LocationRevealed";
+    card: number;
+    slot: string;
+  }
+
+  /**
+   * The active seat took a face-up location card into its hand.
+   */
+  export interface LocationTaken {
+    type: "istanbul.LocationTaken";
+    seat: number;
+    slot: string;
+    card: number;
+  }
+
+  /**
+   * Istanbul has no options yet (the player count chooses the sheet side and the setup).
+   */
+  export interface Options {
+  }
+
+  export interface PalaceView {
+    type: "istanbul.PalaceView";
+    letter: string;
+    cards: number[];
+    price: string[];
+  }
+
+  /**
+   * The active seat pays a guild card's cost in lira; it alone then uses the card (``Act``).
+   */
+  export interface PlayGuild {
+    type: "istanbul.PlayGuild";
+    card: number;
+  }
+
+  /**
+   * The active seat plays its hand's location card or one of the two face-up ones.
+   */
+  export interface PlayLocation {
+    type: "istanbul.PlayLocation";
+    source: "hand" | "left" | "right";
+  }
+
+  export interface PrivateView {
+    type: "istanbul.PrivateView";
+    seat: number;
+    hand: number[];
+    hand_locations: string[];
+    guild_cards: number[];
+    goods_cards: string[];
+    answer: Action | null;
+    took_bonus: boolean;
+    keep: number[];
+  }
+
+  /**
+   * The ruby deck's top card goes to ``letter``: in front at setup, tucked under (one more good) after a ruby
+   * was taken there.
+   */
+  export interface RubyCardPlaced {
+    type: "istanbul.RubyCardPlaced";
+    letter: string;
+    card: number;
+    tucked?: boolean;  // default false
+  }
+
+  export interface SeatScore {
+    rubies: number;
+    tiebreak: number;
+  }
+
+  /**
+   * One seat's sheet (public) and how many cards it holds. Goods by type in ``data.GOODS`` order; icons and
+   * upgrades by location id.
+   */
+  export interface SheetView {
+    type: "istanbul.SheetView";
+    seat: number;
+    first: boolean;
+    rubies: number;
+    lira_filled: number;
+    lira_crossed: number;
+    goods_filled: number[];
+    goods_crossed: number[];
+    bonus_filled: number;
+    bonus_crossed: number;
+    bonus_boxes: number;
+    icons_crossed: { [key: string]: number };
+    upgrades: { [key: string]: number };
+    ruby_bonuses: string[];
+    hand: number;
+    guild_cards: number;
+    goods_cards: number;
+    answered: boolean;
+  }
+
+  /**
+   * Each seat takes a sheet on ``side``; the 3-player icons (1-2 players) or the 5-player bonus box (4 players)
+   * are crossed.
+   */
+  export interface SheetsPrepared {
+    type: "istanbul.SheetsPrepared";
+    side: string;
+    thick_icons_crossed: boolean;
+    thick_bonus_crossed: boolean;
+  }
+
+  /**
+   * Solo: after the turn the left display card is discarded; the player may use it as an opponent would.
+   */
+  export interface SoloCardDiscarded {
+    type: "istanbul.SoloCardDiscarded";
+    card: number;
+  }
+
+  /**
+   * Do not use the played location card: gain one bonus action instead.
+   */
+  export interface TakeBonus {
+    type: "istanbul.TakeBonus";
+  }
+
+  export interface TurnStarted {
+    type: "istanbul.TurnStarted";
+    seat: number;
+    round: number;
+  }
+
+  export type View =
+    | SheetView
+    | PrivateView
+    | PalaceView
+    | IstanbulView;
 }
 
 export namespace samarkand {
@@ -605,9 +1092,11 @@ export namespace table {
     seats: number;
     options?: { [key: string]: unknown };  // default {}
     seed?: string | null;  // default null
+    unfair?: boolean;  // default false
     creator_hash?: string;  // default ""
     invite_hash?: string;  // default ""
     rematch_of?: string;  // default ""
+    imported_from?: string;  // default ""
   }
 
   /**
@@ -632,12 +1121,14 @@ export namespace table {
     seats: number;
     options: { [key: string]: unknown };
     seed_hash: string;
-    seed_chosen?: boolean;  // default false
+    unfair?: boolean;  // default false
     creator_hash?: string;  // default ""
     private?: boolean;  // default false
     invite_hash?: string;  // default ""
     rematch_of?: string;  // default ""
     undo?: string;  // default "own_turn"
+    imported_from?: string;  // default ""
+    schema?: number;  // default 2
   }
 
   export interface GameEnded {
@@ -651,6 +1142,7 @@ export namespace table {
   export interface GameStarted {
     type: "table.GameStarted";
     first_seat?: number;  // default 0
+    chance_hash?: string;  // default ""
   }
 
   export interface JoinSeat {
@@ -659,6 +1151,7 @@ export namespace table {
     token_hash: string;
     seat?: number | null;  // default null
     invite_hash?: string;  // default ""
+    entropy?: string;  // default ""
   }
 
   /**
@@ -679,6 +1172,7 @@ export namespace table {
     seat: number;
     name: string;
     token_hash: string;
+    entropy?: string;  // default ""
   }
 
   export interface SeatLeft {

@@ -232,7 +232,7 @@ SOLO_CHALLENGES = {  # T: the 14 challenges; the difficulty bands were lost (DAT
     6: "2 goods-type columns completed",
     7: "3 ruby bonuses of the 4 goods columns",
     8: "3 ruby bonuses of the 4 goods columns + 1 goods-type column completed",
-    9: "every location action crossed",
+    9: "every location action crossed",  # A-S3: one action icon crossed at each location
     10: "every location action crossed + 1 goods-type column completed",
     11: "4 guild cards played + 1 ruby bonus of the 4 goods columns",
     12: "no goods card played",
@@ -253,7 +253,7 @@ LABELS: dict[str, str] = {
     "BONUS_ACTIONS": "A-7", "THICK_BONUS_SEATS": "T", "AMULET": "T", "RINGS": "T+DATA.md; A-S1", "RUBY_TARGET": "T",
     "FOUNTAINS": "T", "LOCATION_CARDS": "T; marks DATA.md", "GOODS_CARDS": "A-8", "RUBY_CARDS": "A-9",
     "PALACE_CARDS": "T", "RUBY_CARDS_PER_LETTER": "T", "GUILD_CARDS": "effects T, costs A-10",
-    "CARAVAN_CARDS": "T+H", "LOCATION_STEPS": "T", "SOLO_CHALLENGES": "T", "SOLO_COLUMNS": "T; A-S2",
+    "CARAVAN_CARDS": "T+H", "LOCATION_STEPS": "T", "SOLO_CHALLENGES": "T; A-S3", "SOLO_COLUMNS": "T; A-S2",
     "SOLO_LIRA": "T", "SOLO_MAX_UPGRADES": "T", "SOLO_PALACE_RUBIES": "T", "SOLO_ONE_LETTER": "T",
     "SOLO_ONE_LETTER_LIRA": "T", "SIDE_SMALL": "T", "SIDE_LARGE": "T", "GUILD": "GUILD_CARDS by id",
 }  # fmt: skip

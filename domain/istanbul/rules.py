@@ -594,7 +594,7 @@ def solo_challenges(state: State, p: Seat) -> tuple[int, ...]:
     count: a box's fill is what counts)."""
     columns = sum(1 for f in p.goods if f >= data.GOODS_ROW)
     goods_bonus = sum(1 for b in p.ruby_bonuses if b.startswith("goods-"))
-    every_icon = all(icons_left(state, p, loc) <= 0 for loc in data.LOCATIONS)
+    every_icon = all(crossed >= 1 for crossed in p.icons)  # an icon crossed at each location (A-S3)
     rich = p.lira >= data.SOLO_LIRA
     met = {
         1: sum(p.upgrades) <= data.SOLO_MAX_UPGRADES,

@@ -6,7 +6,6 @@ views in ``views``. Rules decisions: docs/rules-decisions.md (Samarkand).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from contracts.samarkand import (
@@ -28,8 +27,7 @@ from contracts.samarkand import (
     StopFined,
     ValueClosed,
 )
-from contracts.table import Flow, Result
-from domain.chance import Chance
+from domain.kernel import ModularGame
 from domain.samarkand import data, rules, views
 
 # Undo barriers (docs/rules-decisions.md, Undo): chance (the deal, the piles shuffled, a camel or a bank card turned
@@ -39,7 +37,7 @@ BARRIERS = frozenset((MarketSetUp, CamelDeckShuffled, BankDeckShuffled, CamelTur
                       ValueClosed, GoodsBought, CamelBought, StopFined, GoodsDisputed, CamelDisputed, ScoringStarted))
 
 
-class Samarkand:
+class Samarkand(ModularGame):
     name = "samarkand"
     title = "Le marché de Samarkand"
     min_seats = data.MIN_SEATS
@@ -48,39 +46,8 @@ class Samarkand:
     command_types = COMMANDS
     event_types = EVENTS
     view_types = VIEWS
-
-    def check_options(self, seats: int, options: Options) -> None:
-        rules.check_options(seats, options)
-
-    def setup(self, seats: int, options: Options, chance: Chance) -> Sequence[Any]:
-        return rules.setup(seats, options, chance)
-
-    def initial_state(self, seats: int, options: Options) -> rules.State:
-        return rules.initial_state(seats, options)
-
-    def evolve(self, state: rules.State, event: Any) -> rules.State:
-        return rules.evolve(state, event)
-
-    def decide(self, state: rules.State, seat: int, command: Any, chance: Chance) -> Sequence[Any]:
-        return rules.decide(state, seat, command, chance)
-
-    def flow(self, state: rules.State) -> Flow:
-        return rules.flow(state)
-
-    def legal_commands(self, state: rules.State, seat: int) -> Sequence[Any]:
-        return rules.legal_commands(state, seat)
-
-    def view(self, state: rules.State, seat: int | None) -> Any:
-        return views.view(state, seat)
-
-    def views(self, state: rules.State) -> dict[int | None, Any]:
-        return views.views(state)
-
-    def redact(self, event: Any, seat: int | None) -> Any:
-        return views.redact(event, seat)
-
-    def result(self, state: rules.State) -> Result | None:
-        return rules.result(state)
+    rules_module = rules
+    views_module = views
 
     def is_barrier(self, event: Any) -> bool:
         """No undo goes back over this event. The others follow from a seat's own choice and show nobody anything

@@ -20,6 +20,7 @@ from contracts.yspahan import (
     DiceSelected,
     Options,
 )
+from domain.kernel import ModularGame
 from domain.yspahan import rules, views
 
 # Undo barriers (docs/rules-decisions.md, Undo): chance (the deck shuffled, the dice rolled), a card drawn (its
@@ -34,7 +35,7 @@ def is_barrier(event: Any) -> bool:
     return type(event) in _BARRIERS or (type(event) is DiceSelected and event.discard is not None)
 
 
-class Yspahan:
+class Yspahan(ModularGame):
     name = "yspahan"
     title = "Yspahan"
     min_seats = 2
@@ -43,19 +44,9 @@ class Yspahan:
     command_types = COMMANDS
     event_types = EVENTS
     view_types = VIEWS
-
-    setup = staticmethod(rules.setup)
-    initial_state = staticmethod(rules.initial_state)
-    evolve = staticmethod(rules.evolve)
-    decide = staticmethod(rules.decide)
-    flow = staticmethod(rules.flow)
-    legal_commands = staticmethod(rules.legal_commands)
-    result = staticmethod(rules.result)
-    check_options = staticmethod(rules.check_options)
-    view = staticmethod(views.view)
-    redact = staticmethod(views.redact)
+    rules_module = rules
+    views_module = views
     is_barrier = staticmethod(is_barrier)
-    views = staticmethod(views.views)  # last: the name shadows the module in this class body
 
 
 GAME = Yspahan()

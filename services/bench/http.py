@@ -49,8 +49,8 @@ from urllib.parse import urlsplit
 import click
 import msgspec
 
-GAMES = ("samarkand", "yspahan")
-DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3}
+GAMES = ("samarkand", "yspahan", "istanbul")
+DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3, "istanbul": 3}
 STALL_S = 10.0  # a game that gets no usable view for this long reads its seats' views over HTTP again
 FINAL = ("over", "cancelled")
 
@@ -341,10 +341,10 @@ class PlayedGame:
 
 async def new_game(souk, host: str, port: int, game: str, seats: int, rng: random.Random) -> PlayedGame:
     """A game created and every seat taken through the SDK; each seat's socket open."""
-    created = await souk.create(game, "bench", seats, seed=rng.randbytes(32).hex())
+    created = await souk.create(game, "bench", seats, seed=rng.randbytes(32).hex(), unfair=True)
     played = PlayedGame(host, port, created.game_id)
     for s in range(seats):
-        joined = await souk.join(created.game_id, f"p{s}", s)
+        joined = await souk.join(created.game_id, f"p{s}", s, entropy=rng.randbytes(32).hex())
         played.seats.append(SeatClient(played, s, joined.token))
     await asyncio.gather(*(seat.start() for seat in played.seats))
     return played
@@ -823,7 +823,8 @@ def _command_line(options: dict) -> str:
 @click.option("--url", default=None, envvar="SOUK_BENCH_URL", show_envvar=True,
               help="a server already running (its rate limits off) instead of starting one; its CPU is not measured")
 @click.option("--game", type=click.Choice(GAMES), default="samarkand")
-@click.option("--seats", type=click.IntRange(2, 8), default=None, help="seats per game (default: 4 samarkand, 3 yspahan)")
+@click.option("--seats", type=click.IntRange(1, 8), default=None,
+              help="seats per game (default: 4 samarkand, 3 yspahan, 3 istanbul)")
 @click.option("--games", type=click.IntRange(1), default=64, help="games played at once (play)")
 @click.option("--sockets", type=click.IntRange(1), default=1000, help="WebSockets following the game (fanout)")
 @click.option("--seconds", type=click.FloatRange(0.5), default=20.0, help="measured time")

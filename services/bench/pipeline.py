@@ -40,14 +40,15 @@ from services.runtime import tracing
 from services.store.codec import encoder, reply_decoder
 from services.store.resp import Resp, Subscriber
 
-DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3}
+DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3, "istanbul": 3}  # every game the benchmarks play, and its seats
 
 
 def _options(f):
     """The options of ``souk bench pipeline`` and ``souk bench domain`` (those marked pipeline only count there)."""
     for decl, kwargs in reversed([
-        ("--game", dict(default="samarkand", type=click.Choice(["samarkand", "yspahan"]))),
-        ("--seats", dict(type=int, default=None, show_default="4 samarkand, 3 yspahan")),
+        ("--game", dict(default="samarkand", type=click.Choice(list(DEFAULT_SEATS)))),
+        ("--seats", dict(type=int, default=None,
+                         show_default=", ".join(f"{n} {game}" for game, n in DEFAULT_SEATS.items()))),
         ("--seconds", dict(type=float, default=20.0, help="how long to measure")),
         ("--games", dict(type=int, default=300, help="concurrent games (pipeline)")),
         ("--rate", dict(type=float, default=0.0, help="offered commands/s (0: as fast as it goes)")),
@@ -84,6 +85,11 @@ def main(args: argparse.Namespace) -> None:
     if args.projectors < 1 or args.games < 1 or args.senders < 1:
         sys.exit("souk bench: --projectors, --games and --senders must be at least 1")
     seats = args.seats or DEFAULT_SEATS[args.game]
+    from domain.kernel import get_game
+
+    game = get_game(args.game)
+    if not game.min_seats <= seats <= game.max_seats:  # the games would be refused, and nothing measured
+        sys.exit(f"souk bench: {args.game} is played by {game.min_seats} to {game.max_seats} seats, not {seats}")
     if args.kind == "domain":
         result = bench_domain(args.game, seats, args.seconds, args.seed)
     else:
@@ -119,8 +125,9 @@ def bench_domain(game_name: str, seats: int, seconds: float, seed: int) -> dict:
         while table.status != tbl.OVER:
             seat = rng.choice(tbl.flow(table).awaiting)
             command = rng.choice(game.legal_commands(table.state, seat))
+            origin = tbl.Origin(seat, str(commands))  # as the engine folds: each event with its command's origin
             for e in tbl.decide(table, seat, f"h{seat}", command, Chance(secret, table.version)):
-                table = tbl.evolve(table, e)
+                table = tbl.evolve(table, e, origin)
             commands += 1
         games += 1
     elapsed = time.perf_counter() - start
@@ -227,7 +234,7 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
         result["redis_xadd_per_s"] = round(xadd_per_s)
         result["machine_domain_games_per_s"] = gauge  # souk bench domain --game samarkand --seats 4, for 2 s
         result["command"] = ("souk bench pipeline " + " ".join(
-            f"--{k} {v}" for k, v in (("game", args.game), ("seconds", f"{args.seconds:g}"),
+            f"--{k} {v}" for k, v in (("game", args.game), ("seats", seats), ("seconds", f"{args.seconds:g}"),
                                         ("games", args.games), ("rate", f"{args.rate:g}"),
                                         ("senders", args.senders), ("projectors", args.projectors),
                                         ("fsync", args.fsync))) + " --json")
@@ -278,7 +285,7 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: argpa
     async def new_game() -> None:
         game_id = uuid.uuid4().hex[:12]
         games[game_id] = Driven(game_id, seats, in_flight=True)
-        await send(game_id, CreateGame(args.game, "bench", seats, {}, rng.randbytes(32).hex()), None, None)
+        await send(game_id, CreateGame(args.game, "bench", seats, {}, rng.randbytes(32).hex(), unfair=True), None, None)
         for s in range(seats):
             await send(game_id, JoinSeat(f"p{s}", _token_hash(game_id, s), s), s, None)
 

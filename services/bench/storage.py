@@ -64,19 +64,12 @@ async def play(engine, projector, events: aioredis.Redis, title: str, seats: int
     def token(game_id: str, seat: int) -> str:
         return f"{hash((game_id, seat)) & (2**256 - 1):064x}"
 
-    async def project() -> None:
-        while True:
-            read = await events.xreadgroup(keys.PROJECTOR_GROUP, "bench", {keys.EVENTS: ">"}, count=1000)
-            if not read:
-                return
-            entries = read[0][1]
-            await projector.handle([fields for _, fields in entries])
-            await events.xack(keys.EVENTS, keys.PROJECTOR_GROUP, *[i for i, _ in entries])
-
     first = [envelope(g, CreateGame(title, f"{title} bench", seats), None) for g in ids]
-    first += [envelope(g, JoinSeat(f"player {s}", token(g, s)), None) for g in ids for s in range(seats)]
+    # each seat gives its entropy, as the SDK's players do (README, Fair chance)
+    first += [envelope(g, JoinSeat(f"player {s}", token(g, s), entropy=rng.randbytes(32).hex()), None)
+              for g in ids for s in range(seats)]
     await engine.handle(first)
-    await project()
+    await project_all(events, projector)
     running = list(ids)
     while running:
         batch = []
@@ -87,9 +80,21 @@ async def play(engine, projector, events: aioredis.Redis, title: str, seats: int
             batch.append(envelope(game_id, command, seat, token(game_id, seat)))
         replies = await engine.handle(batch)
         assert all(r.status == "accepted" for r in replies), [r for r in replies if r.status != "accepted"][:3]
-        await project()
+        await project_all(events, projector)
         running = [g for g in running if (await engine.load(g)).table.status == tbl.PLAYING]
     return ids
+
+
+async def project_all(events: aioredis.Redis, projector, consumer: str = "bench") -> None:
+    """Projects what the projector group has not read of ``souk:events`` yet (as a projector worker would), then
+    returns."""
+    while True:
+        read = await events.xreadgroup(keys.PROJECTOR_GROUP, consumer, {keys.EVENTS: ">"}, count=1000)
+        if not read:
+            return
+        entries = read[0][1]
+        await projector.handle([fields for _, fields in entries])
+        await events.xack(keys.EVENTS, keys.PROJECTOR_GROUP, *[i for i, _ in entries])
 
 
 async def _usage(client: aioredis.Redis, key: str | bytes) -> int:

@@ -189,6 +189,9 @@ LAZY = {
     "types": ("services.client.typescript:command", "the wire format as TypeScript types (clients/typescript)"),
     "chaos": ("services.reliability.chaos:command", "the real processes under load and faults, then the checks"),
     "archive": ("services.history.archive:command", "export finished games to records and remove their hot keys"),
+    "export": ("services.history.records_cli:export_command", "print a finished game's record (JSON)"),
+    "import": ("services.history.records_cli:import_command", "make a verified record a finished game here"),
+    "replay": ("services.history.records_cli:replay_command", "print a record's game and scores at version N"),
 }
 BENCH = {
     "pipeline": ("services.bench.pipeline:pipeline_command",
@@ -196,6 +199,7 @@ BENCH = {
     "domain": ("services.bench.pipeline:domain_command", "random playouts of the pure domain, no Redis"),
     "http": ("services.bench.http:command", "load over HTTP and WebSocket against the gateway"),
     "storage": ("services.bench.storage:command", "bytes of Redis memory per finished game"),
+    "history": ("services.bench.history:command", "reading a finished game's past: the view at a random version"),
 }
 
 
@@ -409,14 +413,27 @@ def projector(ctx: click.Context, **options: Any) -> None:
     _worker(ctx, "projector", **options)
 
 
-@cli.command(short_help="Check a game's record on a server.")
-@click.argument("game_id")
+@cli.command(short_help="Check a record file, or a game's record on a server.")
+@click.argument("target", metavar="FILE|GAME_ID")
 @click.option("--server", default="http://127.0.0.1:8000", show_default=True, metavar="URL",
-              help="the gateway to read the game from")
-def verify(game_id: str, server: str) -> None:
-    """Check a game's record on a server: its chain, and once over its commitments and seed."""
+              help="the gateway to read GAME_ID from")
+@progress_option
+def verify(target: str, server: str, progress: bool | None) -> None:
+    """Check a record: FILE (souk export, GET /games/{id}/record; - for stdin): its hash chain, its seed against
+    its commitment, and every command re-run by the rules giving the recorded events byte for byte; prints OK
+    with the counts, or names the first event that differs (exit status 1). GAME_ID: a game on a server, its
+    chain, and once over its commitments and seed."""
+    import os
+
+    if target == "-" or os.path.isfile(target) or target.endswith(".json"):
+        from services.history.records_cli import verify_file
+
+        if not verify_file(target, progress).ok:
+            sys.exit(1)
+        return
     from services.history.audit import verify_game
 
+    game_id = target
     try:
         what, problems = verify_game(server, game_id)
     except (OSError, ValueError) as exc:  # urllib's URLError (no server there), a URL that is not http(s)
@@ -475,7 +492,7 @@ def rebuild(ctx: click.Context, force: bool, progress: bool | None, **options: A
             if active and not force:
                 raise OperatorError(f"projectors {', '.join(active)} read events in the last minute; stop them "
                                     "first (or pass --force)")
-            projector = Projector(views, RedisEventStore(events))
+            projector = Projector(views, RedisEventStore(events), snapshot_every=settings.snapshot_every)
             try:
                 with Progress(await events.zcard(keys.GAMES), "projecting games", progress) as bar:
                     return await projector.rebuild(progress=bar.advance)

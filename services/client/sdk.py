@@ -5,7 +5,8 @@ Every call may be resent safely, so the client resends it after a timeout, a los
 commands a ``command_id``. Any other answer that is not a success raises ``SoukError(status, code, message)``.
 
 Views come back as ``TableView`` with ``legal`` holding the game's command Structs and ``view`` its view Struct;
-``follow()`` iterates over the views pushed on the WebSocket, reconnecting after a lost connection.
+``follow()`` iterates over the views pushed on the WebSocket, reconnecting after a lost connection with ``?from=``
+the last version it received (``follow(missed=True)`` also yields the history entries it missed meanwhile).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from httpx_ws import (
 )
 
 from contracts.api import Audit, Created, GameInfo, Joined, LegalCommands
+from contracts.base import upcast_event
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryEntry, HistoryPage, LobbyEntry, TableView
 from contracts.table import TABLE_EVENTS
@@ -82,6 +84,10 @@ def _types(game: str) -> tuple[Any, Any, Any] | None:
     return tuple[commands, ...], views | None, Union[TABLE_EVENTS + tuple(found.event_types)]  # noqa: UP007
 
 
+def _upcast(event: Any) -> Any:
+    return upcast_event(event) if isinstance(event, dict) else event
+
+
 def _typed_view(view: TableView) -> TableView:
     types = _types(view.game)
     if types is None:
@@ -94,7 +100,8 @@ def _typed_page(page: HistoryPage, game: str) -> HistoryPage:
     types = _types(game)
     if types is None:
         return page
-    entries = tuple(msgspec.structs.replace(e, event=msgspec.convert(e.event, types[2])) for e in page.entries)
+    # a history shows each event as it was stored: an older shape is read in today's (contracts.base.upcast)
+    entries = tuple(msgspec.structs.replace(e, event=msgspec.convert(_upcast(e.event), types[2])) for e in page.entries)
     return msgspec.structs.replace(page, entries=entries)
 
 
@@ -145,21 +152,26 @@ class SoukClient:
         return entry
 
     async def create(self, game: str, title: str, seats: int, options: dict[str, Any] | msgspec.Struct | None = None,
-                     *, seed: str | None = None, request_id: str | None = None) -> Created:
-        """Creates a game. The request id (made here unless given) makes a resend answer the same game."""
+                     *, seed: str | None = None, unfair: bool = False, request_id: str | None = None) -> Created:
+        """Creates a game. The request id (made here unless given) makes a resend answer the same game. A ``seed``
+        (64 hex digits: a reproducible game, for tests) needs ``unfair=True``: the game then shows it is not fair."""
         body = {"game": game, "title": title, "seats": seats, "request_id": request_id or _request_id(),
                 "options": msgspec.to_builtins(options or {})}
         if seed is not None:
             body["seed"] = seed
+        if unfair:
+            body["unfair"] = True
         created = msgspec.json.decode((await self._call("POST", "/games", json=body)).content, type=Created)
         self._games[created.game_id] = game
         return created
 
     async def join(self, game_id: str, name: str, seat: int | None = None, *,
-                   request_id: str | None = None) -> Seat:
+                   request_id: str | None = None, entropy: str | None = None) -> Seat:
         """Takes a seat (the lowest free one unless ``seat`` is given). The request id (made here unless given)
-        makes a resend answer the same seat and token instead of taking another."""
-        body = {"name": name, "seat": seat, "request_id": request_id or _request_id()}
+        makes a resend answer the same seat and token instead of taking another. ``entropy``: the seat's share of
+        the game's chance (64 hex digits), drawn here with ``secrets`` unless given ("" gives none)."""
+        entropy = secrets.token_hex(32) if entropy is None else entropy
+        body = {"name": name, "seat": seat, "request_id": request_id or _request_id(), "entropy": entropy}
         joined = msgspec.json.decode((await self._call("POST", f"/games/{game_id}/seats", json=body)).content,
                                      type=Joined)
         game = self._games.get(game_id) or (await self.game(game_id)).game  # Joined does not name the game
@@ -183,9 +195,9 @@ class SoukClient:
         """Once the game is over: every event unredacted, and the seed (``services.history.audit.verify_audit``)."""
         return msgspec.json.decode((await self._call("GET", f"/games/{game_id}/audit")).content, type=Audit)
 
-    def follow(self, game_id: str) -> AsyncIterator[TableView]:
+    def follow(self, game_id: str, missed: bool = False) -> AsyncIterator[TableView | HistoryPage]:
         """The spectator's views as the WebSocket pushes them (see ``Seat.follow``)."""
-        return self._follow(f"/games/{game_id}/ws", {}, None)
+        return self._follow(f"/games/{game_id}/ws", {}, None, missed)
 
     # --- the plumbing --------------------------------------------------------------------------------------
 
@@ -223,21 +235,35 @@ class SoukClient:
                 return
             after = page.next_after
 
-    async def _follow(self, path: str, params: dict[str, str], seat: Seat | None) -> AsyncIterator[TableView]:
-        """Views from the socket, newer ones only: after a reconnection the server sends its current view at once,
-        which may be one already yielded. Ends after the game's last view (status over or cancelled)."""
+    async def _follow(self, path: str, params: dict[str, str], seat: Seat | None,
+                      missed: bool = False) -> AsyncIterator[TableView | HistoryPage]:
+        """Views from the socket, newer ones only: after a reconnection (``?from=`` the last version received) the
+        server sends the history entries missed, then its current view, which may be one already yielded. With
+        ``missed``, those entries are yielded too (a ``HistoryPage``, each entry once). Ends after the game's last
+        view (status over or cancelled)."""
         frames: asyncio.Queue[str | BaseException] = asyncio.Queue()
-        reader = asyncio.create_task(self._read_socket(path, params, frames))
-        last = -1
+        received = _Received()
+        reader = asyncio.create_task(self._read_socket(path, params, frames, received))
+        last = last_entry = -1
         try:
             while True:
                 frame = await frames.get()
                 if isinstance(frame, BaseException):
                     raise frame
+                if _frame.decode(frame).next_after is not None:  # the history entries missed, before a view
+                    if not missed:
+                        continue
+                    page = _page.decode(frame)
+                    entries = tuple(e for e in page.entries if e.seq > last_entry)
+                    if entries:
+                        last_entry = entries[-1].seq
+                        game = self._games.get(page.game_id) or (await self.game(page.game_id)).game
+                        yield _typed_page(msgspec.structs.replace(page, entries=entries), game)
+                    continue
                 view = _typed_view(_view.decode(frame))
                 if view.version <= last:
                     continue
-                last = view.version
+                last = last_entry = view.version
                 self._games[view.game_id] = view.game
                 if seat is not None:
                     seat._saw(view.version)
@@ -248,16 +274,23 @@ class SoukClient:
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
 
-    async def _read_socket(self, path: str, params: dict[str, str], frames: asyncio.Queue) -> None:
+    async def _read_socket(self, path: str, params: dict[str, str], frames: asyncio.Queue,
+                           received: _Received) -> None:
         """Connects, puts every text frame in ``frames``, and connects again after a lost connection (backoff from
-        50 ms doubling to 2 s). A refusal (close code 44xx, an upgrade refused with a 4xx other than 429), a
-        connection failing for ``reconnect_for`` seconds, or any other error goes to ``frames``, and ends it."""
+        50 ms doubling to 2 s) with ``?from=`` the newest view's version received. A refusal (close code 44xx, an
+        upgrade refused with a 4xx other than 429), a connection failing for ``reconnect_for`` seconds, or any
+        other error goes to ``frames``, and ends it."""
         delay, failing_since = 0.05, None
         while True:
+            query = params if received.version < 0 else {**params, "from": str(received.version)}
             try:
-                async with aconnect_ws(path, self.http, params=params, max_message_size_bytes=MAX_FRAME) as ws:
+                async with aconnect_ws(path, self.http, params=query, max_message_size_bytes=MAX_FRAME) as ws:
                     while True:
-                        frames.put_nowait(await ws.receive_text())
+                        text = await ws.receive_text()
+                        kind = _frame.decode(text)
+                        if kind.next_after is None:  # a view
+                            received.version = max(received.version, kind.version)
+                        frames.put_nowait(text)
                         delay, failing_since = 0.05, None
             except Exception as exc:
                 if asyncio.current_task().cancelling():
@@ -275,6 +308,26 @@ class SoukClient:
                 return
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
+
+
+class _Frame(msgspec.Struct):
+    """What tells a socket's frames apart: a ``HistoryPage`` (``next_after``) or a ``TableView``."""
+
+    version: int
+    next_after: int | None = None
+
+
+_frame = msgspec.json.Decoder(_Frame)
+_page = msgspec.json.Decoder(HistoryPage)
+
+
+class _Received:
+    """The newest view's version a follow()'s socket received (-1: none yet): where a reconnection resumes."""
+
+    __slots__ = ("version",)
+
+    def __init__(self) -> None:
+        self.version = -1
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -349,17 +402,41 @@ class Seat:
         """Sends a command (a game's command Struct, or its JSON as a dict). ``expected_version``: by default the
         version of the newest view this handle saw (refused as 409 ``stale`` if the game moved on since); None
         sends without the check. Resent with the same ``command_id`` after a failure: never applied twice."""
+        return await self._post("commands", {"command": msgspec.to_builtins(command)}, expected_version, command_id)
+
+    async def undo(self, to_version: int, *, expected_version: int | None | object = LATEST,
+                   command_id: str | None = None) -> Reply:
+        """Takes back this seat's last command(s): the game goes back to ``to_version`` (one of its view's
+        ``undo.to_versions``). Granted at once, or asked to the other seats (a table with ``undo:
+        "with_consent"``; the view's ``undo.request``). Refused: SoukError 422 ``undo_not_allowed`` (across a
+        chance outcome or a reveal, or the policy), 409 ``undo_pending``. Resent like ``send``."""
+        return await self._post("undo", {"to_version": to_version}, expected_version, command_id)
+
+    async def accept_undo(self, *, expected_version: int | None | object = LATEST,
+                          command_id: str | None = None) -> Reply:
+        """Agrees to the pending undo request (the last agreement applies it)."""
+        return await self._post("undo/accept", {}, expected_version, command_id)
+
+    async def decline_undo(self, *, expected_version: int | None | object = LATEST,
+                           command_id: str | None = None) -> Reply:
+        """Refuses the pending undo request (it ends); from the requester, withdraws it."""
+        return await self._post("undo/decline", {}, expected_version, command_id)
+
+    async def _post(self, route: str, body: dict[str, Any], expected_version: int | None | object,
+                    command_id: str | None) -> Reply:
+        """A command of this seat to ``route``, with its id (made here unless given) and expected version."""
         if expected_version is LATEST:
             expected_version = self.version
-        body = {"command_id": command_id or secrets.token_hex(16), "command": msgspec.to_builtins(command)}
+        body = {"command_id": command_id or secrets.token_hex(16), **body}
         if expected_version is not None:
             body["expected_version"] = expected_version
-        response = await self.client._call("POST", f"{self._path}/commands", json=body, token=self.token)
+        response = await self.client._call("POST", f"{self._path}/{route}", json=body, token=self.token)
         return msgspec.json.decode(response.content, type=Reply)
 
-    def follow(self) -> AsyncIterator[TableView]:
+    def follow(self, missed: bool = False) -> AsyncIterator[TableView | HistoryPage]:
         """This seat's views as the WebSocket pushes them: the current one at once, then each change. After a
-        lost connection it reconnects and goes on from the newest version it yielded (never an older one, never
-        one twice). Ends after the game's last view; a refused socket (4401 bad token, 4404 no game) raises
-        SoukError."""
-        return self.client._follow(f"{self._path}/ws", {"token": self.token}, self)
+        lost connection it reconnects with ``?from=`` the newest version received and goes on from the newest
+        version it yielded (never an older one, never one twice); with ``missed``, the history entries of what
+        happened while it was away come first, as a ``HistoryPage`` (as this seat's history shows them). Ends after
+        the game's last view; a refused socket (4401 bad token, 4404 no game) raises SoukError."""
+        return self.client._follow(f"{self._path}/ws", {"token": self.token}, self, missed)

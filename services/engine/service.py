@@ -21,15 +21,15 @@ import redis.asyncio as aioredis
 import structlog
 from redis.exceptions import RedisError
 
-from contracts.envelope import CHAIN, GENESIS_HASH, CommandEnvelope, EventEnvelope, Reply, commitment, seal
+from contracts.envelope import GENESIS_HASH, CommandEnvelope, EventEnvelope, Reply
 from contracts.table import CreateGame, SeatJoined
 from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import RuleViolation
 from services.store import keys
 from services.runtime import metrics
-from services.store.codec import (command_decoder, decode_stream, encoder, reply_decoder, stored_form, stored_forms,
-                                  tag_of)
+from services.engine.sealing import seal_events
+from services.store.codec import command_decoder, encoder, fold_stream, reply_decoder, stored_command
 from services.store.lru import Lru
 from services.store.events import CONFLICT, DUPLICATE, OK, Append, EventStore
 from services.runtime.tracing import trace_id
@@ -121,15 +121,16 @@ class Engine:
         envelopes = await self.store.read(game_id)
         if not envelopes:
             return Slot(tbl.EMPTY, GENESIS_HASH, b"")
-        table = tbl.fold(decode_stream(envelopes))
+        table = fold_stream(envelopes)  # with each event's origin: the table decides undos
         seed = await self.redis.get(keys.seed(game_id)) or b""
         slot = Slot(table, envelopes[-1].hash, seed)
         self.cache.put(game_id, slot)
         return slot
 
     async def _seed_for(self, env: CommandEnvelope, command: CreateGame) -> bytes:
-        """The game's secret seed, set once (a retried CreateGame finds the first one): the server's own, or the
-        one the command chose (``tbl.chosen_seed`` checks it: the game then shows everyone it was chosen)."""
+        """The game's secret server seed, set once (a retried CreateGame finds the first one): the server's own (32
+        bytes from ``secrets``), or the one the command chose (``tbl.chosen_seed`` checks it and that the command
+        says ``unfair``: the game then shows everyone). The table mixes it with the seats' entropy at the start."""
         wanted = tbl.chosen_seed(command) or secrets.token_bytes(tbl.SEED_BYTES)
         await self.redis.set(keys.seed(env.game_id), wanted, nx=True)
         return await self.redis.get(keys.seed(env.game_id))
@@ -275,41 +276,15 @@ class Engine:
             log.exception("command_failed", error=str(exc))
             return await reject("command_failed", "the server could not decide this command; it changed nothing")
 
-        now = time.time()
-        head = slot.head
-        envelopes: list[bytes] = []
-        stored: list[bytes] = []  # the game stream's forms (services/store/codec.py), made from what is at hand
-        before_seat: object = stored  # nothing yet
-        for event in events:
-            table = tbl.evolve(table, event)
-            seat = event.seat if isinstance(event, SeatJoined) else env.seat
-            payload = encoder.encode(event)
-            spectator = tbl.redact(table, event, None)
-            secret = {}
-            public = b""
-            if spectator is not event:  # the chain covers what a spectator sees and a salted commitment to the rest
-                public = encoder.encode(spectator)
-                secret = {"public": msgspec.Raw(public),
-                          "commitment": commitment(seed, env.game_id, table.version, payload)}
-            tag = tag_of(event)
-            sealed = seal(EventEnvelope(  # an event that hides nothing: the chain covers the event itself
-                game_id=env.game_id, seq=table.version, type=tag, payload=msgspec.Raw(payload),
-                command_id=env.command_id, seat=seat, recorded_at=now, prev_hash=head, sent_at=env.sent_at,
-                chain=CHAIN, traceparent=env.traceparent, **secret,
-            ))
-            head = sealed.hash
-            envelopes.append(encoder.encode(sealed))
-            if tag.startswith("table."):
-                stored += stored_forms([sealed], sealed.prev_hash)
-            else:  # msgspec writes the tag first: the compact form holds it
-                stored.append(stored_form(payload, head, public, sealed.commitment,
-                                          None if seat == before_seat else (env.command_id, now, seat)))
-            before_seat = seat
+        sealed = seal_events(table, events, game_id=env.game_id, command_id=env.command_id, seat=env.seat,
+                             recorded_at=time.time(), head=slot.head, seed=seed, sent_at=env.sent_at,
+                             traceparent=env.traceparent, body=stored_command(table.game or command.game, command))
+        table, head = sealed.table, sealed.head
         joined = next((e.seat for e in events if isinstance(e, SeatJoined)), None)
         reply = Reply(env.command_id, env.game_id, "accepted", version=table.version, events=len(events),
                       seat=env.seat if joined is None else joined)
-        append = Append(env.game_id, table.game, slot.table.version, envelopes, command_key(env),
-                        encoder.encode(reply), prev_hash=slot.head, head=head, notify=env.reply_to,
-                        final=table.status in FINISHED, stored=stored)
+        append = Append(env.game_id, table.game, slot.table.version, [encoder.encode(e) for e in sealed.envelopes],
+                        command_key(env), encoder.encode(reply), prev_hash=slot.head, head=head,
+                        notify=env.reply_to, final=table.status in FINISHED, stored=sealed.stored)
         log.debug("command_accepted", version=table.version, events=len(events))
         return append, reply, Slot(table, head, seed)

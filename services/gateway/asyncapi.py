@@ -2,7 +2,8 @@
 
 Two channels, the spectator's (``/games/{game_id}/ws``) and a seat's (``/games/{game_id}/seats/{seat}/ws``,
 with ``?token=``), each pushing ``TableView`` JSON text frames: the current view at once, then every newer one.
-``?since=N`` (the last version the client saw) skips what it has: the reconnection contract. A refused socket
+``?from=N`` (the last version the client saw) first sends the history entries it missed (``HistoryPage``
+frames), then the current view: the reconnection contract. ``?since=N`` only skips the views it has. A refused socket
 is accepted, then closed with 4000 + the HTTP status (``x-close-codes``). The payloads are typed from contracts/
 as the OpenAPI document types them (every game's views and commands, ``services.gateway.openapi``).
 
@@ -16,26 +17,32 @@ from typing import Any
 
 import msgspec
 
-from contracts.readmodels import TableView
+from contracts.readmodels import HistoryPage, TableView
 from domain.kernel import games
 from services.gateway.openapi import REF, SEAT_COMMAND, wire_components
 
 CLOSE_CODES = {
     "1000": "normal closure (the client left, or the gateway stops)",
     "1011": "the gateway failed (a store does not answer): reconnect with ?since= after a pause",
-    "4400": "bad_request: the seat is not a seat number",
+    "4400": "bad_request: the seat is not a seat number, or both from and since are given; bad_version: from is "
+            "not a whole number from 0",
     "4401": "missing_token or bad_token: the seat's token is missing or not this seat's",
     "4404": "game_not_found: there is no such game",
 }
 SINCE = {"type": "integer", "minimum": -1, "description": (
-    "The last version the client saw: views up to it are not sent again (reconnect with the version of the last "
-    "frame received, and nothing is missed or repeated). Absent or -1: the current view first.")}
+    "The last version the client saw: views up to it are not sent again (the views only: the events in between "
+    "are GET …/history?after=). Absent or -1: the current view first. Not with from.")}
+FROM = {"type": "integer", "minimum": 0, "description": (
+    "Reconnecting after a dropped socket: the last version the client saw. The socket first sends the history "
+    "entries after it, as this audience's history shows them (HistoryPage frames, oldest first, up to 500 entries "
+    "each; version: the view's that follows), then the current view (even when nothing was missed), then every "
+    "newer view. Not with since.")}
 GAME_ID = {"description": "The game's id (POST /games answers it)"}
 
 
 @cache
 def _components() -> dict[str, Any]:
-    (view_root,), found = msgspec.json.schema_components([TableView], ref_template=REF + "{name}")
+    _, found = msgspec.json.schema_components([TableView, HistoryPage], ref_template=REF + "{name}")
     schemas = {**found, **wire_components(set(found))}
     table_view = schemas["TableView"]
     table_view["properties"]["view"] = {
@@ -49,21 +56,26 @@ def _components() -> dict[str, Any]:
             "name": "view", "title": "A view of the game", "contentType": "application/json",
             "summary": "The game as this audience sees it now: one text frame per version, newest only (a slow "
                        "client skips versions it had no time to read; each view is whole)",
-            "payload": {"$ref": REF + "TableView"}}},
+            "payload": {"$ref": REF + "TableView"}},
+            "missed": {
+                "name": "missed", "title": "History entries missed", "contentType": "application/json",
+                "summary": "Only on a socket opened with ?from=V, before its first view: the history entries V < seq "
+                           "<= the view's version, redacted as this audience's history is",
+                "payload": {"$ref": REF + "HistoryPage"}}},
     }
 
 
 def document(host: str, secure: bool = False) -> dict[str, Any]:
     """The document, its server the gateway as reached at ``host`` (``secure``: over TLS)."""
-    message = {"$ref": "#/components/messages/view"}
+    messages = {"missed": {"$ref": "#/components/messages/missed"}, "view": {"$ref": "#/components/messages/view"}}
     close = {"x-close-codes": CLOSE_CODES}
     channels = {
         "spectatorView": {
             "address": "/games/{game_id}/ws", "title": "What a spectator sees",
             "description": "Opened by anyone. Pushes the spectator view at once and after every change.",
-            "parameters": {"game_id": GAME_ID}, "messages": {"view": message},
+            "parameters": {"game_id": GAME_ID}, "messages": messages,
             "bindings": {"ws": {"method": "GET", "bindingVersion": "0.1.0", "query": {
-                "type": "object", "properties": {"since": SINCE}}}},
+                "type": "object", "properties": {"from": FROM, "since": SINCE}}}},
             **close,
         },
         "seatView": {
@@ -72,26 +84,29 @@ def document(host: str, secure: bool = False) -> dict[str, Any]:
                            "Pushes the seat's view (its secrets and legal commands included) at once and after "
                            "every change. A missing or bad token: the socket is accepted, then closed with 4401.",
             "parameters": {"game_id": GAME_ID, "seat": {"description": "The seat's number, from 0"}},
-            "messages": {"view": message},
+            "messages": messages,
             "bindings": {"ws": {"method": "GET", "bindingVersion": "0.1.0", "query": {
                 "type": "object", "required": ["token"], "properties": {
-                    "token": {"type": "string", "description": "The seat's token"}, "since": SINCE}}}},
+                    "token": {"type": "string", "description": "The seat's token"}, "from": FROM,
+                    "since": SINCE}}}},
             **close,
         },
     }
     operations = {
         f"send{name[0].upper()}{name[1:]}": {
             "action": "send", "channel": {"$ref": f"#/channels/{name}"},
-            "summary": "The gateway sends the view now, then each newer one",
-            "messages": [{"$ref": f"#/channels/{name}/messages/view"}]}
+            "summary": "The gateway sends the view now, then each newer one (with ?from=: the entries missed first)",
+            "messages": [{"$ref": f"#/channels/{name}/messages/missed"}, {"$ref": f"#/channels/{name}/messages/view"}]}
         for name in channels
     }
     return {
         "asyncapi": "3.0.0",
         "info": {"title": "Souk WebSockets", "version": "0.1.0", "description": (
             "The WebSockets a frontend opens on the gateway to follow a game. Every frame is a TableView (JSON text)"
-            "; the client sends nothing. Reconnect with ?since=<last version seen>: what was missed comes first, "
-            "then every change. Close codes: x-close-codes of each channel.")},
+            ", but on a socket opened with ?from=: the HistoryPage frames of what was missed come first; the client "
+            "sends nothing. Reconnect with ?from=<last version seen>: the history entries missed, then the current "
+            "view, then every change (?since= skips the views seen, and sends no history). Close codes: "
+            "x-close-codes of each channel.")},
         "defaultContentType": "application/json",
         "servers": {"gateway": {"host": host, "pathname": "/", "protocol": "wss" if secure else "ws",
                                 "description": "This gateway, as the client reached it"}},

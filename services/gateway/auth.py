@@ -61,7 +61,7 @@ class Auth:
         in_range(seat, "seat")
         if not token:
             raise ApiError(401, "missing_token", "send the seat token as 'Authorization: Bearer <token>'")
-        raw = await self.reads.views.hget(keys.seat_tokens(game_id), str(seat))
+        raw = await self.reads.seat_token_hash(game_id, seat)
         if raw is not None:
             expected = raw.decode()
         else:  # not projected yet, or the read store was lost: the events hold the token hashes

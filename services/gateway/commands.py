@@ -14,7 +14,7 @@ import msgspec
 import structlog
 
 from contracts.envelope import CommandEnvelope, Reply
-from contracts.table import TABLE_COMMANDS
+from contracts.table import TABLE_COMMANDS, UNDO_COMMANDS
 from services.gateway.auth import digest
 from services.gateway.listeners import Replies
 from services.gateway.stores import Reads
@@ -58,6 +58,9 @@ def convert(game: str, command: dict[str, Any]) -> Any:
     decoded = command_decoder(game).decode(encoder.encode(command))
     if isinstance(decoded, TABLE_COMMANDS):
         raise msgspec.ValidationError("table commands go to /games and /games/{id}/seats")
+    if isinstance(decoded, UNDO_COMMANDS):
+        raise msgspec.ValidationError("undo commands go to /games/{id}/seats/{seat}/undo (and .../undo/accept, "
+                                      ".../undo/decline)")
     return decoded
 
 

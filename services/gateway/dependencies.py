@@ -51,7 +51,8 @@ class Gateway:
         self.commands = Commands(self.replies, self.reads)
         self.auth = Auth(self.reads)
         self.limits = Limits(self.stores.views, Rate(settings.rate_per_client, settings.burst_per_client),
-                             Rate(settings.rate_per_token, settings.burst_per_token), settings.open_games_per_client)
+                             Rate(settings.rate_per_token, settings.burst_per_token), settings.open_games_per_client,
+                             hot=self.stores.hot_views)
 
     def dependencies(self) -> dict[str, Provide]:
         given = {"settings": self.settings, "stores": self.stores, "reads": self.reads, "replies": self.replies,

@@ -19,6 +19,7 @@ until they drain (checked every ``RETRY_S``), then the newest view only (each vi
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -104,11 +105,19 @@ class _Versioned(msgspec.Struct):
 _version_decoder = msgspec.json.Decoder(_Versioned)
 
 
-async def push_views(updates: Updates, socket: WebSocket, game_id: str, audience: str, since: int = -1) -> None:
+async def push_views(updates: Updates, socket: WebSocket, game_id: str, audience: str, since: int = -1,
+                     prelude: Callable[[], Awaitable[int | None]] | None = None) -> None:
     """Accepts ``socket``, then sends the audience's view now and after every change, straight to the wire when
     there is one (see the module), else through ASGI. With ``since`` (``?since=N``: the last version the client
-    saw), a view is sent only if it is newer. Returns when the client leaves."""
+    saw), a view is sent only if it is newer. ``prelude``: sends what comes first (``?from=``: the records
+    missed, then the current view) and returns the version the client then has (None: it closed the socket).
+    Returns when the client leaves."""
     await socket.accept()
+    if prelude is not None:
+        sent = await prelude()
+        if sent is None:
+            return
+        since = sent
     wire = wire_of(socket)
     async with updates.follow(game_id, audience, since=since, wire=wire) as follower:
 

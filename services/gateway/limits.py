@@ -8,6 +8,7 @@ with ``--forwarded-allow-ips`` so that it is the player's, not the proxy's)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ import redis.asyncio as aioredis
 from litestar import Request
 
 from services.gateway.errors import ApiError
+from services.store.resp import Resp
 
 _GCRA = """
 -- ARGV: key, emission interval (ms a request costs), tolerance (ms of burst). Returns {allowed, retry after ms}.
@@ -44,31 +46,48 @@ class Rate:
         return self.per_s > 0
 
 
+_GCRA_SHA = hashlib.sha1(_GCRA.encode()).hexdigest()
+
+
 class Limits:
-    def __init__(self, redis: aioredis.Redis, per_client: Rate, per_token: Rate, open_games: int) -> None:
+    """``redis``: the read store; ``hot``: a lean connection to it (``Stores.hot_views``), which every request's
+    rate check goes through (two budgets, one round trip)."""
+
+    def __init__(self, redis: aioredis.Redis, per_client: Rate, per_token: Rate, open_games: int,
+                 hot: Resp | None = None) -> None:
         self.redis = redis
+        self.hot = hot if hot is not None else Resp.like(redis)
         self.per_client = per_client
         self.per_token = per_token
         self.open_games = open_games
-        self._gcra = redis.register_script(_GCRA)
 
-    async def _take(self, key: str, rate: Rate, what: str) -> None:
+    async def _take(self, key: str, rate: Rate, what: str) -> ApiError | None:
         interval = 1000.0 / rate.per_s
-        allowed, retry_ms = await self._gcra(args=[key, interval, interval * max(rate.burst - 1, 0)])
-        if not allowed:
-            retry = max(1, math.ceil(int(retry_ms) / 1000))
-            raise ApiError(429, "rate_limited", f"too many requests from this {what}; retry in {retry} s",
-                           headers={"Retry-After": str(retry)})
+        try:
+            allowed, retry_ms = await self.hot.evalsha(_GCRA_SHA, _GCRA, key, interval,
+                                                       interval * max(rate.burst - 1, 0))
+        except aioredis.ConnectionError:  # the connection was lost under it (Redis restarted): once more
+            allowed, retry_ms = await self.hot.evalsha(_GCRA_SHA, _GCRA, key, interval,
+                                                       interval * max(rate.burst - 1, 0))
+        if allowed:
+            return None
+        retry = max(1, math.ceil(int(retry_ms) / 1000))
+        return ApiError(429, "rate_limited", f"too many requests from this {what}; retry in {retry} s",
+                        headers={"Retry-After": str(retry)})
 
     async def check_request(self, request: Request) -> None:
         """Every HTTP request takes from its client's budget, and a request with a seat token from the token's."""
+        takes = []
         if self.per_client.on:
-            await self._take(f"souk:rate:client:{client_of(request)}", self.per_client, "client")
+            takes.append(self._take(f"souk:rate:client:{client_of(request)}", self.per_client, "client"))
         if self.per_token.on:
             token = _token(request)
             if token:
                 digest = hashlib.sha256(token.encode()).hexdigest()[:32]
-                await self._take(f"souk:rate:token:{digest}", self.per_token, "seat token")
+                takes.append(self._take(f"souk:rate:token:{digest}", self.per_token, "seat token"))
+        for refused in await asyncio.gather(*takes):
+            if refused is not None:
+                raise refused
 
     async def check_open_games(self, request: Request, lobby_key: str) -> None:
         """At most ``open_games`` games created by one client may wait for players at once."""

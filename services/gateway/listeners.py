@@ -33,6 +33,7 @@ from contracts.readmodels import ViewsUpdated
 from services.store import keys
 from services.runtime import metrics
 from services.store.codec import encoder, reply_decoder
+from services.store.resp import Resp
 from services.engine.service import command_key
 from services.gateway import fanout
 from services.gateway.errors import ApiError
@@ -83,6 +84,7 @@ class _Subscription:
 
     def __init__(self, redis: aioredis.Redis) -> None:
         self.redis = redis
+        self.hot = Resp.like(redis)  # the per-command reads and writes: one auto-pipelined connection
         # Its own connection, without redis-py's silent retries: every reconnection goes through ``_listen``,
         # so none happens without a catch-up.
         pool = redis.connection_pool
@@ -121,6 +123,7 @@ class _Subscription:
                 await self._task
             self._task = None
         await self._client.aclose()
+        await self.hot.aclose()
 
     async def _listen(self) -> None:
         delay = BACKOFF_FIRST
@@ -233,7 +236,7 @@ class Replies(_Subscription):
             waiting = self.waiting[key] = _Waiting(env, asyncio.get_running_loop().create_future())
         waiting.senders += 1
         try:
-            await self.redis.xadd(keys.COMMANDS, {"c": encoder.encode(env)})
+            await self.hot.call_again_if_lost("XADD", keys.COMMANDS, "*", "c", encoder.encode(env))
             return await asyncio.wait_for(asyncio.shield(waiting.answer), self.timeout)
         except TimeoutError:
             recorded = await self.redis.hget(keys.outcomes(env.game_id), command_key(env))
@@ -390,13 +393,13 @@ class _Game:
         self.changed = asyncio.Event()  # set, and replaced, whenever ``version`` grows
 
         async def read_position() -> None:
-            self.reached(int(await updates.redis.get(keys.position(game_id)) or 0))
+            self.reached(int(await updates.hot.call_again_if_lost("GET", keys.position(game_id)) or 0))
 
         async def read_views() -> None:
             feeds = list(self.feeds.values())
             if not feeds:
                 return
-            raws = await updates.redis.hmget(keys.views(game_id), [feed.audience for feed in feeds])
+            raws = await updates.hot.call_again_if_lost("HMGET", keys.views(game_id), *[feed.audience for feed in feeds])
             for feed, raw in zip(feeds, raws):
                 if raw is not None:  # None: not projected yet; the projection's notice brings it
                     feed.offer(raw)

@@ -56,13 +56,16 @@ from services.gateway.schema import without_raw_defaults
 
 SECURITY = "seatToken"
 ERRORS = {
-    400: "Malformed input: bad_request, bad_page, bad_filter, bad_command, bad_command_id, bad_request_id, bad_seed",
+    400: "Malformed input: bad_request, bad_page, bad_filter, bad_command, bad_command_id, bad_request_id, bad_seed; "
+         "bad_version: ?at= is not one of the game's versions (1 to its current version)",
     401: "missing_token or bad_token",
-    404: "game_not_found",
+    404: "game_not_found; no_such_seat (?at= of a finished game, for a seat it does not have)",
     410: "archived: the game ended and was archived to its record file (souk archive); it is no longer served",
-    409: "seat_taken, game_started, game_exists, conflict, stale, game_cancelled, game_not_over",
+    409: "seat_taken, game_started, game_exists, conflict, stale, game_cancelled, game_not_over, undo_pending",
     413: "body_too_large: a body over 64 KiB",
-    422: "refused by the rules: not_your_turn, game_over, ... (each game's codes in its rules.py)",
+    422: "refused by the rules: not_your_turn, game_over, seed_needs_unfair, bad_seed, bad_entropy, ... (each game's"
+         " codes in its rules.py); undo: undo_not_allowed, bad_undo_version, no_undo_request, not_asked, "
+         "already_answered, game_not_started",
     429: "rate_limited (see Retry-After) or too_many_open_games",
     431: "headers_too_large",
     500: "internal_error: the server failed; the request may be retried (a command with the same command_id)",
@@ -79,6 +82,7 @@ LIMITS: dict[tuple[str, str], tuple[int, int]] = {
     ("", "seat"): (0, MAX_INT),
     ("", "after"): (0, MAX_INT),
     ("", "min_version"): (0, MAX_INT),
+    ("", "at"): (1, MAX_INT),
     ("", "limit"): (1, 1000),
     ("/games", "limit"): (1, 200),
 }

@@ -13,17 +13,21 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from contracts.api import MAX_INT
-from contracts.readmodels import HistoryPage, LobbyEntry
+from contracts.readmodels import HistoryPage, LobbyEntry, TableView
 from contracts.table import GameStarted, GameCreated, SeatJoined, SeatLeft
+from domain import table as tbl
 from services.gateway.errors import ApiError
 from services.gateway.inputs import in_range
 from services.gateway.listeners import Updates
+from services.history import travel
 from services.history.archive import archived_error
 from services.projector.history import read_history
 from services.runtime.config import Settings
 from services.store import keys
 from services.store.codec import event_envelope_decoder, table_event_decoder
 from services.store.events import RedisEventStore
+from services.store.lru import Lru
+from services.store.resp import Resp
 
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
 
@@ -43,8 +47,12 @@ class Stores:
         self.events = pooled(settings.redis_url)
         self.views = pooled(settings.views_url)
         self.event_store = RedisEventStore(self.events)
+        # The read store's per-command reads (a seat's token hash, a view): one auto-pipelined connection, a few
+        # µs of Python a read where redis-py's pool spends ~100 (issue #9 item 12)
+        self.hot_views = Resp.like(self.views)
 
     async def aclose(self) -> None:
+        await self.hot_views.aclose()
         await self.event_store.aclose()
         await self.views.aclose()
         await self.events.aclose()
@@ -57,7 +65,9 @@ class Reads:
         self.stores = stores
         self.events = stores.events
         self.views = stores.views
+        self.hot = stores.hot_views
         self.updates = updates
+        self._names: Lru[str, str] = Lru(10_000)  # game id -> its game's name, which never changes
 
     async def lobby_entry(self, game_id: str) -> LobbyEntry:
         raw = await self.views.hget(keys.LOBBY, game_id)
@@ -93,10 +103,16 @@ class Reads:
             after = "(" + entries[-1][0].decode()
 
     async def game_name(self, game_id: str) -> str:
-        raw = await self.views.hget(keys.LOBBY, game_id)
-        if raw is not None:
-            return _lobby_decoder.decode(raw).game
-        return (await self.seats_of(game_id))[0]
+        name = self._names.get(game_id)
+        if name is None:
+            raw = await self.hot.call_again_if_lost("HGET", keys.LOBBY, game_id)
+            name = _lobby_decoder.decode(raw).game if raw is not None else (await self.seats_of(game_id))[0]
+            self._names.put(game_id, name)
+        return name
+
+    async def seat_token_hash(self, game_id: str, seat: int) -> bytes | None:
+        """The token hash the read store keeps for the seat (None: not projected yet, or the store was lost)."""
+        return await self.hot.call_again_if_lost("HGET", keys.seat_tokens(game_id), str(seat))
 
     async def wait_projected(self, game_id: str, version: int, timeout: float = 3.0) -> None:
         """Until the read models of ``game_id`` reach ``version`` (bounded: a slow projector is not an error).
@@ -104,7 +120,7 @@ class Reads:
         await self.updates.wait_for(game_id, version, timeout)
 
     async def view_bytes(self, game_id: str, seat: int | None) -> bytes:
-        raw = await self.views.hget(keys.views(game_id), keys.audience(seat))
+        raw = await self.hot.call_again_if_lost("HGET", keys.views(game_id), keys.audience(seat))
         if raw is None:
             await self.lobby_entry(game_id)  # 404 when the game does not exist
             raise ApiError(503, "view_not_ready", "the game's views are not projected yet; retry shortly",
@@ -117,6 +133,29 @@ class Reads:
         await self.lobby_entry(game_id)
         # the read model while it is kept; a finished game's, once it expired, derived from its game stream
         return await read_history(self.events, self.views, game_id, seat, after, limit, self.stores.event_store)
+
+    async def table_at(self, game_id: str, version: int) -> travel.At:
+        """The game's table at ``version`` (``?at=``): the nearest snapshot plus the events after it
+        (``services.history.travel``). 404 / 410 for a game that does not exist (or was archived), 400
+        ``bad_version`` for a version it does not have (1 to its current version)."""
+        in_range(version, "at", 1, MAX_INT, "bad_version")
+        try:
+            at = await travel.table_at(self.events, self.views, game_id, version)
+        except travel.BadVersion as exc:
+            raise ApiError(400, "bad_version", str(exc)) from None
+        if at.length == 0:
+            raise await self._not_found(game_id)
+        return at
+
+    async def view_at(self, game_id: str, seat: int | None, version: int) -> tuple[TableView, bool]:
+        """What ``seat`` (None: a spectator) saw at ``version``, and whether the game is over now (then anyone may
+        read any seat's views: the caller checks the seat's token otherwise)."""
+        at = await self.table_at(game_id, version)
+        views = tbl.views(at.table, game_id)
+        if seat not in views:
+            in_range(seat, "seat")
+            raise ApiError(404, "no_such_seat", f"this game's seats are numbered 0 to {at.table.seats - 1}")
+        return views[seat], at.over
 
     async def _not_found(self, game_id: str) -> ApiError:
         """404 ``game_not_found``, or 410 ``archived`` (naming its record) for a game archived by `souk archive`."""

@@ -1,10 +1,11 @@
 """``souk archive --older-than DURATION [--out DIR]``: finished games out of Redis, into record files.
 
 Each finished game (over or cancelled) whose last event is older than DURATION is written to
-``DIR/{game_id}.souk.json`` (``services.history.record``), the file is read back and verified (its hash chain,
-seed and commitments, its events folded by the rules, and the same events as the game stream), and only then are
+``DIR/{game_id}.souk.json`` (``services.history.record``, with the game's commands), the file is read back and
+verified (its hash chain, seed and commitments, its events folded by the rules, its commands re-run by the rules
+when it has them, and the same events as the game stream), and only then are
 the game's hot keys removed: its stream, outcomes, chain head and seed in the event store (in one transaction that
-also leaves its tombstone), then its views, history, position, seat tokens and lobby entry in the read store. A game
+also leaves its tombstone), then its views, history, snapshots, position, seat tokens and lobby entry in the read store. A game
 whose file does not verify is left as it was (and named).
 
 The tombstone (``souk:archived``, a hash: game id -> ``Tombstone`` JSON, about 150 bytes) lets the API answer
@@ -112,12 +113,12 @@ async def archive(events: aioredis.Redis, views: aioredis.Redis, older_than_s: f
 
 async def _archive_one(events: aioredis.Redis, views: aioredis.Redis, store: RedisEventStore, game_id: str,
                        cutoff: float, out: Path, now: float) -> bool:
-    envelopes = await store.read(game_id)
+    envelopes, commands = await store.read_with_commands(game_id)
     if not envelopes or envelopes[-1].recorded_at > cutoff \
             or envelopes[-1].type not in ("table.GameEnded", "table.GameCancelled"):
         return False
     seed = await events.get(keys.seed(game_id)) or b""
-    record = records.make(game_id, envelopes, seed, archived_at=now)
+    record = records.make(game_id, envelopes, seed, archived_at=now, commands=commands)
     path = out / f"{game_id}.souk.json"
     data = records.encode(record)
     partial = path.with_suffix(".partial")
@@ -129,6 +130,10 @@ async def _archive_one(events: aioredis.Redis, views: aioredis.Redis, store: Red
     # what is on disk, read back, must hold and be this game's whole stream before anything is removed
     written = records.decode(path.read_bytes())
     problems = records.verify(written)
+    if not problems and written.commands:  # a game played before Souk kept commands has none to re-run
+        from services.history.verify import verify_record
+
+        problems = list(verify_record(written).problems)
     if problems:
         raise records.RecordError(f"{path} does not verify: {problems[0]}")
     if list(written.events) != envelopes or await store.version(game_id) != len(envelopes):
@@ -141,7 +146,8 @@ async def _archive_one(events: aioredis.Redis, views: aioredis.Redis, store: Red
     pipe.zrem(keys.GAMES, game_id)
     await pipe.execute()
     pipe = views.pipeline(transaction=True)
-    pipe.delete(keys.views(game_id), keys.history(game_id), keys.position(game_id), keys.seat_tokens(game_id))
+    pipe.delete(keys.views(game_id), keys.history(game_id), keys.position(game_id), keys.seat_tokens(game_id),
+                keys.snapshots(game_id))
     pipe.hdel(keys.LOBBY, game_id)
     pipe.zrem(keys.LOBBY_ORDER, game_id)
     for status in (None, *keys.LOBBY_STATUSES):

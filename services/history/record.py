@@ -1,23 +1,31 @@
-"""A game's portable record (issue #10 section 4, as far as today's data goes): one JSON document holding the
-header, every event with its envelope and hash, and the seed with its commitment, that anyone can check without
-the server (``verify_record``). ``souk archive`` writes one per finished game before removing the game's hot keys.
+"""A game's portable record (issue #10 section 4): one JSON document holding the header, every accepted command,
+every event with its envelope and hash, and the seed with its commitment, that anyone can check without the
+server (``services.history.verify.verify_record`` re-runs the commands through the rules). ``GET
+/games/{id}/record`` and ``souk export`` give it; ``souk archive`` writes one per finished game before removing
+the game's hot keys; ``souk import`` makes one a game again.
 
 Layout (``Record``; a ``.souk.json`` file):
 
 - ``format`` ("souk.record") and ``version`` (1): what reads it.
 - ``header``: the game's id, name, title, seats, options, players' names, status (over or cancelled), result,
-  creation and end times, the number of events and the chain head (the last event's hash), whether the seed was
-  chosen by the creator, and the game it is a rematch of.
+  creation and end times, the number of events and the chain head (the last event's hash), whether the game is
+  unfair (its creator chose the seed), the game it is a rematch of, and the game whose record it was imported from.
 - ``seed`` (hex) and ``seed_hash``, the commitment published at creation (sha256 of the seed): ``GameCreated``
-  holds the commitment, ``GameEnded`` the seed.
+  holds the commitment, ``GameEnded`` the seed. The game's chance is that seed mixed with the seats' entropy
+  (their ``SeatJoined``), committed by ``GameStarted.chance_hash``: ``verify`` checks it (``tbl.check_chance``).
 - ``events``: every ``EventEnvelope`` as the game stream holds it (``payload``, and for an event that hides
   something ``public`` and ``commitment``; ``hash``/``prev_hash`` chain them: ``contracts.envelope.chain_hash``).
-- ``commands``: None for now. Issue #10 stores each accepted command's body with its events; a record will then
-  carry them here, so that ``souk verify`` can decide them again.
+- ``commands``: every accepted command (``RecordedCommand``), in order: the version it was decided on (its events
+  follow from the next one), its id, its seat, and its body as JSON. None in records written before Souk kept
+  commands (2026-11-23): their events cannot be re-run. A command carries no token: the rules check a seat's
+  command against the token hash its SeatJoined recorded, and the verifier decides it with that hash (the engine
+  checked the sender's token against it when the command came); a command without a seat is the platform's, or
+  the creator's.
 """
 
 from __future__ import annotations
 
+from itertools import islice, takewhile
 from typing import Any
 
 import msgspec
@@ -26,7 +34,8 @@ from contracts.envelope import GENESIS_HASH, EventEnvelope
 from contracts.table import GameCreated
 from domain import table as tbl
 from services.history.audit import verify_audit
-from services.store.codec import decode_stream, encoder
+from services.engine.sealing import command_seat
+from services.store.codec import command_of, decode_stream, encoder, fold_stream, origins
 
 FORMAT = "souk.record"
 VERSION = 1
@@ -45,9 +54,19 @@ class RecordHeader(msgspec.Struct, frozen=True, kw_only=True):
     ended_at: float
     events: int
     head: str  # the last event's hash
-    seed_chosen: bool = False
+    unfair: bool = False  # the creator chose the seed (CreateGame.unfair)
     rematch_of: str = ""
     archived_at: float = 0.0
+    imported_from: str = ""  # `souk import`: the game whose record this game was made from
+
+
+class RecordedCommand(msgspec.Struct, frozen=True, kw_only=True):
+    """One accepted command: decided on the game at ``version``, its events are ``version + 1`` and on."""
+
+    version: int
+    command_id: str
+    seat: int | None
+    command: msgspec.Raw  # the command's JSON, e.g. {"type":"yspahan.PlaceCube","shop":"CHEST-4.4"}
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,7 +76,7 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     seed: str  # hex
     seed_hash: str  # sha256 hex of the seed, published at creation (GameCreated.seed_hash)
     events: tuple[EventEnvelope, ...]
-    commands: tuple[Any, ...] | None = None  # the accepted commands' bodies: issue #10 adds them
+    commands: tuple[RecordedCommand, ...] | None = None  # None: a record of before Souk kept commands
 
 
 _decoder = msgspec.json.Decoder(Record)
@@ -67,11 +86,13 @@ class RecordError(ValueError):
     """A record that cannot be made or read, said in one line."""
 
 
-def make(game_id: str, envelopes: list[EventEnvelope], seed: bytes, archived_at: float = 0.0) -> Record:
-    """The record of a finished game from its events and its seed."""
+def make(game_id: str, envelopes: list[EventEnvelope], seed: bytes, archived_at: float = 0.0,
+         commands: dict[int, Any] | None = None) -> Record:
+    """The record of a finished game from its events, its seed, and its commands as the store keeps them
+    (``EventStore.read_with_commands``: stored bodies by the seq of each one's first event; None: not read)."""
     if not envelopes:
         raise RecordError(f"game {game_id}: no events")
-    table = tbl.fold(decode_stream(envelopes))
+    table = fold_stream(envelopes)
     if table.status not in (tbl.OVER, tbl.CANCELLED):
         raise RecordError(f"game {game_id} is {table.status}, not finished")
     header = RecordHeader(
@@ -79,9 +100,35 @@ def make(game_id: str, envelopes: list[EventEnvelope], seed: bytes, archived_at:
         options=_plain(table.options), players=tuple(p.name if p else None for p in table.players),
         status=table.status, result=_plain(table.result),
         created_at=envelopes[0].recorded_at, ended_at=envelopes[-1].recorded_at, events=len(envelopes),
-        head=envelopes[-1].hash, seed_chosen=table.seed_chosen, rematch_of=table.rematch_of,
-        archived_at=archived_at)
-    return Record(header=header, seed=seed.hex(), seed_hash=table.seed_hash, events=tuple(envelopes))
+        head=envelopes[-1].hash, unfair=table.unfair, rematch_of=table.rematch_of,
+        archived_at=archived_at, imported_from=table.imported_from)
+    recorded = None if not commands else recorded_commands(table.game, envelopes, commands)
+    return Record(header=header, seed=seed.hex(), seed_hash=table.seed_hash, events=tuple(envelopes),
+                  commands=recorded)
+
+
+def recorded_commands(game: str, envelopes: list[EventEnvelope], stored: dict[int, Any]
+                      ) -> tuple[RecordedCommand, ...]:
+    """The record's commands from their stored bodies (by the seq of each one's first event)."""
+    out = []
+    for seq in sorted(stored):
+        first = envelopes[seq - 1]
+        run = list(takewhile(lambda e: (e.command_id, e.recorded_at) == (first.command_id, first.recorded_at),
+                             islice(envelopes, seq - 1, None)))
+        try:
+            command = command_of(game, stored[seq])
+        except ValueError as exc:
+            raise RecordError(f"the command of event {seq} cannot be read: {exc}") from None
+        out.append(RecordedCommand(version=seq - 1, command_id=first.command_id, seat=command_seat(run),
+                                   command=msgspec.Raw(encoder.encode(command))))
+    return tuple(out)
+
+
+def check_fair_chance(events: list[Any], seed: str) -> list[str]:
+    """A game's chance from its decoded events and its revealed server seed (hex): the seed against GameCreated's
+    commitment, and the game's seed it gives mixed with the seats' entropy (their SeatJoined) against GameStarted's
+    commitment (``domain.table.check_chance``). The problems found; none: it holds."""
+    return tbl.check_chance(events, bytes.fromhex(seed))
 
 
 def _plain(value: Any) -> Any:
@@ -107,8 +154,9 @@ def verify(record: Record) -> list[str]:
     """Everything a record lets anyone check without the server; the problems found (none: it holds).
 
     The hash chain from the genesis to the header's head, each commitment against its payload, the seed against
-    its commitment (``seed_hash`` and the one GameCreated published) and against the one GameEnded revealed, and
-    the events folded by the rules to the header's status and result."""
+    its commitment (``seed_hash`` and the one GameCreated published) and against the one GameEnded revealed, the
+    game's chance mixed from it and the seats' entropy (``check_fair_chance``), and the events folded by the rules
+    to the header's status and result."""
     try:
         bytes.fromhex(record.seed)
     except ValueError:
@@ -127,7 +175,7 @@ def verify(record: Record) -> list[str]:
         problems.append("an event belongs to another game")
     try:
         events = decode_stream(envelopes)
-        table = tbl.fold(events)
+        table = tbl.fold(events, origins=origins(envelopes))
     except Exception as exc:  # noqa: BLE001 - a record is outside data: whatever fails to fold is a finding
         return [*problems, f"the events do not fold by the rules: {exc}"]
     created = events[0] if events else None
@@ -136,6 +184,7 @@ def verify(record: Record) -> list[str]:
     ended = getattr(events[-1], "seed", None) if events else None
     if ended is not None and ended != record.seed:
         problems.append("the seed is not the one the game revealed at its end")
+    problems += check_fair_chance(events, record.seed)
     if table.status != header.status:
         problems.append(f"the events end the game {table.status!r}, the header says {header.status!r}")
     if _plain(table.result) != _plain(header.result):

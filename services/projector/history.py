@@ -13,6 +13,7 @@ import redis.asyncio as aioredis
 
 from contracts.api import MAX_INT
 from contracts.readmodels import HistoryEntry, HistoryPage, HistoryRecord
+from contracts.table import UndoneRange, UndoView
 from domain import table as tbl
 from services.projector.service import history_record
 from services.store import keys
@@ -20,6 +21,15 @@ from services.store.codec import encoder, event_decoder, game_name
 from services.store.events import EventStore, RedisEventStore
 
 _record = msgspec.json.Decoder(HistoryRecord)
+
+
+class _Undo(msgspec.Struct):
+    """The one field of a stored TableView the history needs: what was undone."""
+
+    undo: UndoView | None = None
+
+
+_undo = msgspec.json.Decoder(_Undo)
 
 
 async def read_history(events: aioredis.Redis, views: aioredis.Redis, game_id: str, seat: int | None, after: int,
@@ -30,7 +40,8 @@ async def read_history(events: aioredis.Redis, views: aioredis.Redis, game_id: s
     pipe.lrange(keys.history(game_id), after, min(after + limit - 1, MAX_INT))  # Redis: signed 64-bit
     pipe.get(keys.position(game_id))
     pipe.exists(keys.history(game_id))
-    raw, position, kept = await pipe.execute()
+    pipe.hget(keys.views(game_id), keys.audience(None))  # the undone ranges, at the same position
+    raw, position, kept, view = await pipe.execute()
     position = int(position or 0)
     audience = keys.audience(seat)
     if kept or not position:
@@ -38,7 +49,20 @@ async def read_history(events: aioredis.Redis, views: aioredis.Redis, game_id: s
     else:  # projected, and its history expired (a finished game) or lost: from the game stream
         entries = await derive_history(store or RedisEventStore(events), game_id, audience, after,
                                        min(after + limit, position))
-    return HistoryPage(game_id, seat, entries, after + len(entries), position)
+    return HistoryPage(game_id, seat, marked_undone(entries, _undone_ranges(view)), after + len(entries), position)
+
+
+def _undone_ranges(view: bytes | None) -> tuple[UndoneRange, ...]:
+    undo = _undo.decode(view).undo if view else None
+    return undo.undone if undo is not None else ()
+
+
+def marked_undone(entries: tuple[HistoryEntry, ...], ranges: tuple[UndoneRange, ...]) -> tuple[HistoryEntry, ...]:
+    """The entries, those inside an undone range with ``undone`` set."""
+    if not ranges:
+        return entries
+    return tuple(msgspec.structs.replace(e, undone=True) if any(r.first <= e.seq <= r.last for r in ranges) else e
+                 for e in entries)
 
 
 async def derive_history(store: EventStore, game_id: str, audience: str, after: int, until: int
@@ -54,7 +78,7 @@ async def derive_history(store: EventStore, game_id: str, audience: str, after: 
     table, out = tbl.EMPTY, []
     for env in envelopes:
         event = decode(env.payload)
-        table = tbl.evolve(table, event)
+        table = tbl.evolve(table, event, tbl.Origin(env.seat, env.command_id))  # as codec.fold_stream
         if env.seq > after:
             out.append(history_record(table, event, env).for_audience(audience))
     return tuple(out)
@@ -70,6 +94,6 @@ async def history_records(store: EventStore, game_id: str) -> list[bytes]:
     table, out = tbl.EMPTY, []
     for env in envelopes:
         event = decode(env.payload)
-        table = tbl.evolve(table, event)
+        table = tbl.evolve(table, event, tbl.Origin(env.seat, env.command_id))  # as codec.fold_stream
         out.append(encoder.encode(history_record(table, event, env)))
     return out

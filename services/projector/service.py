@@ -32,7 +32,8 @@ from contracts.table import TABLE_EVENTS, SeatJoined, SeatLeft
 from domain import table as tbl
 from services.store import keys
 from services.runtime import metrics
-from services.store.codec import decode_stream, encoder, event_decoder, event_envelope_decoder, game_name
+from services.history.travel import snapshot_member
+from services.store.codec import encoder, event_decoder, event_envelope_decoder, fold_stream, game_name
 from services.store.lru import Lru
 from services.store.resp import Resp
 from services.store.events import EventStore
@@ -45,7 +46,8 @@ REBUILD_LOCK = "souk:projection:rebuilding"
 TRIM_EVERY_S = 5.0  # how often a projector trims souk:events behind every projector group
 # A finished game's history read model is a cache (services/projector/history.py derives it from the game stream
 # when it is gone): kept this long after the end, for the players' last looks, then it expires. A page derived
-# from the stream costs a read of the whole stream and a fold: 5 ms of CPU for 480 events (a loaded machine).
+# from the stream costs a read of the whole stream and a fold: 5 ms of CPU for 480 events (a loaded machine). Its
+# snapshots (services/history/travel.py) expire with it: its past is then folded from its first event.
 FINISHED_TTL_S = 600
 
 
@@ -99,8 +101,9 @@ class Projector:
 
     def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000,
                  partition: Partition = Partition(), trim_every_s: float = TRIM_EVERY_S,
-                 finished_ttl_s: int = FINISHED_TTL_S) -> None:
+                 finished_ttl_s: int = FINISHED_TTL_S, snapshot_every: int = 100) -> None:
         self.redis = redis
+        self.snapshot_every = snapshot_every  # a snapshot of the table every this many events (0: none)
         self.trim_every_s = trim_every_s
         self.finished_ttl_s = finished_ttl_s
         self._trimmed_at = 0.0
@@ -206,23 +209,27 @@ class Projector:
         table, created_at = tbl.EMPTY, 0.0
         if position:
             envelopes = (await self.store.read(game_id))[:position]
-            table = tbl.fold(decode_stream(envelopes))
+            table = fold_stream(envelopes)
             created_at = envelopes[0].recorded_at
         return Projected(table, created_at)
 
     def _write(self, writes: Writes, game_id: str, projected: Projected, envelopes: list[EventEnvelope],
                history_kept: bool = True) -> None:
-        """``history_kept`` False: no history read model (a finished game rebuilt: read_history derives it)."""
+        """``history_kept`` False: no history read model and no snapshots (a finished game rebuilt: read_history
+        derives its history, time travel folds from its first event)."""
         table = projected.table
         status_before = table.status
         history: list[str] = []
         lobby_changed = False
+        every = self.snapshot_every if history_kept else 0
         for env in envelopes:
             decode = event_decoder(table.game if table.exists else game_name(env)).decode
             if not table.exists:
                 projected.created_at = env.recorded_at
             event = decode(env.payload)
-            table = tbl.evolve(table, event)
+            table = tbl.evolve(table, event, tbl.Origin(env.seat, env.command_id))  # as codec.fold_stream
+            if every and table.version % every == 0:  # time travel starts from the nearest one
+                writes.snapshot(game_id, table)
             if isinstance(event, TABLE_EVENTS):
                 lobby_changed = True
                 if isinstance(event, SeatJoined):
@@ -239,12 +246,14 @@ class Projector:
                     *(x for s, v in views.items() for x in (keys.audience(s), encoder.encode(v).decode())))
         if history:
             writes.rpush(keys.history(game_id), *history)
-        if history and status_before != table.status and table.status in FINISHED:  # only a cache from now on
+        if history and status_before != table.status and table.status in FINISHED:  # only caches from now on
             writes.expire(keys.history(game_id), self.finished_ttl_s)
+            writes.expire(keys.snapshots(game_id), self.finished_ttl_s)
         private = bool(table.invite_hash)
         if lobby_changed:
             lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status,
-                               projected.created_at, table.seed_chosen, private, table.rematch_of)
+                               projected.created_at, table.unfair, private, table.rematch_of,
+                               table.imported_from)
             writes.hset(keys.LOBBY, game_id, encoder.encode(lobby).decode())
         if lobby_changed and not private:  # a private game is never listed
             writes.zadd_nx(keys.LOBBY_ORDER, projected.created_at, game_id)
@@ -281,7 +290,7 @@ class Projector:
                 continue
             game = game_name(envelopes[0])
             writes = Writes()
-            writes.delete(keys.views(game_id), keys.history(game_id), keys.seat_tokens(game_id))
+            writes.delete(keys.views(game_id), keys.history(game_id), keys.seat_tokens(game_id), keys.snapshots(game_id))
             for status in keys.LOBBY_STATUSES:  # the indexes of the game's status are written again below
                 writes.zrem(keys.lobby_index(status=status), game_id)
                 writes.zrem(keys.lobby_index(status=status, game=game), game_id)
@@ -426,6 +435,12 @@ class Writes:
 
     def zrem(self, key: str, member: str) -> None:
         self.commands.append(("ZREM", key, member))
+
+    def snapshot(self, game_id: str, table: tbl.Table) -> None:
+        """The table's snapshot at its version, replacing any other of that version (one per version)."""
+        key, version = keys.snapshots(game_id), str(table.version)
+        self.commands.append(("ZREMRANGEBYSCORE", key, version, version))
+        self.commands.append(("ZADD", key, version, snapshot_member(table)))
 
     async def replace(self, redis: Resp, position_key: str, version: int) -> bool:
         """Runs the commands if the game's position is at most ``version`` (a rebuild's whole-game replace);

@@ -38,8 +38,8 @@ from domain.chance import Chance
 from domain.kernel import RuleViolation
 from services.store import keys
 from services.history.audit import verify_audit, verify_history
-from services.store.codec import (command_decoder, encoder, event_decoder, event_envelope_decoder, stored_envelopes,
-                                  table_event_decoder, tag_of)
+from services.store.codec import (command_decoder, encoder, event_decoder, event_envelope_decoder, origins,
+                                  stored_envelopes, table_event_decoder, tag_of)
 from services.engine.service import accepted_reply
 from services.projector.history import history_records, read_history
 from services.projector.service import Projector
@@ -325,7 +325,7 @@ def _redecide(game_id: str, envelopes: list[EventEnvelope], seed: bytes, ledger:
             if produced is None:  # go on from what is stored
                 decode = event_decoder(table.game or "").decode if table.exists else table_event_decoder.decode
                 produced = [decode(e.payload) for e in group.envelopes]
-            table = tbl.fold(produced, table)
+            table = tbl.fold(produced, table, origins(group.envelopes))
         except Exception as exc:  # noqa: BLE001 - the stored events cannot be folded: nothing after can be decided
             problems.add("redecision", f"{game_id} seq {first.seq}: the stored events cannot be folded "
                                        f"({type(exc).__name__}: {exc}); the rest of the game is not decided again")
@@ -344,7 +344,8 @@ def _command_of(game_id: str, group: Group, table: tbl.Table, ledger: Ledger) ->
         event = table_event_decoder.decode(first.payload)
         creator = token_hash(try_.creator_token) if try_.creator_token else getattr(event, "creator_hash", "")
         extra = {"creator_hash": creator} if creator else {}
-        return None, None, CreateGame(try_.game, try_.title, try_.seats, {}, try_.seed, **extra)
+        return None, None, CreateGame(try_.game, try_.title, try_.seats, {}, try_.seed, try_.seed is not None,
+                                      **extra)
     if first.type == "table.SeatJoined":
         event = table_event_decoder.decode(first.payload)
         try_ = ledger.joins.get((game_id, event.name))

@@ -248,7 +248,7 @@ class Driver:
                 try_ = self.ledger.creates[title] = CreateTry(title, name, seats, seed, self._request_id("create"))
             body: dict[str, Any] = {"game": try_.game, "title": try_.title, "seats": try_.seats}
             if try_.seed:
-                body["seed"] = try_.seed
+                body["seed"], body["unfair"] = try_.seed, True
             if try_.request_id:
                 body["request_id"] = try_.request_id
             started = time.monotonic()

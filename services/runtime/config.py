@@ -41,6 +41,7 @@ class Settings:
     stale_consumer_ms: int = 600_000  # a consumer idle this long with nothing pending belongs to a stopped process
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
     metrics_port: int = 0  # souk engine / projector: serve /metrics on this port (SOUK_HOST); 0: not served
+    snapshot_every: int = 100  # the projector snapshots each game's table every this many events (time travel)
     consumer: str = field(default_factory=_consumer_name)
 
     @property
@@ -196,5 +197,6 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "stale_consumer_ms": ("SOUK_STALE_CONSUMER_MS", not_negative),
     "read_store_check_s": ("SOUK_READ_STORE_CHECK_S", seconds),
     "metrics_port": ("SOUK_METRICS_PORT", port_or_zero),
+    "snapshot_every": ("SOUK_SNAPSHOT_EVERY", positive),
     "consumer": ("SOUK_CONSUMER", text),
 }

@@ -52,7 +52,8 @@ class Workers:
         self.store = RedisEventStore(self.redis, settings.events_maxlen, settings.refusal_ttl_s)
         self.engine = Engine(self.redis, self.store)
         self.partition = Partition.parse(settings.projector_partition)
-        self.projector = Projector(self.views_redis, self.store, partition=self.partition)
+        self.projector = Projector(self.views_redis, self.store, partition=self.partition,
+                                   snapshot_every=settings.snapshot_every)
         if ENGINE in roles:
             batch_subscription(
                 self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,

@@ -20,7 +20,7 @@ import hashlib
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import msgspec
 import redis.asyncio as aioredis
@@ -65,6 +65,9 @@ class EventStore(Protocol):
 
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
         """The game's events with seq > after, in order."""
+
+    async def read_with_commands(self, game_id: str) -> tuple[list[EventEnvelope], dict[int, Any]]:
+        """The game's events, and its accepted commands' stored bodies by the seq of their first event."""
 
     async def version(self, game_id: str) -> int: ...
 
@@ -171,6 +174,13 @@ class RedisEventStore:
         entries = await self.redis.xrange(keys.game_stream(game_id), min="-", max="+")
         return stored_envelopes(game_id, ((i, f[b"e"]) for i, f in entries))[after:]
 
+    async def read_with_commands(self, game_id: str) -> tuple[list[EventEnvelope], dict[int, Any]]:
+        """The game's events and the bodies of its accepted commands (``codec.stored_command``), by the seq of
+        each command's first event (a command stored before 2026-11-23 has none)."""
+        entries = await self.redis.xrange(keys.game_stream(game_id), min="-", max="+")
+        commands: dict[int, Any] = {}
+        return stored_envelopes(game_id, ((i, f[b"e"]) for i, f in entries), commands=commands), commands
+
     async def version(self, game_id: str) -> int:
         return await self.redis.xlen(keys.game_stream(game_id))
 
@@ -251,6 +261,11 @@ class InMemoryEventStore:
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
         entries = [(f"{seq}-0".encode(), e) for seq, e in enumerate(self.streams.get(game_id, []), start=1)]
         return stored_envelopes(game_id, entries)[after:]
+
+    async def read_with_commands(self, game_id: str) -> tuple[list[EventEnvelope], dict[int, Any]]:
+        entries = [(f"{seq}-0".encode(), e) for seq, e in enumerate(self.streams.get(game_id, []), start=1)]
+        commands: dict[int, Any] = {}
+        return stored_envelopes(game_id, entries, commands=commands), commands
 
     async def version(self, game_id: str) -> int:
         return len(self.streams.get(game_id, []))

@@ -67,14 +67,21 @@ def position(game_id: str) -> str:
     return f"souk:position:{game_id}"
 
 
+def snapshots(game_id: str) -> str:
+    """Sorted set: version -> '{version}:' + the table at that version (a cache for time travel,
+    ``services.history.travel``)."""
+    return f"souk:snapshots:{game_id}"
+
+
 def seat_tokens(game_id: str) -> str:
     """Hash: seat -> sha256 of its token (private read model: the gateway checks tokens against it)."""
     return f"souk:seats:{game_id}"
 
 
 # Set once the read store holds every game's read models. Its version goes up when the read models gain a key
-# that older projectors did not write (2: the lobby's indexes): a projector then finds no mark and rebuilds.
-READ_STORE_MARK = "souk:projection:initialised:2"
+# that older projectors did not write, or change shape (2: the lobby's indexes; 3: ``unfair`` replaced
+# ``seed_chosen`` in the lobby and the views): a projector then finds no mark and rebuilds.
+READ_STORE_MARK = "souk:projection:initialised:3"
 LOBBY = "souk:lobby"  # hash: game id -> LobbyEntry JSON
 LOBBY_ORDER = "souk:lobby:order"  # sorted set: game id -> creation time
 LOBBY_STATUSES = ("open", "playing", "over", "cancelled")

@@ -6,8 +6,9 @@ syscall each way instead of one per command, and a command costs a few microseco
 tens that redis-py's general client spends (connection pool, retries, per-command parsing hooks). A big command
 (``SEND_AT_ONCE``) goes out at once: Redis works on it while its caller computes the next one.
 
-Used where Souk sends many small commands: the engine's and the projector's batch scripts, and the benchmark
-driver. Everything else (FastStream's consumer groups, the gateway, tests) uses redis-py. Errors are redis-py's
+Used where Souk sends many small commands: the engine's and the projector's batch scripts, the gateway's hot path
+(a seat's token, the game's name, queuing a command, the views pushed to sockets) and the benchmark driver.
+Everything else (FastStream's consumer groups, pub/sub listeners, the gateway's other routes, tests) uses redis-py. Errors are redis-py's
 exception classes, so callers handle both clients alike.
 
 ``Subscriber`` is the pub/sub side: one connection whose pushed messages go to a callback.
@@ -170,6 +171,15 @@ class Resp:
                 raise
             self._handshaking = None
             self._proto = proto
+
+    async def call_again_if_lost(self, *args: Any) -> Any:
+        """``call``, sent once more on a new connection when the connection was lost under it (Redis restarted), as
+        redis-py's ``Retry(NoBackoff(), 1)`` does: for reads, and for writes that may be applied twice (a command
+        queued again is answered by the engine, not applied again)."""
+        try:
+            return await self.call(*args)
+        except RedisConnectionError:
+            return await self.call(*args)
 
     async def evalsha(self, sha: str, script: str, *args: Any) -> Any:
         """EVALSHA with no keys (Souk's scripts take keys as arguments: single Redis); loads the script if the

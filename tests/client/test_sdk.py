@@ -94,6 +94,32 @@ async def test_a_create_and_a_join_are_resent_with_the_same_request_id():
     assert joins[0] == joins[1] and joins[0]["request_id"] != creates[0]["request_id"]
 
 
+async def test_a_join_gives_fresh_entropy_unless_told_and_a_chosen_seed_says_unfair():
+    joined = httpx.Response(201, json={"game_id": "g1", "seat": 0, "token": "t", "version": 2})
+    created = httpx.Response(201, json={"game_id": "g1", "version": 1})
+    souk, received = scripted(created, joined, joined, joined, created)
+    await souk.create("samarkand", "t", 3)
+    for given in (None, None, ""):
+        await souk.join("g1", "ali", entropy=given)
+    await souk.create("samarkand", "t", 3, seed="ab" * 32, unfair=True)
+    bodies = [json.loads(r.content) for r in received]
+    drawn = [bodies[1]["entropy"], bodies[2]["entropy"]]
+    assert all(len(e) == 64 and bytes.fromhex(e) for e in drawn) and drawn[0] != drawn[1]  # secrets, each join
+    assert bodies[3]["entropy"] == "" and "unfair" not in bodies[0]
+    assert (bodies[4]["seed"], bodies[4]["unfair"]) == ("ab" * 32, True)
+
+
+async def test_a_history_entry_stored_in_an_older_shape_is_typed_in_todays():
+    entry = {"seq": 1, "type": "table.GameCreated", "seat": None, "command_id": "c", "recorded_at": 1.0,
+             "hash": "h", "prev_hash": "p", "event": {"type": "table.GameCreated", "game": "samarkand", "title": "t",
+                                                     "seats": 3, "options": {}, "seed_hash": "s", "seed_chosen": True}}
+    page = {"game_id": "g1", "seat": None, "entries": [entry], "next_after": 1, "version": 1}
+    souk, _ = scripted(httpx.Response(200, json=page))
+    souk._games["g1"] = "samarkand"  # as after create, join or game(): the client knows the game's name
+    [read] = (await souk.history("g1")).entries
+    assert read.event.unfair is True and read.event.schema == 2
+
+
 async def test_when_every_resend_fails_the_error_says_so_and_others_are_not_resent():
     souk, received = scripted(*[httpx.ConnectError("refused")] * 4)
     with pytest.raises(SoukError) as unreachable:

@@ -6,6 +6,8 @@
   every legal command must be accepted, replay must rebuild the same table, ``views`` must equal ``view`` for
   every seat, an event a spectator sees whole must hide nothing from any seat, and a game-specific ``check``
   runs after every event (conservation, views leaking nothing, ...).
+- ``golden_transcript``: a recorded command -> event transcript of one seeded game on the bare decider, replayed
+  and compared (a rule change shows as a diff; ``SOUK_REGEN_GOLDEN=1`` records it again).
 - ``Played``: a table driven command by command with each event's ``Origin`` (as the engine folds them), for
   undo; ``play_with_undos``: a seeded random game with undo requests and answers interleaved where legal.
 """
@@ -13,14 +15,26 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import random
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Union
 
 import msgspec
 import pytest
 
-from contracts.table import AcceptUndo, CreateGame, DeclineUndo, JoinSeat, RequestUndo, UndoApplied, UndoRequested
+from contracts.table import (
+    AcceptUndo,
+    CreateGame,
+    DeclineUndo,
+    JoinSeat,
+    RequestUndo,
+    Result,
+    UndoApplied,
+    UndoRequested,
+)
 from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import Game, RuleViolation, get_game
@@ -148,6 +162,67 @@ def playout(
 
 def encoded(value: Any) -> bytes:
     return msgspec.json.encode(value)
+
+
+def plain(value: Any) -> Any:
+    """JSON's own shape (lists, not tuples), as stored in a golden file."""
+    return json.loads(msgspec.json.encode(value))
+
+
+# One seeded game on the bare decider: (state decided on, seat, command, events) per command.
+Turns = Callable[[int, int], Iterable[tuple[Any, int, Any, Sequence[Any]]]]
+
+
+def golden_transcript(game: Game, path: Path, seats: int, seed: int, turns: Turns) -> Result:
+    """Replays the golden game stored at ``path`` (recorded first from ``turns(seats, seed)`` when the file is
+    missing and ``SOUK_REGEN_GOLDEN`` is set): the setup and every command's events must be what the file holds;
+    returns the final result, which must be the stored scores. The file has one line per command, so that a rule
+    change shows as a readable diff."""
+    if os.environ.get("SOUK_REGEN_GOLDEN"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_dump(_record(game, seats, seed, turns)))
+    assert path.exists(), f"{path} is missing: run with SOUK_REGEN_GOLDEN=1"
+    golden = json.loads(path.read_text())
+    commands = msgspec.json.Decoder(Union[tuple(game.command_types)])  # type: ignore[misc]
+    secret = golden["seed"].to_bytes(8, "big")
+    options = game.options_type()
+    state = game.initial_state(golden["seats"], options)
+    setup = game.setup(golden["seats"], options, Chance(secret, 0))
+    assert plain(setup) == golden["setup"]
+    for event in setup:
+        state = game.evolve(state, event)
+    for position, turn in enumerate(golden["transcript"], start=1):
+        command = commands.decode(json.dumps(turn["command"]).encode())
+        events = game.decide(state, turn["seat"], command, Chance(secret, position))
+        assert plain(events) == turn["events"], f"command {position}: {turn['command']}"
+        for event in events:
+            state = game.evolve(state, event)
+    final = game.result(state)
+    assert final is not None and list(final.scores) == golden["final_scores"]
+    return final
+
+
+def _record(game: Game, seats: int, seed: int, turns: Turns) -> dict:
+    events = msgspec.json.Decoder(Union[tuple(game.event_types)])  # type: ignore[misc]
+    options = game.options_type()
+    setup = game.setup(seats, options, Chance(seed.to_bytes(8, "big"), 0))
+    transcript = [{"seat": seat, "command": plain(command), "events": plain(new)}
+                  for _, seat, command, new in turns(seats, seed)]
+    state = game.initial_state(seats, options)
+    for event in setup:
+        state = game.evolve(state, event)
+    for turn in transcript:  # the events as stored fold to the end too
+        for event in turn["events"]:
+            state = game.evolve(state, events.decode(json.dumps(event).encode()))
+    final = game.result(state)
+    return {"seats": seats, "seed": seed, "final_scores": list(final.scores), "setup": plain(setup),
+            "transcript": transcript}
+
+
+def _dump(golden: dict) -> str:
+    head = {k: v for k, v in golden.items() if k != "transcript"}
+    lines = [json.dumps(turn, ensure_ascii=False) for turn in golden["transcript"]]
+    return json.dumps(head)[:-1] + ', "transcript": [\n' + ",\n".join(lines) + "\n]}\n"
 
 
 class Played:

@@ -1,5 +1,5 @@
 """GET /asyncapi.json describes the WebSockets a client opens (services/gateway/asyncapi.py): an AsyncAPI 3.0
-document of the spectator's and a seat's sockets, their query (?token=, ?since=), close codes and the views they
+document of the spectator's and a seat's sockets, their query (?token=, ?since=, ?from=), close codes and the views they
 push, typed from contracts/; and it names no internal host (it used to be FastStream's document of the Redis
 channels, naming the Redis host and port)."""
 
@@ -51,7 +51,8 @@ async def test_the_asyncapi_document_describes_the_client_websockets_typed_and_n
         for channel in channels.values():
             assert set(re.findall(r"\{(\w+)\}", channel["address"])) == set(channel["parameters"])
             assert {"4401", "4404"} <= set(channel["x-close-codes"])
-            assert "since" in channel["bindings"]["ws"]["query"]["properties"]
+            assert {"since", "from"} <= set(channel["bindings"]["ws"]["query"]["properties"])
+            assert set(channel["messages"]) == {"missed", "view"}
         assert channels["seatView"]["bindings"]["ws"]["query"]["required"] == ["token"]
         for operation in document["operations"].values():
             assert operation["action"] == "send"
@@ -76,3 +77,9 @@ async def test_the_asyncapi_document_describes_the_client_websockets_typed_and_n
                 frame = json.loads(await ws.receive_text())
             errors = [e.message for e in validator.iter_errors(frame)]
             assert not errors and frame["status"] == "playing", (path, errors[:3])
+        # ?from=: the history entries missed first, as a HistoryPage, then the view
+        missed = pointer(document, document["components"]["messages"]["missed"]["payload"]["$ref"])
+        pages = jsonschema_rs.Draft202012Validator({**missed, "components": document["components"]})
+        async with aconnect_ws(f"{souk_url}/games/{game_id}/seats/1/ws?token={tokens[1]}&from=1", client) as ws:
+            page, frame = json.loads(await ws.receive_text()), json.loads(await ws.receive_text())
+        assert not list(pages.iter_errors(page)) and page["entries"] and not list(validator.iter_errors(frame))

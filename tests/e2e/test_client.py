@@ -11,9 +11,9 @@ import msgspec
 import pytest
 
 from contracts import samarkand, yspahan
-from contracts.api import Joined
+from contracts.api import Created, Joined
 from contracts.base import Command
-from contracts.readmodels import TableView
+from contracts.readmodels import HistoryPage, TableView
 from services.history.audit import verify_audit, verify_history
 from services.client import Seat, SoukClient, SoukError
 
@@ -45,7 +45,7 @@ async def bot(seat: Seat, rng: random.Random) -> list[int]:
 async def test_a_whole_game_is_played_through_the_sdk_with_every_seat_following_its_websocket(souk_url, game, seats):
     async with SoukClient(souk_url) as souk:
         assert {g.name for g in await souk.catalog()} >= {"samarkand", "yspahan"}
-        created = await souk.create(game, f"sdk {game}", seats, seed="5eed" * 16)
+        created = await souk.create(game, f"sdk {game}", seats, seed="5eed" * 16, unfair=True)
         players = [await souk.join(created.game_id, f"bot{i}") for i in range(seats)]
         assert [p.seat for p in players] == list(range(seats)) and len({p.token for p in players}) == seats
 
@@ -62,7 +62,7 @@ async def test_a_whole_game_is_played_through_the_sdk_with_every_seat_following_
         assert [v.version for v in watched] == sorted({v.version for v in watched}) and watched[-1] == final
         assert all(v.seat is None and v.legal == () for v in watched)
         over, next_cursor = await souk.lobby(game=game, status="over")
-        assert [(e.game_id, e.seed_chosen) for e in over] == [(created.game_id, True)] and next_cursor is None
+        assert [(e.game_id, e.unfair) for e in over] == [(created.game_id, True)] and next_cursor is None
 
         # the history, paged through the SDK, typed as the game's events
         entries = [e async for e in players[0].entries()]
@@ -99,12 +99,17 @@ class Cutter(httpx.AsyncBaseTransport):
         await self.inner.aclose()
 
 
+async def two_players(http: httpx.AsyncClient, title: str) -> tuple[SoukClient, Created, list[Seat]]:
+    """A client on ``http``, and a two-player Yspahan game it created and joined twice."""
+    souk = SoukClient(http=http)
+    created = await souk.create("yspahan", title, 2)
+    return souk, created, [await souk.join(created.game_id, f"p{i}") for i in range(2)]
+
+
 async def test_follow_resumes_after_its_connection_is_cut_without_losing_or_repeating_a_version(souk_url):
     cutter = Cutter()
     async with httpx.AsyncClient(base_url=souk_url, transport=cutter, timeout=15) as http:
-        souk = SoukClient(http=http)
-        created = await souk.create("yspahan", "cut", 2)
-        players = [await souk.join(created.game_id, f"p{i}") for i in range(2)]
+        souk, created, players = await two_players(http, "cut")
         yielded: list[int] = []
         arrived = asyncio.Condition()
 
@@ -145,3 +150,48 @@ async def test_follow_resumes_after_its_connection_is_cut_without_losing_or_repe
         with pytest.raises(SoukError) as refused:
             await anext(stranger.follow())
         assert (refused.value.status, refused.value.code) == (401, "bad_token")
+
+
+class Blocker(Cutter):
+    """A Cutter that refuses new WebSockets while ``down`` (a network that is away), and keeps their URLs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+        self.urls: list[httpx.URL] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.headers.get("upgrade", "").lower() == "websocket":
+            self.urls.append(request.url)
+            if self.down:
+                raise httpx.ConnectError("the network is away")
+        return await super().handle_async_request(request)
+
+
+async def test_follow_reconnects_from_the_last_version_received_and_yields_what_it_missed(souk_url):
+    blocker = Blocker()
+    async with httpx.AsyncClient(base_url=souk_url, transport=blocker, timeout=15) as http:
+        souk, created, players = await two_players(http, "missed")
+        frames = players[0].follow(missed=True)
+        first = await anext(frames)
+        assert isinstance(first, TableView) and "from" not in blocker.urls[0].params
+        blocker.down = True
+        await blocker.sockets[-1].aclose()
+        version = first.version
+        for _ in range(3):  # played while the socket is away
+            view = await souk.view(created.game_id, min_version=version)
+            player = players[view.flow.awaiting[0]]
+            version = (await player.send((await player.legal()).legal[0], expected_version=None)).version
+        await souk.view(created.game_id, min_version=version)
+        blocker.down = False
+        page = await asyncio.wait_for(anext(frames), 15)
+        assert isinstance(page, HistoryPage), page
+        assert [e.seq for e in page.entries] == list(range(first.version + 1, version + 1))
+        assert all(isinstance(e.event, msgspec.Struct) for e in page.entries)  # typed as the game's events
+        own = await players[0].history(after=first.version, limit=100)
+        assert page.entries == own.entries  # as this seat's history shows them
+        view = await asyncio.wait_for(anext(frames), 15)
+        assert isinstance(view, TableView) and view.version == version
+        assert blocker.urls[-1].params["from"] == str(first.version)  # every reconnection resumed from there
+        assert all(url.params.get("from") == str(first.version) for url in blocker.urls[1:])
+        await frames.aclose()

@@ -73,7 +73,7 @@ async def test_the_players_of_a_finished_game_meet_again_in_one_rematch(souk_url
         r = await client.post(f"/games/{game_id}/seats/0/rematch", headers={"Authorization": f"Bearer {tokens[0]}"})
         assert r.status_code == 409 and r.json()["code"] == "game_not_over"
         await play_to_the_end(client, game_id, tokens, random.Random(3))
-        answers = [await client.post(f"/games/{game_id}/seats/{s}/rematch",
+        answers = [await client.post(f"/games/{game_id}/seats/{s}/rematch", params={"entropy": f"{s}e" * 32},
                                      headers={"Authorization": f"Bearer {tokens[s]}"}) for s in (1, 0, 1)]
         assert all(r.status_code == 201 for r in answers), [r.text for r in answers]
         one, zero, again = (r.json() for r in answers)
@@ -81,6 +81,8 @@ async def test_the_players_of_a_finished_game_meet_again_in_one_rematch(souk_url
         entry = (await client.get(f"/games/{one['game_id']}")).json()
         assert entry["rematch_of"] == game_id and entry["status"] == "playing"
         assert [s["name"] for s in entry["seats"]] == ["player0", "player1"]
+        history = (await client.get(f"/games/{one['game_id']}/history")).json()["entries"]
+        assert [h["event"]["entropy"] for h in history if h["type"] == "table.SeatJoined"] == ["1e" * 32, "0e" * 32]
         view = await client.get(f"/games/{one['game_id']}/seats/0/view",
                                 headers={"Authorization": f"Bearer {zero['token']}"})
         assert view.status_code == 200

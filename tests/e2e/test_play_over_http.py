@@ -41,7 +41,8 @@ async def play_to_the_end(client, game_id: str, tokens: list[str], rng: random.R
 @pytest.mark.parametrize(("game", "seats"), [("samarkand", 4), ("yspahan", 3)])
 async def test_a_whole_game_is_played_over_http_with_a_websocket_following_it(souk_url, game, seats):
     async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
-        r = await client.post("/games", json={"game": game, "title": f"e2e {game}", "seats": seats, "seed": "5eed" * 16})
+        r = await client.post("/games", json={"game": game, "title": f"e2e {game}", "seats": seats, "seed": "5eed" * 16,
+                                              "unfair": True})
         assert r.status_code == 201, r.text
         game_id = r.json()["game_id"]
         tokens = await join_all(client, game_id, seats)

@@ -10,19 +10,24 @@ from pathlib import Path
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def walkthrough() -> str:
+def walkthrough(name: str = "walkthrough") -> str:
     text = README.read_text()
-    block = re.search(r"<!-- walkthrough -->\s*```bash\n(.*?)```\s*<!-- /walkthrough -->", text, re.S)
-    assert block, "the README lost its walkthrough markers"
+    block = re.search(rf"<!-- {name} -->\s*```bash\n(.*?)```\s*<!-- /{name} -->", text, re.S)
+    assert block, f"the README lost its {name} markers"
     return block.group(1)
 
 
-def test_the_readme_walkthrough_plays_a_whole_game_with_curl(souk_url):
-    script = "set -euo pipefail\n" + walkthrough()
+def test_the_readme_walkthrough_plays_a_whole_game_with_curl_then_reads_its_past(souk_url):
+    travel = walkthrough("time-travel")  # run after the walkthrough: its game, over
+    script = "set -euo pipefail\n" + walkthrough() + "echo '--- time travel'\n" + travel
     done = subprocess.run(["bash", "-c", script], env={**os.environ, "S": souk_url}, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    out = done.stdout
+    out, past = done.stdout.split("--- time travel\n")
+    view, legal, spectator, seat_2, refused = past.strip().splitlines()
+    assert view.startswith("10 {'phase': ") and int(legal) > 0, past  # seat 0 at version 10, with its token
+    assert (spectator, seat_2) == ("None 10", "2 10"), past  # the game is over: seat 2's past without one
+    assert '"code":"bad_version"' in refused, past
     assert '"status":"accepted"' in out  # step 4
     assert '"code":"' in out  # step 5: the resend with a new id is refused with a code
     lines = out.strip().splitlines()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 import httpx
 import pytest
 from httpx_ws import WebSocketDisconnect, aconnect_ws
@@ -53,3 +55,57 @@ async def test_a_socket_reopened_with_since_gets_only_what_it_has_not_seen(souk_
             assert r.status_code == 200
             pushed = json.loads(await asyncio.wait_for(ws.receive_text(), 5))
             assert pushed["version"] == r.json()["version"]
+
+
+async def play_moves(client: httpx.AsyncClient, game_id: str, tokens: list[str], count: int) -> int:
+    """``count`` commands, each the first legal command of an awaited seat; returns the version reached."""
+    version = 0
+    for n in range(count):
+        view = (await client.get(f"/games/{game_id}/view", params={"min_version": version})).json()
+        seat = view["flow"]["awaiting"][0]
+        auth = {"Authorization": f"Bearer {tokens[seat]}"}
+        legal = (await client.get(f"/games/{game_id}/seats/{seat}/legal", headers=auth)).json()["legal"]
+        r = await client.post(f"/games/{game_id}/seats/{seat}/commands", headers=auth,
+                              json={"command_id": f"move-{secrets.token_hex(8)}", "command": legal[0]})
+        assert r.status_code == 200, r.text
+        version = r.json()["version"]
+    await client.get(f"/games/{game_id}/view", params={"min_version": version})  # projected
+    return version
+
+
+async def test_a_socket_reopened_with_from_gets_the_records_it_missed_then_the_view_then_live_pushes(souk_url):
+    """Reconnecting after a dropped socket (issue #10 §1): ``?from=`` the last version seen sends the history
+    entries missed (as that audience's history shows them), then the current view, then every change."""
+    import asyncio
+    import json
+
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        game_id = (await client.post("/games", json={"game": "yspahan", "title": "ws", "seats": 2})).json()["game_id"]
+        tokens = await join_all(client, game_id, 2)
+        url = f"{souk_url}/games/{game_id}/seats/0/ws?token={tokens[0]}"
+        async with aconnect_ws(url, client) as ws:
+            seen = json.loads(await ws.receive_text())["version"]
+        now = await play_moves(client, game_id, tokens, 5)  # the socket is gone meanwhile
+        assert now > seen + 5
+        auth = {"Authorization": f"Bearer {tokens[0]}"}
+        for path, history, seat in ((f"{url}&", f"/games/{game_id}/seats/0/history", 0),
+                                    (f"{souk_url}/games/{game_id}/ws?", f"/games/{game_id}/history", None)):
+            missed = (await client.get(history, params={"after": seen, "limit": 1000}, headers=auth)).json()
+            async with aconnect_ws(f"{path}from={seen}", client) as ws:
+                page = json.loads(await ws.receive_text())  # as this audience's history shows them
+                assert page["entries"] == missed["entries"]
+                assert [e["seq"] for e in page["entries"]] == list(range(seen + 1, now + 1))
+                assert page["next_after"] == page["version"] == now and page["seat"] == seat
+                view = json.loads(await ws.receive_text())
+                assert view["version"] == now and view["seat"] == seat and "flow" in view
+                with pytest.raises(asyncio.TimeoutError):  # nothing more until the game moves
+                    await asyncio.wait_for(ws.receive_text(), 0.3)
+                later = await play_moves(client, game_id, tokens, 1)
+                pushed = json.loads(await asyncio.wait_for(ws.receive_text(), 5))
+                assert pushed["version"] == later and pushed["seat"] == seat
+            seen, now = now, later
+        async with aconnect_ws(f"{url}&from={now}", client) as ws:  # it missed nothing: the view only
+            assert json.loads(await ws.receive_text())["version"] == now
+        assert await closed_with(f"{url}&from=-1", client) == (4400, "bad_version")
+        assert await closed_with(f"{url}&from=x", client) == (4400, "bad_version")
+        assert await closed_with(f"{url}&from=1&since=1", client) == (4400, "bad_request")

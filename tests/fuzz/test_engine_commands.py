@@ -11,6 +11,9 @@ and expected versions. For every command:
 - a refused command changes nothing: the game's stream keeps its length, the answer names the current version;
 - an accepted one was in the domain's ``legal_commands`` for that seat (awaited, with its token), and every such
   legal command is accepted: ``decide`` accepts exactly the legal ones;
+- undo commands too (issue #10; the table's undo policy drawn at creation): ``RequestUndo`` is accepted exactly
+  when its version is one the seat's view offers (``tbl.undo_targets``), ``AcceptUndo`` when a request waits on
+  that seat, ``DeclineUndo`` also from the requester; the mirror table folds every event with its origin;
 - resending a batch under the same command ids gets the same answers and appends nothing;
 - no command is parked (``souk:parked`` stays empty).
 """
@@ -41,7 +44,16 @@ from hypothesis.stateful import (
 )
 
 from contracts.envelope import CommandEnvelope, Reply
-from contracts.table import TABLE_COMMANDS, CreateGame, JoinSeat
+from contracts.table import (
+    TABLE_COMMANDS,
+    UNDO_COMMANDS,
+    UNDO_POLICIES,
+    AcceptUndo,
+    CreateGame,
+    DeclineUndo,
+    JoinSeat,
+    RequestUndo,
+)
 from domain import table as tbl
 from domain.kernel import games
 from services.store import codec
@@ -93,6 +105,7 @@ class Figures:
         self.odd_options = 0  # games created with fuzzed options the rules took
         self.answers: collections.Counter[str] = collections.Counter()
         self.fuzzed_accepted = 0
+        self.undos: collections.Counter[str] = collections.Counter()  # undo commands sent, by kind and answer
 
 
 def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_ones(redis_url):
@@ -143,7 +156,8 @@ def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_one
                 if upto is not None and env.seq > upto:
                     break
                 game = self.table.game or codec.game_name(env)
-                self.table = tbl.evolve(self.table, event_decoder(game).decode(env.payload))
+                self.table = tbl.evolve(self.table, event_decoder(game).decode(env.payload),
+                                        tbl.Origin(env.seat, env.command_id))
 
         def legal(self, env: CommandEnvelope) -> bool:
             """Whether the domain says this command may be played now (the engine must accept exactly those)."""
@@ -160,10 +174,23 @@ def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_one
                 return False
             if isinstance(command, TABLE_COMMANDS):
                 return False
+            if isinstance(command, UNDO_COMMANDS):  # they need the seat's token, not its turn
+                return self.undo_legal(env.seat, command)
             game = GAMES[table.game]
             if env.seat not in game.flow(table.state).awaiting:
                 return False
             return command in game.legal_commands(table.state, env.seat)
+
+        def undo_legal(self, seat: int, command: Any) -> bool:
+            table = self.table
+            if isinstance(command, RequestUndo):
+                return command.to_version in tbl.undo_targets(table, seat)
+            request = table.request
+            if request is None:
+                return False
+            if isinstance(command, DeclineUndo) and seat == request.seat:  # a withdrawal
+                return True
+            return seat in request.asked and seat not in request.accepted
 
         def envelope(self, body: bytes, seat: int | None, token: str | None, expected: int | None = None):
             return CommandEnvelope(f"fz-{next(ids)}", self.game_id, msgspec.Raw(body), seat=seat, token_hash=token,
@@ -175,20 +202,23 @@ def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_one
         def start(self, spec, data) -> None:
             name, seats = spec
             options = data.draw(options_strategy(name), label="options")
+            undo = data.draw(st.sampled_from([None, *UNDO_POLICIES, "with_consent"]), label="undo")
+            if undo is not None:
+                options = {**options, "undo": undo}
             # a chosen seed: the game's chance must follow from the draws, or Hypothesis cannot replay an example
             seed = data.draw(st.binary(min_size=32, max_size=32), label="seed").hex()
             self.game_id = f"fuzz-{next(ids)}"
             figures.games += 1
-            create = CreateGame(name, f"fuzz {name}", seats, options, seed)
+            create = CreateGame(name, f"fuzz {name}", seats, options, seed, unfair=True)
             [reply] = run(engine.handle([self.envelope(encoder.encode(create), None, None)]))
             if reply.status != "accepted":  # options the rules refuse: then the defaults
                 assert reply.code in ("bad_options", "option_unsupported") and options, reply
                 figures.options_refused += 1
-                options = {}
-                create = CreateGame(name, f"fuzz {name}", seats, {}, seed)
+                options = {} if undo is None else {"undo": undo}
+                create = CreateGame(name, f"fuzz {name}", seats, options, seed, unfair=True)
                 [reply] = run(engine.handle([self.envelope(encoder.encode(create), None, None)]))
             assert reply.status == "accepted", reply
-            figures.odd_options += bool(options)
+            figures.odd_options += bool(set(options) - {"undo"})
             self.advance()
             joins = [self.envelope(encoder.encode(JoinSeat(f"p{s}", token_hash(s))), None, None) for s in range(seats)]
             replies = run(engine.handle(joins))
@@ -212,6 +242,52 @@ def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_one
                                       s, token_hash(s), pick.choice([None, self.table.version])) for s in seats]
                 figures.legal += len(envs)
                 self.send(envs)
+
+        def undo_offered(self) -> bool:
+            table = self.table
+            return table.status == tbl.PLAYING and (table.request is not None
+                                                    or any(tbl.undo_targets(table, s) for s in range(table.seats)))
+
+        @precondition(undo_offered)
+        @rule(data=st.data())
+        def undo_as_offered(self, data) -> None:
+            """A request for a version a seat's view offers, or an answer from a seat the pending request waits
+            on (accept, decline, or the requester's withdrawal)."""
+            table = self.table
+            request = table.request
+            if request is None:
+                seat = data.draw(st.sampled_from([s for s in range(table.seats) if tbl.undo_targets(table, s)]),
+                                 label="undo seat")
+                body: Any = RequestUndo(data.draw(st.sampled_from(tbl.undo_targets(table, seat)), label="to_version"))
+            else:
+                waiting = [s for s in request.asked if s not in request.accepted]
+                seat, body = data.draw(st.sampled_from([(s, AcceptUndo()) for s in waiting] * 3
+                                                       + [(s, DeclineUndo()) for s in waiting]
+                                                       + [(request.seat, DeclineUndo())]), label="answer")
+            self.send_undo(body, seat, token_hash(seat), data.draw(st.sampled_from([None, table.version])))
+
+        @precondition(lambda self: self.table.status == tbl.PLAYING)
+        @rule(data=st.data())
+        def undo(self, data) -> None:
+            """Any undo command: any version, any seat, another seat's token, a stale version."""
+            table = self.table
+            seat = data.draw(st.integers(0, table.seats - 1), label="undo seat")
+            kind = data.draw(st.sampled_from(["request", "accept", "decline"]), label="undo kind")
+            if kind == "request":
+                body: Any = RequestUndo(data.draw(st.one_of(
+                    st.integers(table.version - 12, table.version + 1),
+                    st.sampled_from([0, -1, 2**63 - 1])), label="to_version"))
+            else:
+                body = AcceptUndo() if kind == "accept" else DeclineUndo()
+            token = data.draw(st.sampled_from([token_hash(seat)] * 3 + [token_hash((seat + 1) % table.seats)]),
+                              label="undo token")
+            self.send_undo(body, seat, token, data.draw(st.sampled_from([None, None, table.version,
+                                                                         table.version - 1])))
+
+        def send_undo(self, body: Any, seat: int, token: str, expected: int | None) -> None:
+            [reply] = self.send([self.envelope(encoder.encode(body), seat, token, expected)])
+            kind = type(body).__name__
+            figures.undos[f"{kind} {reply.status if reply.status == 'accepted' else reply.code}"] += 1
 
         @rule(data=st.data())
         def fuzz(self, data) -> None:
@@ -261,8 +337,9 @@ def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_one
     print(f"\nengine fuzz: {figures.games} games ({figures.finished} played to the end, {figures.options_refused} "
           f"with fuzzed options refused, {figures.odd_options} played with fuzzed options), {figures.legal} legal commands, {figures.fuzzed} fuzzed commands "
           f"({figures.fuzzed_accepted} of them accepted as legal), {figures.resent} resent, "
-          f"{time.monotonic() - started:.1f} s; answers: {answers}")
+          f"{time.monotonic() - started:.1f} s; answers: {answers}; undo commands: {dict(figures.undos)}")
     assert figures.fuzzed and figures.finished
+    assert figures.undos["RequestUndo accepted"], "no undo was exercised against the engine"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -48,7 +48,8 @@ def test_fuzzed_commands_through_the_gateway_get_json_4xx_never_5xx(souk_url):
         @initialize(spec=st.sampled_from(SPECS), seed=st.binary(min_size=32, max_size=32))
         def start(self, spec, seed) -> None:
             name, seats = spec
-            r = client.post("/games", json={"game": name, "title": "fuzz", "seats": seats, "seed": seed.hex()})
+            r = client.post("/games", json={"game": name, "title": "fuzz", "seats": seats, "seed": seed.hex(),
+                                            "unfair": True})
             assert r.status_code == 201, r.text
             self.game_id = r.json()["game_id"]
             self.tokens = []

@@ -1,6 +1,6 @@
 """The leak scan: what each audience receives from a real `souk serve` is exactly what the rules let it see.
 
-Random games of every title (and Samarkand's ``hidden_goods`` variant) are played to the end over HTTP, with
+Random games of every title (at both ends of its seat counts, and Samarkand's ``hidden_goods`` variant) are played to the end over HTTP, with
 every seat and a spectator following their WebSocket. Everything an audience receives is recorded: its views
 (``GET …/view`` at many versions), its history pages (as each seat and as the spectator, at several points of
 the game and at the end, with random ``after`` and ``limit``) and every WebSocket frame. After the end, the
@@ -30,15 +30,17 @@ from httpx_ws import aconnect_ws
 
 from contracts.envelope import ChainLink, EventEnvelope, link_hash
 from domain import table as tbl
+from domain.kernel import games
 from services.history.audit import verify_audit, verify_history
-from services.store.codec import encoder, event_decoder, game_name
+from services.store.codec import encoder, event_decoder, game_name, origins
 from tests.e2e.support import bearer, started_game
 from tests.fuzz import budget
 
 pytestmark = pytest.mark.anyio
 
 # (game, seats, options): every title, both ends of its seat counts, and Samarkand's hidden-goods variant.
-GAMES = [("samarkand", 3, {}), ("samarkand", 5, {"hidden_goods": True}), ("yspahan", 2, {}), ("yspahan", 4, {})]
+GAMES = [("samarkand", 3, {}), ("samarkand", 5, {"hidden_goods": True}), ("yspahan", 2, {}), ("yspahan", 4, {}),
+         ("istanbul", 1, {}), ("istanbul", 5, {})]
 _envelope = msgspec.json.Decoder(EventEnvelope)
 
 
@@ -90,7 +92,8 @@ async def read_history(client: httpx.AsyncClient, game_id: str, seat: int | None
 async def play(client: httpx.AsyncClient, souk_url: str, game: str, seats: int, options: dict,
                rng: random.Random) -> tuple[str, Received, dict]:
     seed = bytes(rng.getrandbits(8) for _ in range(32)).hex()
-    game_id, tokens = await started_game(client, game, seats, f"leak scan {game}", options=options, seed=seed)
+    game_id, tokens = await started_game(client, game, seats, f"leak scan {game}", options=options, seed=seed,
+                                           unfair=True)
     auth: dict[int | None, dict] = {s: bearer(t) for s, t in enumerate(tokens)}
     auth[None] = {}
     received = Received()
@@ -147,10 +150,10 @@ def scan(game_id: str, received: Received, audit: dict) -> tuple[list[str], int]
     decode = event_decoder(game_name(envelopes[0])).decode
     tables: list[tbl.Table] = [tbl.EMPTY]  # tables[v]: the game at version v
     events: list[Any] = [None]
-    for env in envelopes:
+    for env, origin in zip(envelopes, origins(envelopes)):  # with who made each event, as the services fold
         event = decode(env.payload)
         events.append(event)
-        tables.append(tbl.evolve(tables[-1], event))
+        tables.append(tbl.evolve(tables[-1], event, origin))
     leaks: list[str] = []
     views_at: dict[int, dict] = {}
     for seat, what, got in received.views:
@@ -219,6 +222,11 @@ def _naive_hash(envelope: dict) -> str:
     import hashlib
 
     return hashlib.sha256(encoder.encode(envelope["payload"])).hexdigest()
+
+
+def test_the_scan_plays_every_title_at_both_ends_of_its_seat_counts():
+    scanned = {(game, seats) for game, seats, _ in GAMES}
+    assert scanned >= {(name, seats) for name, g in games().items() for seats in (g.min_seats, g.max_seats)}
 
 
 async def test_no_audience_receives_more_than_the_rules_redaction(souk_url):

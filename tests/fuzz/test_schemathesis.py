@@ -3,8 +3,8 @@
 Its CLI runs every phase: the documented examples, the coverage phase (boundary and invalid values of every
 parameter and body field), random fuzzing (valid and invalid inputs) and the stateful phase, which chains
 operations through the links it infers from the document (POST /games → GET /games/{game_id} → POST …/seats →
-the seat's view, legal commands, commands, history). Games prepared beforehand (one waiting for players, one in
-play, one over) give the links and the generated requests real game ids, seats and tokens
+the seat's view, legal commands, commands, history). Games prepared beforehand (one waiting for players, two in
+play, one of them Istanbul solo, one over) give the links and the generated requests real game ids, seats and tokens
 (tests/fuzz/schemathesis_hooks.py).
 
 Checks: every one Schemathesis has (no 5xx, status codes, content types and bodies as documented, a request
@@ -31,10 +31,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def prepare(url: str) -> dict[str, list[str]]:
-    """Three games and their seat tokens: one waiting for players, one in play, one over."""
+    """Four games and their seat tokens: one waiting for players, two in play (Istanbul solo), one over."""
     tokens: dict[str, list[str]] = {}
     with httpx.Client(base_url=url, timeout=30) as client:
-        for game, seats, joined, moves in (("samarkand", 3, 1, 0), ("yspahan", 2, 2, 6), ("yspahan", 2, 2, None)):
+        for game, seats, joined, moves in (("samarkand", 3, 1, 0), ("yspahan", 2, 2, 6), ("yspahan", 2, 2, None),
+                                             ("istanbul", 1, 1, 6)):
             r = client.post("/games", json={"game": game, "title": f"schemathesis {game}", "seats": seats})
             assert r.status_code == 201, r.text
             game_id = r.json()["game_id"]

@@ -14,6 +14,7 @@ from contracts.table import CreateGame
 from services.engine.service import Engine
 from services.history import archive as archiving
 from services.history import record as records
+from services.history.verify import verify_record
 from services.store import keys
 from services.store.codec import encoder
 from services.store.events import RedisEventStore
@@ -42,6 +43,7 @@ async def test_finished_games_older_than_the_retention_become_records_and_leave_
     for game_id in finished:
         record = records.decode((tmp_path / f"{game_id}.souk.json").read_bytes())
         assert records.verify(record) == [] and record.header.game_id == game_id
+        assert record.commands and verify_record(record).ok  # its commands, re-run by the rules
         assert await keys_of(events, game_id) == [] and await keys_of(views, game_id) == []
         assert await events.zscore(keys.GAMES, game_id) is None
         assert not await views.hexists(keys.LOBBY, game_id)

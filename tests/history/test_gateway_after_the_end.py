@@ -57,7 +57,7 @@ async def test_an_archived_game_answers_410_archived_naming_its_record(stores, f
     async with AsyncTestClient(app_on(redis_url)) as client:
         token = {"Authorization": "Bearer " + "0" * 64}  # a seat's routes check that a token is sent first
         for path in (f"/games/{game_id}", f"/games/{game_id}/view", f"/games/{game_id}/history",
-                     f"/games/{game_id}/seats/0/view", f"/games/{game_id}/audit"):
+                     f"/games/{game_id}/seats/0/view", f"/games/{game_id}/audit", f"/games/{game_id}/record"):
             r = await client.get(path, headers=token)
             assert r.status_code == 410, (path, r.status_code, r.text)
             assert r.json()["code"] == "archived" and f"{game_id}.souk.json" in r.json()["message"], r.text

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 
 def souk(*args: str, env: dict[str, str] | None = None) -> dict:
     done = subprocess.run([sys.executable, "-m", "services.cli", *args], capture_output=True, text=True,
@@ -26,6 +28,32 @@ def test_the_pipeline_benchmark_plays_games_through_real_redis_and_prints_its_fi
     assert all(v > 0 for v in result["cpu_us_per_command"].values()), result["cpu_us_per_command"]
 
 
-def test_the_domain_benchmark_plays_whole_games():
-    result = souk("bench", "domain", "--game", "samarkand", "--seats", "3", "--seconds", "1", "--json")
+def test_the_pipeline_benchmark_plays_istanbul_solo(redis_url):
+    result = souk("bench", "pipeline", "--game", "istanbul", "--seats", "1", "--seconds", "1", "--games", "5",
+                  "--json", env={"REDIS_URL": redis_url, "SOUK_VIEWS_REDIS_URL": ""})
+    assert (result["game"], result["seats"]) == ("istanbul", 1) and "--seats 1" in result["command"]
+    assert result["commands"] > 0 and result["rejected"] == 0, result
+
+
+def test_the_pipeline_benchmark_refuses_a_seat_count_the_game_is_not_played_with():
+    done = subprocess.run([sys.executable, "-m", "services.cli", "bench", "pipeline", "--game", "istanbul",
+                           "--seats", "6"], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "istanbul is played by 1 to 5 seats, not 6" in done.stderr
+
+
+@pytest.mark.parametrize(("game", "seats"), [("samarkand", 3), ("istanbul", 1), ("istanbul", 5)])
+def test_the_domain_benchmark_plays_whole_games(game, seats):
+    result = souk("bench", "domain", "--game", game, "--seats", str(seats), "--seconds", "1", "--json")
     assert result["games"] >= 1 and result["commands_per_s"] > 0
+
+
+def test_the_history_benchmark_times_the_view_at_a_random_version_with_snapshots_and_with_none():
+    """Two embedded Redis started and a whole (two-seat) game played first: about 5 s, the price of measuring a
+    finished game."""
+    result = souk("bench", "history", "--title", "yspahan:2", "--samples", "10", "--every", "50", "--json")
+    figures = result["view_at"]["yspahan"]
+    assert figures["events"] > 100 and figures["snapshot_count"] == figures["events"] // 50
+    for mode in ("snapshots", "none"):
+        f = figures[mode]
+        assert f["samples"] == 10 and 0 < f["p50_ms"] <= f["p99_ms"], figures
+    assert result["snapshot_every"] == 50 and result["command"].startswith("souk bench history")

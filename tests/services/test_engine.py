@@ -35,7 +35,7 @@ def engine(redis):
 async def started(engine: Engine, game_id: str = "g1", seats: int = 2) -> int:
     """Creates and fills a tally game; returns the seat whose turn it is."""
     replies = await engine.handle(
-        [cmd(game_id, CreateGame("tally", "t", seats, {}, "00ff" * 16), cid="create")]
+        [cmd(game_id, CreateGame("tally", "t", seats, {}, "00ff" * 16, unfair=True), cid="create")]
         + [cmd(game_id, JoinSeat(f"p{s}", th(s), s), seat=s, cid=f"join{s}") for s in range(seats)]
     )
     assert [r.status for r in replies] == ["accepted"] * (seats + 1), replies
@@ -148,19 +148,29 @@ async def test_a_command_refused_before_its_game_existed_is_decided_again_later(
 
 @pytest.mark.parametrize("seed", ["00ff", "5eed", "00" * 31, "zz" * 32, "00" * 33])
 async def test_a_chosen_seed_must_be_as_long_as_the_servers_own(engine, seed):
-    [reply] = await engine.handle([cmd("g1", CreateGame("tally", "t", 2, {}, seed), cid="create")])
+    [reply] = await engine.handle([cmd("g1", CreateGame("tally", "t", 2, {}, seed, unfair=True), cid="create")])
     assert reply.status == "rejected" and reply.code == "bad_seed"
     assert await engine.store.version("g1") == 0
 
 
 async def test_a_game_whose_seed_was_chosen_says_so_to_everyone(engine):
-    await started(engine)  # seed chosen
-    assert (await engine.load("g1")).table.seed_chosen is True
+    await started(engine)  # seed chosen, unfair
+    assert (await engine.load("g1")).table.unfair is True
     created = msgspec.json.decode((await engine.store.read("g1"))[0].payload)
-    assert created["seed_chosen"] is True
+    assert created["unfair"] is True and "seed_chosen" not in created
     await engine.handle([cmd("g2", CreateGame("tally", "t", 2, {}), cid="create")])
     slot = await engine.load("g2")
-    assert slot.table.seed_chosen is False and len(slot.seed) == 32
+    assert slot.table.unfair is False and len(slot.seed) == 32 and slot.seed != (await engine.load("g1")).seed
+
+
+async def test_a_chosen_seed_without_unfair_is_refused_saying_what_to_add_and_nothing_is_kept(engine, redis):
+    [reply] = await engine.handle([cmd("g1", CreateGame("tally", "t", 2, {}, "00ff" * 16), cid="create")])
+    assert reply.status == "rejected" and reply.code == "seed_needs_unfair"
+    assert '"unfair": true' in reply.message and "unfair=True" in reply.message
+    assert await engine.store.version("g1") == 0 and await redis.get(keys.seed("g1")) is None
+    # the same game, asked again with the flag, is created
+    [again] = await engine.handle([cmd("g1", CreateGame("tally", "t", 2, {}, "00ff" * 16, unfair=True), cid="c2")])
+    assert again.status == "accepted" and await redis.get(keys.seed("g1")) == bytes.fromhex("00ff" * 16)
 
 
 async def test_a_command_decided_on_an_older_version_is_refused_as_stale_and_stays_refused(engine):

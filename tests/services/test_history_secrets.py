@@ -33,7 +33,8 @@ _entry_decoder = msgspec.json.Decoder(HistoryRecord)
 async def played(redis, seed: str | None = None) -> tuple[Engine, str]:
     """A two-seat tally game played to its end through the engine, and projected."""
     engine = Engine(redis, RedisEventStore(redis))
-    replies = await engine.handle([cmd("g1", CreateGame("tally", "secret", 2, {}, seed), cid="create")]
+    create = CreateGame("tally", "secret", 2, {}, seed, unfair=seed is not None)
+    replies = await engine.handle([cmd("g1", create, cid="create")]
                                   + [cmd("g1", JoinSeat(f"p{s}", th(s), s), seat=s, cid=f"j{s}") for s in (0, 1)])
     assert all(r.status == "accepted" for r in replies), replies
     while (slot := await engine.load("g1")).table.status == "playing":

@@ -108,7 +108,7 @@ async def wait_for_view(redis, game_id: str, ok, tries: int = 200) -> TableView:
 
 async def test_the_workers_play_through_the_streams_and_reclaim_what_a_dead_consumer_left(redis, redis_url):
     # entries written before any worker exists are still processed (groups are created at 0)
-    for c in [cmd("g1", CreateGame("tally", "t", 2, {}, "01" * 32), cid="create"),
+    for c in [cmd("g1", CreateGame("tally", "t", 2, {}, "01" * 32, unfair=True), cid="create"),
               cmd("g1", JoinSeat("a", th(0), 0), seat=0, cid="j0")]:
         await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(c)})
     settings = Settings(redis_url=redis_url, reclaim_idle_ms=200, consumer="first")
@@ -234,7 +234,7 @@ async def test_two_partitioned_projector_workers_project_every_game_through_thei
     games = [f"w{i}" for i in range(6)]
     assert {Partition(1, 2).owns(g.encode()) for g in games} == {True, False}  # each worker has games to project
     for game_id in games:
-        for c in [cmd(game_id, CreateGame("tally", "t", 2, {}, "01" * 32), cid="create"),
+        for c in [cmd(game_id, CreateGame("tally", "t", 2, {}, "01" * 32, unfair=True), cid="create"),
                   cmd(game_id, JoinSeat("a", th(0), 0), seat=0, cid="j0"),
                   cmd(game_id, JoinSeat("b", th(1), 1), seat=1, cid="j1")]:
             await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(c)})

@@ -12,10 +12,12 @@ def test_souk_schema_describes_every_command_event_and_view_of_every_game(tmp_pa
     main(["schema", "--out", str(out)])
     schema = json.loads(out.read_text())
     names = set(schema["properties"])
-    for game in ("samarkand", "yspahan"):
+    for game in ("samarkand", "yspahan", "istanbul"):
         assert {f"{game}.Options", f"{game}.Command", f"{game}.Event", f"{game}.View"} <= names
     assert {"CommandEnvelope", "EventEnvelope", "Reply", "TableView", "HistoryPage"} <= names
     defs = schema["$defs"]
     assert defs["ChooseCard"]["properties"]["type"]["enum"] == ["samarkand.ChooseCard"]
     assert defs["ChooseCard"].get("additionalProperties") is False  # strict at the door
+    options = defs[schema["properties"]["istanbul.Options"]["$ref"].rsplit("/", 1)[1]]
+    assert options["properties"] == {} and options["additionalProperties"] is False  # Istanbul has no options
     assert "GameCreated" in defs and "seed_hash" in defs["GameCreated"]["properties"]

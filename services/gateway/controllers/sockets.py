@@ -1,6 +1,11 @@
 """The WebSockets that push a game's views: the spectator's (``/games/{game_id}/ws``) and a seat's
 (``/games/{game_id}/seats/{seat}/ws``, with ``?token=``).
 
+Reconnecting: ``?from=V`` (the last version the client saw) first sends what the audience missed since V, its
+history entries V < seq <= W as ``HistoryPage`` frames (up to ``CATCH_UP_PAGE`` entries each, redacted as its
+history is), then the current view (version W), then every newer one. ``?since=V`` sends only the views newer
+than V.
+
 A socket holds no Redis connection and reads nothing itself: the views come from ``Updates``, which reads each
 new view once for every socket following it. A refused socket is accepted, then closed with 4000 + the HTTP
 status (a browser's WebSocket sees the close code, never an HTTP status refused at the handshake).
@@ -8,14 +13,20 @@ status (a browser's WebSocket sees the close code, never an HTTP status refused 
 
 from __future__ import annotations
 
+import msgspec
 from litestar import WebSocket, websocket
 
+from contracts.api import MAX_INT
+from contracts.readmodels import HistoryPage
 from services.gateway import fanout
 from services.gateway.dependencies import AuthDep, ReadsDep, UpdatesDep
 from services.gateway.errors import ApiError
+from services.gateway.inputs import in_range
 from services.gateway.listeners import Updates
 from services.gateway.openapi import AllowingController
+from services.gateway.stores import Reads
 from services.store import keys
+from services.store.codec import encoder
 
 
 class SocketsController(AllowingController):
@@ -30,10 +41,11 @@ class SocketsController(AllowingController):
         except ApiError as exc:
             await refuse(socket, exc)
             return
-        await push_views(updates, socket, game_id, None, since(socket))
+        await push_views(updates, socket, game_id, None, since(socket), reads)
 
     @websocket("/seats/{seat:int}/ws")
-    async def seat_socket(self, socket: WebSocket, game_id: str, seat: int, auth: AuthDep, updates: UpdatesDep) -> None:
+    async def seat_socket(self, socket: WebSocket, game_id: str, seat: int, auth: AuthDep, reads: ReadsDep,
+                          updates: UpdatesDep) -> None:
         """Pushes this seat's view at once and after every change. Authenticate with ``?token=``. Refused, the
         socket is accepted, then closed with code 4000 + the HTTP status (4401: a missing or bad token; 4404: no
         such game) and the error's code as the reason."""
@@ -42,7 +54,7 @@ class SocketsController(AllowingController):
         except ApiError as exc:
             await refuse(socket, exc)
             return
-        await push_views(updates, socket, game_id, seat, since(socket))
+        await push_views(updates, socket, game_id, seat, since(socket), reads)
 
 
 async def refuse(socket: WebSocket, exc: ApiError) -> None:
@@ -60,8 +72,68 @@ def since(socket: WebSocket) -> int:
         return -1
 
 
-async def push_views(updates: Updates, socket: WebSocket, game_id: str, seat: int | None, since: int = -1) -> None:
+def start_from(socket: WebSocket) -> int | None:
+    """``?from=V``: the version a reconnecting client last saw (None: not given); 400 ``bad_version`` when it is
+    not a whole number from 0, ``bad_request`` beside ``since``."""
+    raw = socket.query_params.get("from")
+    if raw is None:
+        return None
+    if socket.query_params.get("since") is not None:
+        raise ApiError(400, "bad_request", "reconnect with from (the records missed, then the view) or since (the "
+                                           "views only), not both")
+    try:
+        return in_range(int(raw), "from", 0, MAX_INT, "bad_version")
+    except ValueError:
+        raise ApiError(400, "bad_version", f"from is the last version the client saw, not {raw!r}") from None
+
+
+async def push_views(updates: Updates, socket: WebSocket, game_id: str, seat: int | None, since: int = -1,
+                     reads: Reads | None = None) -> None:
     """Sends the view now and after every change, framed once for every socket of its audience and written
     straight to the wire where uvicorn's wsproto serves the socket (``services.gateway.fanout``). A client
-    reconnecting with ``?since=N`` gets the current view only if it is newer than N, then every change."""
-    await fanout.push_views(updates, socket, game_id, keys.audience(seat), since)
+    reconnecting with ``?since=N`` gets the current view only if it is newer than N, then every change; with
+    ``?from=N`` (and ``reads``), the history entries it missed first (see the module)."""
+    prelude = None
+    if reads is not None:
+        try:
+            start = start_from(socket)
+        except ApiError as exc:
+            await refuse(socket, exc)
+            return
+        if start is not None:
+            async def prelude() -> int | None:
+                return await catch_up(reads, socket, game_id, seat, start)
+    await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude)
+
+
+CATCH_UP_PAGE = 500  # history entries per frame of a ?from= catch-up
+
+
+async def catch_up(reads: Reads, socket: WebSocket, game_id: str, seat: int | None, start: int) -> int | None:
+    """Sends (``socket`` accepted) the audience's history entries after ``start`` up to the current view, as
+    ``HistoryPage`` frames, then the view; returns its version. A read that fails closes the socket with 4000 +
+    its status (None)."""
+    try:
+        raw = await reads.view_bytes(game_id, seat)
+        version = _version.decode(raw).version
+        after = start
+        while after < version:
+            page = await reads.history(game_id, seat, after, min(CATCH_UP_PAGE, version - after))
+            entries = tuple(e for e in page.entries if e.seq <= version)
+            if not entries:
+                break
+            after = entries[-1].seq
+            await socket.send_data(encoder.encode(HistoryPage(game_id, seat, entries, after, version)).decode(),
+                                   mode="text")
+    except ApiError as exc:
+        await socket.close(code=4000 + exc.status_code, reason=exc.code)
+        return None
+    await socket.send_data(raw.decode(), mode="text")
+    return version
+
+
+class _Versioned(msgspec.Struct):
+    version: int
+
+
+_version = msgspec.json.Decoder(_Versioned)

@@ -1,7 +1,9 @@
-"""What anyone may read of a game (``/games/{game_id}``): the spectator's view and history, and the audit once
-the game is over."""
+"""What anyone may read of a game (``/games/{game_id}``): the spectator's view and history, and the audit and the
+record once the game is over."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from litestar import Response, get
 
@@ -12,7 +14,10 @@ from services.gateway.dependencies import ReadsDep, StoresDep
 from services.gateway.errors import ApiError
 from services.gateway.inputs import in_range
 from services.gateway.openapi import AllowingController
-from services.store.codec import event_decoder
+from services.history.record import RecordError
+from services.history.record import encode as encode_record
+from services.history.transfer import read_record
+from services.store.codec import encoder, event_decoder
 
 
 class SpectatorController(AllowingController):
@@ -20,8 +25,13 @@ class SpectatorController(AllowingController):
     tags = ["spectator"]
 
     @get("/view")
-    async def spectator_view(self, game_id: str, reads: ReadsDep, min_version: int = 0) -> Response[TableView]:
-        """What a spectator sees; ``min_version`` waits (up to 3 s) for the projection to reach it."""
+    async def spectator_view(self, game_id: str, reads: ReadsDep, min_version: int = 0,
+                             at: int | None = None) -> Response[TableView]:
+        """What a spectator sees; ``min_version`` waits (up to 3 s) for the projection to reach it. ``at``: what a
+        spectator saw at version ``at`` (1 to the game's version, else 400 ``bad_version``); once the game is over,
+        each seat's view at any version is ``/seats/{seat}/view?at=``, without a token."""
+        if at is not None:
+            return json_response(encoder.encode((await reads.view_at(game_id, None, at))[0]))
         if in_range(min_version, "min_version"):
             await reads.wait_projected(game_id, min_version)
         return json_response(await reads.view_bytes(game_id, None))
@@ -41,3 +51,19 @@ class SpectatorController(AllowingController):
         decode = event_decoder(entry.game).decode
         created, ended = decode(envelopes[0].payload), decode(envelopes[-1].payload)
         return Audit(game_id, ended.seed, created.seed_hash, tuple(envelopes))
+
+    @get("/record")
+    async def record(self, game_id: str, reads: ReadsDep, stores: StoresDep) -> Response[Any]:
+        """Once the game has ended (over or cancelled): its portable record, as ``souk export`` prints it: the
+        header, every accepted command, every event with its envelope and hash, the seed and its commitment.
+        Anyone can check it (``souk verify FILE``, ``POST /verify``) and ``souk import`` makes it a game of
+        another server. 409 ``game_not_over`` before the end; 410 ``archived`` once `souk archive` moved the game
+        to its record file (the operator's copy: this server no longer serves it)."""
+        entry = await reads.lobby_entry(game_id)  # 404, or 410 archived
+        if entry.status not in ("over", "cancelled"):
+            raise ApiError(409, "game_not_over", "a game's record is published when the game ends")
+        try:
+            found = await read_record(stores.event_store, stores.events, game_id)
+        except RecordError as exc:
+            raise ApiError(409, "game_not_over", str(exc)) from None
+        return json_response(encode_record(found))

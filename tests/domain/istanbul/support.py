@@ -1,16 +1,9 @@
-"""Helpers shared by the Istanbul tests.
-
-``registered``: Istanbul is not in ``domain.games`` until every rule is in (the lead registers it), but the table
-(``domain.table``) finds games through the kernel's registry. The fixture registers it for one test and removes it
-afterwards, so that no other test sees a game the build does not ship yet.
-"""
+"""Helpers shared by the Istanbul tests: setups without chance, given/when/then specs, seeded random games."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
-
-import pytest
 
 from contracts.istanbul import (
     CaravanTurned,
@@ -24,21 +17,8 @@ from contracts.istanbul import (
     SheetsPrepared,
     TurnStarted,
 )
-from domain import kernel
 from domain.istanbul import GAME, data, rules
 from tests.domain.harness import Spec
-
-
-@pytest.fixture
-def registered() -> Iterator[None]:
-    kernel.games()  # the shipped games first
-    added = "istanbul" not in kernel._GAMES
-    kernel._GAMES.setdefault(GAME.name, GAME)
-    try:
-        yield
-    finally:
-        if added:
-            kernel._GAMES.pop(GAME.name, None)
 
 
 def card_of(location: str, copy: int = 0) -> int:

@@ -18,7 +18,7 @@ from contracts.table import GameEnded
 from domain import table as tbl
 from domain.istanbul import GAME, data, rules
 from tests.domain.harness import playout
-from tests.domain.istanbul.support import random_game, registered, ruby_seeker  # noqa: F401
+from tests.domain.istanbul.support import random_game, ruby_seeker
 
 GAMES_PER_COUNT = int(os.environ.get("SOUK_ISTANBUL_PLAYOUTS", "6"))
 replace = msgspec.structs.replace
@@ -93,7 +93,7 @@ def check_views_hide_hands(state: rules.State) -> None:
 
 
 @pytest.mark.parametrize("seats", [1, 2, 3, 4, 5])
-def test_random_games_end_with_boxes_filled_then_crossed_cards_conserved_and_hands_hidden(registered, seats):
+def test_random_games_end_with_boxes_filled_then_crossed_cards_conserved_and_hands_hidden(seats):
     for seed in range(GAMES_PER_COUNT):
         monotonic = Monotonic()
 

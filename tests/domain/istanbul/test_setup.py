@@ -7,7 +7,6 @@ import pytest
 from contracts.istanbul import ChooseFountain, FountainRevealed, LocationDealt, LocationRevealed
 from domain.chance import Chance
 from domain.istanbul import GAME, data, rules
-from tests.domain.istanbul.support import registered  # noqa: F401
 
 
 def set_up(seats: int, seed: int) -> tuple[rules.State, list]:
@@ -63,17 +62,8 @@ def test_a_fountain_with_a_choice_at_setup_waits_for_every_seat_then_the_setup_g
     assert not any(isinstance(e, LocationRevealed) and e.card in state.location_discard for e in events)
 
 
-def test_istanbul_is_registered_for_a_test_only_until_the_lead_ships_it(registered):
+def test_istanbul_is_a_game_of_the_platform():
     from domain import kernel
 
-    assert kernel.get_game("istanbul") is GAME
-
-
-def test_outside_the_fixture_the_shipped_games_are_untouched():
-    import inspect
-
-    import domain.games
-    from domain import kernel
-
-    if "istanbul" not in inspect.getsource(domain.games):  # not shipped yet: no test leaves it registered
-        assert "istanbul" not in kernel.games()
+    assert kernel.games()["istanbul"] is GAME
+    assert (GAME.min_seats, GAME.max_seats) == (1, 5)

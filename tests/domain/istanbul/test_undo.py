@@ -9,7 +9,6 @@ from contracts.table import RequestUndo, UndoApplied
 from domain import table as tbl
 from domain.istanbul import GAME
 from tests.domain.harness import Played, encoded
-from tests.domain.istanbul.support import registered  # noqa: F401
 
 
 def started(undo: str = "own_turn") -> tuple[Played, int]:
@@ -20,7 +19,7 @@ def started(undo: str = "own_turn") -> tuple[Played, int]:
     return played, tbl.flow(played.table).awaiting[0]
 
 
-def test_an_answer_is_taken_back_before_the_turn_resolves(registered):
+def test_an_answer_is_taken_back_before_the_turn_resolves():
     played, active = started()
     [event] = played.send(active, PlayLocation(source="left"))  # a face-up card: no barrier
     assert isinstance(event, LocationPlayed) and not GAME.is_barrier(event)
@@ -33,7 +32,7 @@ def test_an_answer_is_taken_back_before_the_turn_resolves(registered):
     assert encoded(played.table.state) == encoded(tbl.fold(played.events[:before]).state)
 
 
-def test_the_answer_that_resolves_the_turn_cannot_be_taken_back(registered):
+def test_the_answer_that_resolves_the_turn_cannot_be_taken_back():
     played, active = started("with_consent")
     played.send(active, PlayLocation(source="left"))
     for seat in ((active + 1) % 3, (active + 2) % 3):
