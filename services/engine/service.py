@@ -91,7 +91,10 @@ def reply_of(runs: dict[str, list[AcceptedRun]], env: CommandEnvelope) -> Reply 
     """The reply the engine gave ``env``'s command when it was accepted (``_decide``), None if no events of the
     game came from it."""
     for run in runs.get(env.command_id, ()):
-        if run.seats <= {env.seat}:
+        # A join is sent for no seat (its SeatJoined carries the seat taken): another seat's command that reuses
+        # its id is another command, refused as such (answered as the join, its reply named a seat nobody
+        # awaited: the gateway answered 504 engine_timeout).
+        if run.seats <= {env.seat} and (run.joined is None or env.seat in (None, run.joined)):
             return Reply(env.command_id, env.game_id, "accepted", version=run.version, events=run.events,
                          seat=env.seat if run.joined is None else run.joined)
     return None

@@ -5,8 +5,9 @@ answers every error as ``{"code", "message"}`` (``contracts.api.ApiErrorBody``),
 know. ``Documented``, a Litestar init plugin, sets on every HTTP route:
 
 - the errors it may answer, each as an ``ApiErrorBody`` (derived from its path and method: any request 400, 429,
-  431, 500 and 503; a game's routes 404; a seat's routes, and a game's cancellation, 401; writes 409, 422, 504,
-  and 413 for a body; the audit 409), with ``Retry-After`` on 429 and 503;
+  431, 500 and 503; a game's routes 404; a seat's routes, and a game's cancellation, 401 (a seat's view and legal
+  commands take no token with ``at`` once the game is over: their security is optional); writes 409, 422, 504,
+  and 413 for a body; the audit and the record 409), with ``Retry-After`` on 429 and 503;
 - the ``seatToken`` bearer scheme on the routes that take a token;
 - the ranges of the integer parameters the gateway checks itself (``seat``, ``after``, ``limit``,
   ``min_version``), which a client or a fuzzer otherwise cannot know.
@@ -102,7 +103,7 @@ def errors_of(path: str, method: str, body: bool = True) -> list[int]:
         codes |= {409, 422, 504}
         if body:
             codes.add(413)
-    if path.endswith("/audit"):
+    if path.endswith(("/audit", "/record")):  # 409 game_not_over
         codes.add(409)
     return sorted(codes)
 
@@ -115,6 +116,11 @@ def _description(path: str, code: int) -> str:
 
 def needs_token(path: str, method: str) -> bool:
     return "{seat}" in path or (method == "DELETE" and path == "/games/{game_id}")
+
+
+def token_optional(path: str, method: str) -> bool:
+    """A seat's route that answers without a token in one case: ``at`` on a game that is over."""
+    return method == "GET" and path.startswith("/games/{game_id}/seats/{seat}/") and path.endswith(("/view", "/legal"))
 
 
 def _operation_class(path: str) -> type[Operation]:
@@ -156,7 +162,9 @@ def document(handler: HTTPRouteHandler, paths: list[str] | None = None) -> None:
                               for code in errors_of(path, method, body)}
     handler.responses = {**errors, **(handler.responses or {})}
     if needs_token(path, method) and handler.security is None:
-        handler.security = [{SECURITY: []}]
+        # A seat's view and legal commands ?at=N of a game that is over are anyone's (the audit shows it all):
+        # the token is optional there, which OpenAPI says as an empty requirement beside the bearer one.
+        handler.security = [{SECURITY: []}, {}] if token_optional(path, method) else [{SECURITY: []}]
     if handler.operation_class is Operation:
         handler.operation_class = _operation_class(path)
 

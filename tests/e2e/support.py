@@ -20,7 +20,7 @@ from services.embedded.redis import free_port
 def serve(redis_url: str, views_url: str, log_path: Path, env: dict[str, str] | None = None) -> Iterator[str]:
     """`souk serve` on a free port against these stores (``env``: more settings), once it answers /health."""
     port = free_port()
-    env = {**os.environ, "REDIS_URL": redis_url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning",
+    env = {**os.environ, "REDIS_URL": redis_url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": os.environ.get("SOUK_TEST_LOG_LEVEL", "warning"),
            "SOUK_RECLAIM_IDLE_MS": "2000", **(env or {})}
     with open(log_path, "wb") as log:
         process = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", str(port)],

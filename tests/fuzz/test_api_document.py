@@ -32,11 +32,16 @@ def test_the_document_gives_every_error_as_code_and_message_and_the_seat_routes_
             assert {400, 429, 431} <= set(errors), (method, path)  # Litestar documented its own 400 shape only
             assert all(r["content"]["application/json"]["schema"] == error for status, r in errors.items()
                        if (path, status) != ("/health", 503)), (method, path)  # /health's 503: below
-            if "{seat}" in path:
+            if "{seat}" in path and method == "get" and path.endswith(("/view", "/legal")):
+                # no token with ?at= once the game is over (anyone's then, as the audit): optional
+                assert operation["security"] == [{"seatToken": []}, {}] and 401 in errors, (method, path)
+            elif "{seat}" in path:
                 assert operation["security"] == [{"seatToken": []}] and 401 in errors, (method, path)
             for parameter in operation.get("parameters", []):
                 if parameter["name"] in ("seat", "after", "min_version"):
                     assert (parameter["schema"]["minimum"], parameter["schema"]["maximum"]) == (0, 2**63 - 1)
+    for before_the_end in ("/games/{game_id}/audit", "/games/{game_id}/record"):  # 409 game_not_over
+        assert "409" in document["paths"][before_the_end]["get"]["responses"], before_the_end
     commands = document["paths"]["/games/{game_id}/seats/{seat}/commands"]["post"]["responses"]
     assert {"200", "400", "401", "404", "409", "413", "422", "504"} <= set(commands)
     history = document["paths"]["/games/{game_id}/history"]["get"]["parameters"]

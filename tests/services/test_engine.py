@@ -253,3 +253,24 @@ async def test_commands_that_keep_conflicting_get_no_made_up_answer(engine, redi
     monkeypatch.setattr(engine.store, "append", real_append)
     [reply] = await engine.handle([env])  # when the batch comes again, it is decided
     assert reply.status == "accepted"
+
+
+async def test_a_seats_command_reusing_a_joins_id_after_the_end_is_refused_not_answered_as_the_join(engine):
+    """A join is sent for no seat (the gateway's JoinSeat): a seat's later command with the same command id is
+    another command. After the end, when resent commands are answered from the stream, it got the join's answer
+    (seat 0), which the gateway, waiting for seat 1's, never matched: 504 engine_timeout (Schemathesis reused a
+    command id read in the history)."""
+    await engine.handle([cmd("g2", CreateGame("tally", "t", 2, {}, "00ff" * 16, unfair=True), cid="create")])
+    joins = await engine.handle([cmd("g2", JoinSeat(f"p{s}", th(s), s), cid=f"join{s}") for s in range(2)])
+    assert [r.seat for r in joins] == [0, 1]
+    seat = (await engine.load("g2")).table.state.turn
+    for n in range(100):
+        [reply] = await engine.handle([cmd("g2", Add(3), seat=seat, token=th(seat), cid=f"e{n}")])
+        assert reply.status == "accepted"
+        if (await engine.load("g2")).table.status == "over":
+            break
+        seat = 1 - seat
+    [late] = await engine.handle([cmd("g2", Add(1), seat=1, token=th(1), cid="join0")])
+    assert (late.status, late.code, late.seat) == ("rejected", "game_over", 1)
+    [resent] = await engine.handle([cmd("g2", JoinSeat("p0", th(0), 0), cid="join0")])  # the join itself, resent
+    assert (resent.status, resent.seat, resent.version) == ("accepted", 0, joins[0].version)
