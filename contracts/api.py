@@ -6,6 +6,8 @@ from typing import Annotated, Any
 
 import msgspec
 
+from contracts.table import ForkedFrom
+
 # The limits of a request (issue #8): over them, it is refused with a JSON error and changes nothing.
 MAX_BODY_BYTES = 64 * 1024  # 413 body_too_large
 MAX_BODY_DEPTH = 32  # arrays and objects nested deeper: 400 bad_request (a command's body nests 2 deep)
@@ -66,6 +68,18 @@ class UndoCommandRequest(Strict):
     expected_version: int | None = None  # as for a command: refused as ``stale`` if the game moved on
 
 
+class ForkRequest(Strict):
+    """A new game from a finished game's position at ``version`` (as ``GET …/view?at=`` shows it), for a what-if."""
+
+    version: Annotated[int, msgspec.Meta(ge=1, le=MAX_INT)]  # else 400 bad_request
+    title: str | None = None  # default: the source's title and "(fork at N)"
+    # Names that take the fork's seats at once, in seat order (at most its number of seats): the answer holds their
+    # tokens. The other seats are taken as in any game (POST /games/{fork}/seats).
+    seats: list[str] | None = None
+    request_id: str | None = None  # as for a creation: a resent request answers the same fork
+    private: bool = False
+
+
 class UndoAnswerRequest(Strict):
     """An answer to the pending undo request (``undo/accept``, ``undo/decline``; the requester declines to
     withdraw it)."""
@@ -79,6 +93,17 @@ class Created(msgspec.Struct, frozen=True):
     version: int
     creator_token: str = ""  # lets its holder cancel the game before it starts (DELETE /games/{id}); keep it secret
     invite_code: str | None = None  # a private game's: players join with it
+
+
+class Forked(msgspec.Struct, frozen=True):
+    """A fork: its id and version, where it comes from, the creator token, and the seats taken at once."""
+
+    game_id: str
+    version: int
+    forked_from: ForkedFrom
+    creator_token: str = ""  # as a creation's: cancels the fork before it starts
+    invite_code: str | None = None
+    seats: tuple[Joined, ...] = ()
 
 
 class Left(msgspec.Struct, frozen=True):

@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from contracts.table import Flow, Result, UndoView
+from contracts.table import Flow, ForkedFrom, Result, UndoView
 
 
 class SeatInfo(msgspec.Struct, frozen=True):
@@ -30,6 +30,7 @@ class TableView(msgspec.Struct, frozen=True):
     result: Result | None = None
     unfair: bool = False  # the creator chose the seed (CreateGame.unfair): it can predict every shuffle and roll
     undo: UndoView | None = None  # the undo policy, what was undone, a pending request (None before the start)
+    forked_from: ForkedFrom | None = None  # a fork: the finished game and the version its position comes from
 
 
 class ViewsUpdated(msgspec.Struct, frozen=True):
@@ -51,6 +52,7 @@ class LobbyEntry(msgspec.Struct, frozen=True):
     private: bool = False  # joined by invite code only; not listed (GET /games/{id} still shows it)
     rematch_of: str = ""  # the finished game this one replays with the same players
     imported_from: str = ""  # made by `souk import` from this game's record (a finished game)
+    forked_from: ForkedFrom | None = None  # a fork: the finished game and the version its position comes from
 
 
 class HistoryEntry(msgspec.Struct, frozen=True):

@@ -16,6 +16,22 @@ from contracts.base import Command, Event, upcast
 
 # --- commands -------------------------------------------------------------------------------------------
 
+class ForkedFrom(msgspec.Struct, frozen=True):
+    """Where a fork comes from: a finished game and the version of its position (``POST /games/{id}/fork``)."""
+
+    game_id: str
+    version: int
+
+
+class Fork(msgspec.Struct, frozen=True):
+    """A fork's position: the game events that were live at ``source.version`` of the source game (the undone ones
+    left out), replayed as the fork's first events. The gateway reads them from the source's stream; the record of
+    the fork holds them in its CreateGame, so the fork verifies without the source."""
+
+    source: ForkedFrom
+    events: tuple[Any, ...]  # the game's events, as JSON objects with their tags
+
+
 class CreateGame(Command, tag="table.CreateGame"):
     game: str
     title: str
@@ -30,6 +46,7 @@ class CreateGame(Command, tag="table.CreateGame"):
     invite_hash: str = ""  # sha256 hex of an invite code: a private game, joined with the code, never listed
     rematch_of: str = ""  # the finished game this one replays with the same players
     imported_from: str = ""  # `souk import`: the id of the game whose record this one is made from
+    fork: Fork | None = None  # a fork of a finished game at a version (never from a client's body: the gateway's)
     # ``options`` may also hold ``"undo"``: the table's undo policy (``UNDO_POLICIES``, default ``"own_turn"``);
     # the table takes it out of the game's options and stores it in ``GameCreated.undo``.
 
@@ -98,6 +115,14 @@ def _game_created_1(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
+class GameForked(Event, tag="table.GameForked"):
+    """Right after a fork's GameCreated: the game events that follow replay the position of ``source`` (a finished
+    game) at its version, up to the first SeatJoined; the fork starts from that position (no setup) once its new
+    seats are taken. (An event of its own, not a GameCreated field: GameCreated's bytes stay as they were.)"""
+
+    source: ForkedFrom
+
+
 class SeatJoined(Event, tag="table.SeatJoined"):
     seat: int
     name: str
@@ -158,7 +183,7 @@ UNDO_POLICIES = ("none", "own_turn", "with_consent")
 UNDO_COMMANDS = (RequestUndo, AcceptUndo, DeclineUndo)
 UNDO_EVENTS = (UndoRequested, UndoAccepted, UndoDeclined, UndoApplied)
 TABLE_COMMANDS = (CreateGame, JoinSeat, LeaveSeat, CancelGame)
-TABLE_EVENTS = (GameCreated, SeatJoined, SeatLeft, GameStarted, GameEnded, GameCancelled, *UNDO_EVENTS)
+TABLE_EVENTS = (GameCreated, GameForked, SeatJoined, SeatLeft, GameStarted, GameEnded, GameCancelled, *UNDO_EVENTS)
 
 
 class Flow(msgspec.Struct, frozen=True):

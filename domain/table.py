@@ -35,9 +35,11 @@ from contracts.table import (
     CreateGame,
     DeclineUndo,
     Flow,
+    ForkedFrom,
     GameCancelled,
     GameCreated,
     GameEnded,
+    GameForked,
     GameStarted,
     JoinSeat,
     LeaveSeat,
@@ -107,6 +109,7 @@ class Table(msgspec.Struct, frozen=True):
     invite_hash: str = ""
     rematch_of: str = ""
     imported_from: str = ""
+    forked_from: ForkedFrom | None = None  # a fork: its position (replayed after GameCreated) replaces the setup
     players: tuple[Player | None, ...] = ()
     mix: tuple[str, ...] = ()  # the seats' entropy the game's chance mixes, fixed at the start (``entropies``)
     status: str = ""  # "" before GameCreated, then open / playing / over
@@ -161,6 +164,8 @@ def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
             version=version,
             undo=event.undo,
         )
+    if isinstance(event, GameForked):
+        return msgspec.structs.replace(table, forked_from=event.source, version=version)
     if isinstance(event, SeatJoined):
         players = list(table.players)
         players[event.seat] = Player(event.name, event.token_hash, event.entropy)
@@ -370,6 +375,7 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
     check = getattr(game, "check_options", None)
     if check is not None:
         check(command.seats, options)
+    position = [] if command.fork is None else _position(game, command, options)
     return [
         GameCreated(
             game=game.name,
@@ -384,8 +390,28 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
             rematch_of=command.rematch_of,
             undo=undo,
             imported_from=command.imported_from,
-        )
+        ),
+        *([] if command.fork is None else [GameForked(command.fork.source), *position]),
     ]
+
+
+def _position(game: Game, command: CreateGame, options: Any) -> list[Any]:
+    """A fork's position: its game events typed (``bad_fork`` if one is not an event of this game, or if they
+    do not fold), and a game still to play once they are folded (``position_over``)."""
+    fork = command.fork
+    assert fork is not None
+    try:
+        events = msgspec.convert(fork.events, tuple[Union[tuple(game.event_types)], ...])  # noqa: UP007
+        state = game.initial_state(command.seats, options)
+        for event in events:
+            state = game.evolve(state, event)
+    except (msgspec.ValidationError, TypeError, ValueError, KeyError, IndexError) as exc:
+        raise RuleViolation("bad_fork", f"the fork's position is not a position of {game.title}: {exc}") from None
+    if not events:
+        raise RuleViolation("bad_fork", "a fork starts from a position of a game that started: no game event given")
+    if game.result(state) is not None:
+        raise RuleViolation("position_over", f"the game is over at version {fork.source.version}: nothing to play")
+    return list(events)
 
 
 def chosen_seed(command: CreateGame) -> bytes | None:
@@ -464,7 +490,8 @@ def _join(table: Table, command: JoinSeat, chance: Chance) -> list[Any]:
     if len(free) == 1:  # the last seat: the game's chance is fixed now, the server's seed mixed with every entropy
         mix = tuple(entropy if i == seat else e for i, e in enumerate(entropies(table)))
         events.append(GameStarted(chance_hash=chance_hash(chance.seed, mix)))
-        events.extend(game_of(table).setup(table.seats, table.options, chance.mixed(mix)))
+        if table.forked_from is None:  # a fork starts from its position, already folded
+            events.extend(game_of(table).setup(table.seats, table.options, chance.mixed(mix)))
     return events
 
 
@@ -627,7 +654,7 @@ def redact(table: Table, event: Any, seat: int | None) -> Any:
         if event.creator_hash or event.invite_hash:
             return msgspec.structs.replace(event, creator_hash="", invite_hash="")
         return event
-    if isinstance(event, (GameStarted, GameEnded, GameCancelled, SeatLeft, *UNDO_EVENTS)):
+    if isinstance(event, (GameForked, GameStarted, GameEnded, GameCancelled, SeatLeft, *UNDO_EVENTS)):
         return event
     return game_of(table).redact(event, seat)
 
@@ -666,6 +693,7 @@ def views(table: Table, game_id: str) -> dict[int | None, TableView]:
             result=table.result,
             unfair=table.unfair,
             undo=undo_view(table, seat) if table.status in (PLAYING, OVER) else None,
+            forked_from=table.forked_from,
         )
         for seat in audiences(table)
     }

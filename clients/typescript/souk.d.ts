@@ -93,6 +93,29 @@ export interface EventEnvelope {
   traceparent?: string;  // default ""
 }
 
+/**
+ * A new game from a finished game's position at ``version`` (as ``GET …/view?at=`` shows it), for a what-if.
+ */
+export interface ForkRequest {
+  version: number;
+  title?: string | null;  // default null
+  seats?: string[] | null;  // default null
+  request_id?: string | null;  // default null
+  private?: boolean;  // default false
+}
+
+/**
+ * A fork: its id and version, where it comes from, the creator token, and the seats taken at once.
+ */
+export interface Forked {
+  game_id: string;
+  version: number;
+  forked_from: table.ForkedFrom;
+  creator_token: string;  // default ""
+  invite_code: string | null;  // default null
+  seats: Joined[];  // default []
+}
+
 export interface GameInfo {
   name: string;
   title: string;
@@ -165,6 +188,7 @@ export interface LobbyEntry {
   private: boolean;  // default false
   rematch_of: string;  // default ""
   imported_from: string;  // default ""
+  forked_from: table.ForkedFrom | null;  // default null
 }
 
 /**
@@ -217,6 +241,7 @@ export type TableCommand =
 
 export type TableEvent =
   | table.GameCreated
+  | table.GameForked
   | table.SeatJoined
   | table.SeatLeft
   | table.GameStarted
@@ -244,6 +269,7 @@ export interface TableView {
   result: table.Result | null;  // default null
   unfair: boolean;  // default false
   undo: table.UndoView | null;  // default null
+  forked_from: table.ForkedFrom | null;  // default null
 }
 
 /**
@@ -1097,6 +1123,7 @@ export namespace table {
     invite_hash?: string;  // default ""
     rematch_of?: string;  // default ""
     imported_from?: string;  // default ""
+    fork?: Fork | null;  // default null
   }
 
   /**
@@ -1107,6 +1134,24 @@ export namespace table {
     awaiting: number[];  // default []
     round: number;  // default 0
     turn_seat: number | null;  // default null
+  }
+
+  /**
+   * A fork's position: the game events that were live at ``source.version`` of the source game (the undone ones
+   * left out), replayed as the fork's first events. The gateway reads them from the source's stream; the record of
+   * the fork holds them in its CreateGame, so the fork verifies without the source.
+   */
+  export interface Fork {
+    source: ForkedFrom;
+    events: unknown[];
+  }
+
+  /**
+   * Where a fork comes from: a finished game and the version of its position (``POST /games/{id}/fork``).
+   */
+  export interface ForkedFrom {
+    game_id: string;
+    version: number;
   }
 
   export interface GameCancelled {
@@ -1137,6 +1182,16 @@ export namespace table {
     winners: number[];
     seed: string;
     details?: { [key: string]: unknown };  // default {}
+  }
+
+  /**
+   * Right after a fork's GameCreated: the game events that follow replay the position of ``source`` (a finished
+   * game) at its version, up to the first SeatJoined; the fork starts from that position (no setup) once its new
+   * seats are taken. (An event of its own, not a GameCreated field: GameCreated's bytes stay as they were.)
+   */
+  export interface GameForked {
+    type: "table.GameForked";
+    source: ForkedFrom;
   }
 
   export interface GameStarted {

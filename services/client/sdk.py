@@ -29,7 +29,7 @@ from httpx_ws import (
     aconnect_ws,
 )
 
-from contracts.api import Audit, Created, GameInfo, Joined, LegalCommands
+from contracts.api import Audit, Created, Forked, GameInfo, Joined, LegalCommands
 from contracts.base import upcast_event
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryEntry, HistoryPage, LobbyEntry, TableView
@@ -164,6 +164,19 @@ class SoukClient:
         created = msgspec.json.decode((await self._call("POST", "/games", json=body)).content, type=Created)
         self._games[created.game_id] = game
         return created
+
+    async def fork(self, game_id: str, version: int, title: str | None = None, *, request_id: str | None = None
+                   ) -> Forked:
+        """A new game from this finished game's position at ``version`` (README, Forks): its players then join it
+        (``join``, each with its entropy: the fork's chance after the position is its own). Returns its id, where
+        it comes from and its creator token."""
+        body: dict[str, Any] = {"version": version, "request_id": request_id or _request_id()}
+        if title is not None:
+            body["title"] = title
+        forked = msgspec.json.decode((await self._call("POST", f"/games/{game_id}/fork", json=body)).content,
+                                     type=Forked)
+        self._games[forked.game_id] = self._games.get(game_id) or (await self.game(game_id)).game
+        return forked
 
     async def join(self, game_id: str, name: str, seat: int | None = None, *,
                    request_id: str | None = None, entropy: str | None = None) -> Seat:

@@ -9,7 +9,8 @@ Layout (``Record``; a ``.souk.json`` file):
 - ``format`` ("souk.record") and ``version`` (1): what reads it.
 - ``header``: the game's id, name, title, seats, options, players' names, status (over or cancelled), result,
   creation and end times, the number of events and the chain head (the last event's hash), whether the game is
-  unfair (its creator chose the seed), the game it is a rematch of, and the game whose record it was imported from.
+  unfair (its creator chose the seed), the game it is a rematch of, the game whose record it was imported from,
+  and for a fork the game and version its position comes from (its CreateGame holds that position's events).
 - ``seed`` (hex) and ``seed_hash``, the commitment published at creation (sha256 of the seed): ``GameCreated``
   holds the commitment, ``GameEnded`` the seed. The game's chance is that seed mixed with the seats' entropy
   (their ``SeatJoined``), committed by ``GameStarted.chance_hash``: ``verify`` checks it (``tbl.check_chance``).
@@ -31,7 +32,7 @@ from typing import Any
 import msgspec
 
 from contracts.envelope import GENESIS_HASH, EventEnvelope
-from contracts.table import GameCreated
+from contracts.table import ForkedFrom, GameCreated
 from domain import table as tbl
 from services.history.audit import verify_audit
 from services.engine.sealing import command_seat
@@ -58,6 +59,7 @@ class RecordHeader(msgspec.Struct, frozen=True, kw_only=True):
     rematch_of: str = ""
     archived_at: float = 0.0
     imported_from: str = ""  # `souk import`: the game whose record this game was made from
+    forked_from: ForkedFrom | None = None  # a fork: the finished game and the version its position comes from
 
 
 class RecordedCommand(msgspec.Struct, frozen=True, kw_only=True):
@@ -101,7 +103,7 @@ def make(game_id: str, envelopes: list[EventEnvelope], seed: bytes, archived_at:
         status=table.status, result=_plain(table.result),
         created_at=envelopes[0].recorded_at, ended_at=envelopes[-1].recorded_at, events=len(envelopes),
         head=envelopes[-1].hash, unfair=table.unfair, rematch_of=table.rematch_of,
-        archived_at=archived_at, imported_from=table.imported_from)
+        archived_at=archived_at, imported_from=table.imported_from, forked_from=table.forked_from)
     recorded = None if not commands else recorded_commands(table.game, envelopes, commands)
     return Record(header=header, seed=seed.hex(), seed_hash=table.seed_hash, events=tuple(envelopes),
                   commands=recorded)

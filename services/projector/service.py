@@ -253,7 +253,7 @@ class Projector:
         if lobby_changed:
             lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status,
                                projected.created_at, table.unfair, private, table.rematch_of,
-                               table.imported_from)
+                               table.imported_from, table.forked_from)
             writes.hset(keys.LOBBY, game_id, encoder.encode(lobby).decode())
         if lobby_changed and not private:  # a private game is never listed
             writes.zadd_nx(keys.LOBBY_ORDER, projected.created_at, game_id)

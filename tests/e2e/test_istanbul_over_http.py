@@ -132,7 +132,7 @@ async def test_a_solo_game_of_istanbul_is_played_to_the_end_over_http(souk_url):
         [info] = [g for g in await souk.catalog() if g.name == "istanbul"]
         assert (info.title, info.min_seats, info.max_seats, info.options) == (
             "Istanbul: Choose & Write", 1, 5, {})
-        created = await souk.create("istanbul", "solo", 1, seed="1507" * 16)
+        created = await souk.create("istanbul", "solo", 1, seed="1507" * 16, unfair=True)
         players = [await souk.join(created.game_id, "solo")]
         watch = Watch(souk, created.game_id, players)
         final, counts = await play(watch, random.Random(3), commands=400)
@@ -153,7 +153,7 @@ async def test_a_solo_game_of_istanbul_is_played_to_the_end_over_http(souk_url):
 
 async def test_three_seats_answer_a_card_at_once_and_see_only_their_own_secrets_over_http(souk_url):
     async with SoukClient(souk_url) as souk:
-        created = await souk.create("istanbul", "three", 3, seed="3a7e" * 16)
+        created = await souk.create("istanbul", "three", 3, seed="3a7e" * 16, unfair=True)
         players = [await souk.join(created.game_id, f"p{i}") for i in range(3)]
         last, counts = await play(Watch(souk, created.game_id, players), random.Random(5), commands=40)
         assert last.status == "playing" and counts["together"] >= 10 and counts["hidden_checks"] >= 3, counts

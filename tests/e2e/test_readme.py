@@ -19,11 +19,15 @@ def walkthrough(name: str = "walkthrough") -> str:
 
 def test_the_readme_walkthrough_plays_a_whole_game_with_curl_then_reads_its_past(souk_url):
     travel = walkthrough("time-travel")  # run after the walkthrough: its game, over
-    script = "set -euo pipefail\n" + walkthrough() + "echo '--- time travel'\n" + travel
+    fork = walkthrough("fork")
+    script = ("set -euo pipefail\n" + walkthrough() + "echo '--- time travel'\n" + travel + "echo '--- fork'\n"
+              + fork)
     done = subprocess.run(["bash", "-c", script], env={**os.environ, "S": souk_url}, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    out, past = done.stdout.split("--- time travel\n")
+    out, rest = done.stdout.split("--- time travel\n")
+    past, forked = rest.split("--- fork\n")
+    assert forked.strip().endswith("'version': 40} 2"), forked  # forked_from, and the two seats taken
     view, legal, spectator, seat_2, refused = past.strip().splitlines()
     assert view.startswith("10 {'phase': ") and int(legal) > 0, past  # seat 0 at version 10, with its token
     assert (spectator, seat_2) == ("None 10", "2 10"), past  # the game is over: seat 2's past without one

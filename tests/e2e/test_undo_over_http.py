@@ -93,7 +93,7 @@ class Table:
 
 
 async def new_table(client: httpx.AsyncClient, game: str, seats: int, undo: str) -> Table:
-    game_id, tokens = await started_game(client, game, seats, title=f"undo {undo}", seed=SEED,
+    game_id, tokens = await started_game(client, game, seats, title=f"undo {undo}", seed=SEED, unfair=True,
                                          options={"undo": undo})
     return Table(client, game_id, tokens)
 

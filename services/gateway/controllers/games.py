@@ -8,16 +8,17 @@ import uuid
 import msgspec
 from litestar import Request, Response, delete, get, post
 
-from contracts.api import Cancelled, Created, CreateGameRequest
+from contracts.api import Cancelled, Created, CreateGameRequest, Forked, ForkRequest, Joined
 from contracts.readmodels import LobbyEntry
-from contracts.table import CancelGame, CreateGame
+from contracts.table import CancelGame, CreateGame, JoinSeat
 from domain.kernel import games
 from services.gateway.auth import bearer, check_request_id, digest, token_hash
 from services.gateway.commands import envelope
-from services.gateway.dependencies import AuthDep, CommandsDep, LimitsDep, ReadsDep
+from services.gateway.dependencies import AuthDep, CommandsDep, LimitsDep, ReadsDep, StoresDep
 from services.gateway.errors import ApiError, raise_if_rejected
 from services.gateway.inputs import in_range, strict
 from services.gateway.openapi import AllowingController
+from services.history.fork import ForkRefused, fork_of
 from services.store import keys
 
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
@@ -109,3 +110,46 @@ class GamesController(AllowingController):
             raise ApiError(401, "bad_token", "this is not the creator token of this game")
         raise_if_rejected(reply)
         return Cancelled(game_id, reply.version)
+
+    @post("/{game_id:str}/fork", status_code=201, dto=strict(ForkRequest), return_dto=None)
+    async def fork(self, request: Request, game_id: str, data: ForkRequest, reads: ReadsDep, stores: StoresDep,
+                   commands: CommandsDep, auth: AuthDep, limits: LimitsDep) -> Forked:
+        """A new game from this finished game's position at ``version`` (what ``GET …/view?at=version`` shows; a
+        version inside a command is the game before it), to play a what-if: its first events replay that
+        position, it is marked ``forked_from`` in the lobby, its views and its record, and its seats are new
+        (``seats``: names taking them at once, whose tokens the answer holds; else POST /games/{fork}/seats).
+        Its chance after the position is fresh (its own seed, mixed with its seats' entropy); decks shuffled
+        before ``version`` are kept as they were (README, Forks). 409 ``game_not_over`` for a game still in
+        play (its state holds secrets), 422 ``not_a_position`` before the start or at the end."""
+        entry = await reads.lobby_entry(game_id)  # 404, or 410 archived
+        if entry.status != "over":
+            raise ApiError(409, "game_not_over", "only a game that is over can be forked: a running game's state "
+                                                 "holds secrets that the fork would expose")
+        names = data.seats or []
+        if len(names) > len(entry.seats):
+            raise ApiError(400, "bad_seats", f"this game has {len(entry.seats)} seats, not {len(names)}")
+        try:
+            body = fork_of(game_id, await stores.event_store.read(game_id), data.version, data.title)
+        except ForkRefused as exc:
+            raise ApiError(exc.status, exc.code, exc.message) from None
+        if data.request_id is None:
+            new_id, command_id = uuid.uuid4().hex[:12], uuid.uuid4().hex
+        elif check_request_id(data.request_id):
+            new_id, command_id = await commands.game_for_request(data.request_id), f"create-{digest(data.request_id)}"
+        await limits.check_open_games(request, keys.LOBBY)
+        creator_token = await auth.derived(f"creator:{new_id}")
+        invite = (await auth.derived(f"invite:{new_id}"))[:12] if data.private else None
+        body = msgspec.structs.replace(body, creator_hash=token_hash(creator_token),
+                                       invite_hash=token_hash(invite) if invite else "")
+        reply = await commands.submit(envelope(command_id, new_id, body))
+        raise_if_rejected(reply)
+        await limits.created(request, new_id, time.time())
+        seats = []
+        for seat, name in enumerate(names):
+            token = await auth.derived(f"fork:{new_id}:{seat}")
+            join = JoinSeat(name, token_hash(token), seat, invite_hash=token_hash(invite) if invite else "")
+            joined = await commands.submit(envelope(f"fork-join-{seat}", new_id, join))
+            raise_if_rejected(joined)
+            seats.append(Joined(new_id, seat, token, joined.version))
+        assert body.fork is not None
+        return Forked(new_id, reply.version, body.fork.source, creator_token, invite, tuple(seats))
