@@ -9,8 +9,11 @@ and the read store, as ``souk serve`` runs them), then times each measure below 
   entries after it, the fold, the views) and the JSON the route answers; first with the projector's snapshots,
   then with none (the snapshots deleted: every answer folds from the game's first event).
 
-Another measure (``souk verify``'s speed, events/s) is added to ``MEASURES``: each takes the stores and the
-played games and returns its figures under its own name.
+- ``verify``: ``souk verify``'s speed on each game's record (``services.history.verify.verify_record``: the
+  hash chain, the seed against its commitment, every command re-run by the rules and compared byte for byte), in
+  events/s, best and median of ``VERIFY_RUNS`` runs, with the record's size.
+
+Each measure in ``MEASURES`` takes the stores and the played games and returns its figures under its own name.
 """
 
 from __future__ import annotations
@@ -71,8 +74,36 @@ async def view_at(bench: Bench, rng: random.Random) -> dict[str, Any]:
     return out
 
 
-# Each measure: (name, the coroutine giving its figures). `souk verify`'s speed goes here (issue #10 §4).
-MEASURES: list[tuple[str, Callable[[Bench, random.Random], Awaitable[dict[str, Any]]]]] = [("view_at", view_at)]
+VERIFY_RUNS = 5
+
+
+async def verify(bench: Bench, rng: random.Random) -> dict[str, Any]:
+    """``souk verify``'s speed on each finished game's record (read as ``souk export`` reads it)."""
+    from services.history import record as records
+    from services.history.transfer import read_record
+    from services.history.verify import verify_record
+
+    out: dict[str, Any] = {}
+    for title, game_id in bench.games.items():
+        record = await read_record(bench.stores.event_store, bench.events, game_id)
+        size = len(records.encode(record))
+        rates, cpu = [], []
+        for _ in range(VERIFY_RUNS):
+            started, used = time.perf_counter(), time.process_time()
+            verdict = verify_record(record)
+            rates.append(len(record.events) / (time.perf_counter() - started))
+            cpu.append(time.process_time() - used)
+            if not verdict.ok:
+                raise RuntimeError(f"{title}: the record of {game_id} does not verify: {verdict.summary}")
+        out[title] = {"events": len(record.events), "commands": len(record.commands or ()), "record_bytes": size,
+                      "events_per_s_best": round(max(rates)), "events_per_s_p50": round(statistics.median(rates)),
+                      "cpu_s_p50": round(statistics.median(cpu), 4), "runs": VERIFY_RUNS}
+    return out
+
+
+# Each measure: (name, the coroutine giving its figures).
+MEASURES: list[tuple[str, Callable[[Bench, random.Random], Awaitable[dict[str, Any]]]]] = [
+    ("view_at", view_at), ("verify", verify)]
 
 
 class Bench:
@@ -129,8 +160,8 @@ async def bench_history(titles: dict[str, int], every: int, samples: int, seed: 
 @click.option("--seed", default=1, show_default=True, type=int, help="the bots' and the versions' random seed")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def command(titles: tuple[str, ...], every: int, samples: int, seed: int, as_json: bool) -> None:
-    """Time reading a finished game's past (the view at a random version, with snapshots and with none) on fresh
-    embedded Redis."""
+    """Time reading a finished game's past (the view at a random version, with snapshots and with none) and
+    verifying its record (souk verify, events/s) on fresh embedded Redis."""
     from services.runtime.logs import configure
 
     configure("warning", "console")
@@ -145,6 +176,10 @@ def command(titles: tuple[str, ...], every: int, samples: int, seed: int, as_jso
             f = figures[mode]
             click.echo(f"  {label:<18} p50 {f['p50_ms']:>8.3f} ms   p99 {f['p99_ms']:>8.3f} ms   "
                        f"(CPU of this process p50 {f['cpu_p50_ms']:.3f} ms)")
+    for title, f in result["verify"].items():
+        click.echo(f"{title}: souk verify of its record ({f['events']} events, {f['commands']} commands, "
+                   f"{f['record_bytes']:,} bytes): {f['events_per_s_p50']:,} events/s (p50 of {f['runs']} runs; "
+                   f"best {f['events_per_s_best']:,}; CPU {f['cpu_s_p50']} s)")
     click.echo(f"command: {result['command']}")
 
 

@@ -26,7 +26,8 @@ def _raw(value: Any) -> msgspec.Raw:
 
 def verify_audit(audit: dict[str, Any]) -> list[str]:
     """The audit of a finished game: the seed matches the hash published at creation, every event links to the
-    one before, and every commitment opens to the event's payload with the salt the seed gives."""
+    one before, every commitment opens to the event's payload with the salt the seed gives, and the game's chance
+    is that seed mixed with the seats' entropy as GameStarted committed."""
     problems: list[str] = []
     seed = bytes.fromhex(audit["seed"])
     if hashlib.sha256(seed).hexdigest() != audit["seed_hash"]:
@@ -45,7 +46,20 @@ def verify_audit(audit: dict[str, Any]) -> list[str]:
         elif env.chain >= 2 and env.commitment:
             problems.append(f"{where}: a commitment without a public part")
         prev = env.hash
-    return problems
+    return problems + _chance_problems(audit, seed)
+
+
+def _chance_problems(audit: dict[str, Any], seed: bytes) -> list[str]:
+    """The game's chance: the server's seed mixed with the entropy of the seats taken at the start, against
+    GameStarted's commitment (``domain.table.check_chance``, as ``souk verify FILE`` checks a record)."""
+    from domain.table import check_chance
+    from services.store.codec import decode_stream
+
+    try:
+        events = decode_stream([_envelope.decode(_encode(raw)) for raw in audit["events"]])
+    except (msgspec.ValidationError, msgspec.DecodeError, ValueError, KeyError) as exc:
+        return [f"the events cannot be read as this game's: {exc}"]
+    return [f"chance: {problem}" for problem in check_chance(events, seed)]
 
 
 def verify_history(game_id: str, entries: Sequence[dict[str, Any]]) -> list[str]:

@@ -135,3 +135,28 @@ async def test_a_die_changed_and_hashed_again_is_named_by_the_re_run(played):
     assert verdict.first_difference == seq
     assert verdict.problems[0].startswith(f"event {seq} (yspahan.DiceRolled) differs from what the rules give")
 
+
+
+async def test_an_audit_whose_chance_was_not_the_committed_mix_does_not_verify(played):
+    """``souk verify GAME_ID`` checks a server's audit: beyond its chain and its seed, the game's chance is the
+    server's seed mixed with the seats' entropy, as GameStarted committed (a seat's entropy changed and the chain
+    forged again: only the mix can tell)."""
+    from services.history.audit import verify_audit
+
+    def audit_of(record: records.Record) -> dict:
+        document = json.loads(records.encode(record))
+        return {"game_id": record.header.game_id, "seed": document["seed"], "seed_hash": document["seed_hash"],
+                "events": document["events"]}
+
+    assert verify_audit(audit_of(played)) == []
+
+    def other_entropy(document):  # the forger knows the seed (it is public after the end): the commitment too
+        from contracts.envelope import commitment
+
+        joined = document["events"][_first(document, "table.SeatJoined")]
+        joined["payload"]["entropy"] = "ab" * 32
+        joined["commitment"] = commitment(bytes.fromhex(document["seed"]), joined["game_id"], joined["seq"],
+                                          msgspec.json.encode(joined["payload"]))
+
+    forged = verify_audit(audit_of(edited(played, other_entropy, rehash=True)))
+    assert forged and "chance" in " ".join(forged), forged

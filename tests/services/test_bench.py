@@ -47,7 +47,7 @@ def test_the_domain_benchmark_plays_whole_games(game, seats):
     assert result["games"] >= 1 and result["commands_per_s"] > 0
 
 
-def test_the_history_benchmark_times_the_view_at_a_random_version_with_snapshots_and_with_none():
+def test_the_history_benchmark_times_the_view_at_a_random_version_and_souk_verify():
     """Two embedded Redis started and a whole (two-seat) game played first: about 5 s, the price of measuring a
     finished game."""
     result = souk("bench", "history", "--title", "yspahan:2", "--samples", "10", "--every", "50", "--json")
@@ -57,3 +57,6 @@ def test_the_history_benchmark_times_the_view_at_a_random_version_with_snapshots
         f = figures[mode]
         assert f["samples"] == 10 and 0 < f["p50_ms"] <= f["p99_ms"], figures
     assert result["snapshot_every"] == 50 and result["command"].startswith("souk bench history")
+    verified = result["verify"]["yspahan"]  # souk verify's speed on the game's record
+    assert verified["events"] == figures["events"] and verified["commands"] > 0 and verified["record_bytes"] > 0
+    assert 0 < verified["events_per_s_p50"] <= verified["events_per_s_best"] and verified["runs"] == 5
