@@ -55,7 +55,9 @@ class CommandRequest(Strict):
     command_id: str  # chosen by the client, unique per game and seat; resending it is safe
     command: dict[str, Any]  # a tagged command, e.g. {"type": "samarkand.ChooseCard", ...}: see /legal
     # The game's version the client decided on (its view's ``version``): refused as ``stale`` if the game has
-    # moved on meanwhile, so a double click or a late resend never plays a move decided on an older state.
+    # moved on meanwhile, so a double click or a late resend never plays a move decided on an older state. The
+    # other seats' answers in a simultaneous step do not make it stale: the seat was awaited for this decision
+    # since that version (``domain.table.awaited_since``).
     expected_version: int | None = None
 
 

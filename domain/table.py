@@ -620,6 +620,20 @@ def _after(window: Window, to_version: int) -> tuple[Step, ...] | None:
     return steps[index:]
 
 
+def awaited_since(since: tuple[int, ...], before: Table, after: Table, seat: int | None) -> tuple[int, ...]:
+    """Since which version each seat has been awaited for the decision it still owes, once ``seat``'s command
+    (None: the platform's) took the game from ``before`` to ``after``: a seat awaited before and after, that did
+    not send this command, keeps its version (the others' answers in a simultaneous step do not change its
+    decision: Samarkand's choices, Istanbul's answers); any other seat's is ``after``'s version. A command's
+    ``expected_version`` is stale only when it is older than its seat's (the engine's check)."""
+    if after.status != PLAYING:
+        return (after.version,) * after.seats
+    was = set(flow(before).awaiting) if before.status == PLAYING else set()
+    now = flow(after).awaiting
+    old = since if len(since) == after.seats else (after.version,) * after.seats
+    return tuple(old[s] if s in was and s in now and s != seat else after.version for s in range(after.seats))
+
+
 def undo_targets(table: Table, seat: int) -> tuple[int, ...]:
     """The versions ``seat`` may send in ``RequestUndo`` now (granted at once, or asked with_consent), latest
     first."""

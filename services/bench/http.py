@@ -350,8 +350,11 @@ async def new_game(souk, host: str, port: int, game: str, seats: int, rng: rando
     return played
 
 
-async def play(played: PlayedGame, rng: random.Random, pacer: Pacer, window: Window, stats: Stats) -> None:
-    """One command in flight at a time until the game is over or the window closes."""
+async def play(played: PlayedGame, rng: random.Random, pacer: Pacer, window: Window, stats: Stats,
+               at_once: bool = False) -> None:
+    """One command in flight at a time until the game is over or the window closes; ``at_once``: every seat the
+    game awaits sends its command at the same moment (each decided on its newest view, with that view's version as
+    ``expected_version``), as the players of a simultaneous step do (Istanbul's answers, Samarkand's choices)."""
     while not played.over and not window.done():
         ready = played.actionable()
         if not ready:
@@ -362,31 +365,37 @@ async def play(played: PlayedGame, rng: random.Random, pacer: Pacer, window: Win
                 stats.stalls += 1
                 await _resync(played)
             continue
-        seat = rng.choice(ready)
-        command = rng.choice(seat.view.legal)
-        version = seat.view.version
-        await pacer.wait()
-        body = b'{"command_id":"%s","command":%s,"expected_version":%d}' % (
-            secrets.token_hex(12).encode(), bytes(command), version)
-        sent = time.monotonic()
-        status, raw = await seat.http.request("POST", f"{seat.path}/commands", body, seat.token)
-        if status != 200:
-            code = _error_decoder.decode(raw).code if raw else str(status)
-            if window.open(time.monotonic()):
-                stats.rejected[code] = stats.rejected.get(code, 0) + 1
-            if status >= 500 or status == 429:
-                await asyncio.sleep(0.05)
-            continue
-        reply = _reply_decoder.decode(raw)
-        stats.sent_at[reply.version] = sent
-        try:
-            arrival = await seat.pushed(reply.version)
-        except TimeoutError:
-            stats.stalls += 1
-            await _resync(played)
-            continue
-        if window.open(arrival):
-            stats.latencies.append(arrival - sent)
+        seats = ready if at_once else [rng.choice(ready)]
+        await asyncio.gather(*(_send(played, seat, rng, pacer, window, stats) for seat in seats))
+
+
+async def _send(played: PlayedGame, seat: SeatClient, rng: random.Random, pacer: Pacer, window: Window,
+                stats: Stats) -> None:
+    """One command of ``seat``: posted, then its view awaited on the seat's WebSocket."""
+    command = rng.choice(seat.view.legal)
+    version = seat.view.version
+    await pacer.wait()
+    body = b'{"command_id":"%s","command":%s,"expected_version":%d}' % (
+        secrets.token_hex(12).encode(), bytes(command), version)
+    sent = time.monotonic()
+    status, raw = await seat.http.request("POST", f"{seat.path}/commands", body, seat.token)
+    if status != 200:
+        code = _error_decoder.decode(raw).code if raw else str(status)
+        if window.open(time.monotonic()):
+            stats.rejected[code] = stats.rejected.get(code, 0) + 1
+        if status >= 500 or status == 429:
+            await asyncio.sleep(0.05)
+        return
+    reply = _reply_decoder.decode(raw)
+    stats.sent_at[reply.version] = sent
+    try:
+        arrival = await seat.pushed(reply.version)
+    except TimeoutError:
+        stats.stalls += 1
+        await _resync(played)
+        return
+    if window.open(arrival):
+        stats.latencies.append(arrival - sent)
 
 
 async def _resync(played: PlayedGame) -> None:
@@ -412,7 +421,7 @@ async def drive_games(base: str, config: dict, window: Window, stats: Stats, rea
         async def keep_playing(played: PlayedGame) -> None:
             while not window.done():
                 try:
-                    await play(played, rng, pacer, window, stats)
+                    await play(played, rng, pacer, window, stats, config.get("at_once", False))
                 finally:
                     played.close()
                 if played.over:
@@ -695,7 +704,8 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
     n = options["drivers"]
     per = [options["games"] // n + (i < options["games"] % n) for i in range(n)]
     configs = [{"index": i, "mode": "play", "game": options["game"], "seats": seats, "games": per[i],
-                "rate": options["rate"] / n, "seed": options["seed"] * 1000 + i} for i in range(n) if per[i]]
+                "rate": options["rate"] / n, "seed": options["seed"] * 1000 + i, "at_once": options.get("at_once", False)}
+               for i in range(n) if per[i]]
     _start_drivers(ctx, base, configs, results, drivers, controls)
     _wait_all(results, drivers, "ready", 300)
     start = time.monotonic() + options["warmup"]
@@ -719,7 +729,10 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
         "seconds": elapsed, "offered_rate": options["rate"] or None, "commands": len(latencies),
         "commands_per_s": round(len(latencies) / elapsed, 1), "p50_ms": _pct(latencies, 0.50),
         "p99_ms": _pct(latencies, 0.99), "max_ms": round(latencies[-1] * 1000, 2) if latencies else 0.0,
-        "rejected": rejected, "stalls": sum(d["stalls"] for d in done.values()),
+        "rejected": rejected, "at_once": options.get("at_once", False),
+        # simultaneous seats: the commands refused because another seat's answer moved the game first (stale)
+        "stale_per_command": round(rejected.get("stale", 0) / len(latencies), 3) if latencies else 0.0,
+        "stalls": sum(d["stalls"] for d in done.values()),
         "games_finished": sum(d["games_finished"] for d in done.values()),
         "errors": [e for d in done.values() for e in d["errors"]],
         **_cpu_figures(cluster, drivers, before, after, len(latencies), elapsed),
@@ -812,6 +825,8 @@ def _command_line(options: dict) -> str:
     parts += [f"--game {options['game']}", f"--seconds {options['seconds']:g}", f"--warmup {options['warmup']:g}",
               f"--drivers {options['drivers']}", f"--rate {options['rate']:g}"]
     parts.append(f"--games {options['games']}" if options["mode"] == "play" else f"--sockets {options['sockets']}")
+    if options.get("at_once"):
+        parts.append("--at-once")
     return " ".join(parts)
 
 
@@ -831,6 +846,9 @@ def _command_line(options: dict) -> str:
 @click.option("--warmup", type=click.FloatRange(0), default=3.0, help="seconds played before measuring")
 @click.option("--rate", type=click.FloatRange(0), default=0.0, help="offered commands/s, evenly paced (0: closed loop)")
 @click.option("--drivers", type=click.IntRange(1), default=1, help="load-generator processes")
+@click.option("--at-once", is_flag=True, default=False,
+              help="play: every seat the game awaits sends at the same moment (each on its own newest view, with its "
+                   "version as expected_version); stale_per_command counts what that costs")
 @click.option("--fsync", type=click.Choice(["always", "everysec"]), default="always",
               help="the event store's appendfsync (what `souk serve` runs by default)")
 @click.option("--seed", type=int, default=1)

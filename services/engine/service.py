@@ -29,7 +29,7 @@ from domain.kernel import RuleViolation
 from services.store import keys
 from services.runtime import metrics
 from services.engine.sealing import seal_events
-from services.store.codec import command_decoder, encoder, fold_stream, reply_decoder, stored_command
+from services.store.codec import command_decoder, decode_stream, encoder, origins, reply_decoder, stored_command
 from services.store.lru import Lru
 from services.store.events import CONFLICT, DUPLICATE, OK, Append, EventStore
 from services.runtime.tracing import trace_id
@@ -51,6 +51,9 @@ class Slot:
     table: tbl.Table
     head: str  # hash of the last event
     seed: bytes
+    # By seat, since which version it has been awaited for the decision it still owes (``tbl.awaited_since``):
+    # an ``expected_version`` from then on is not stale. Rebuilt from the stream when the game is loaded.
+    since: tuple[int, ...] = ()
 
 
 def command_key(env: CommandEnvelope) -> str:
@@ -108,6 +111,24 @@ def accepted_reply(envelopes: Sequence[EventEnvelope], env: CommandEnvelope) -> 
 _SEAT_JOINED = "table.SeatJoined"
 
 
+def fold_with_since(envelopes: Sequence[EventEnvelope]) -> tuple[tbl.Table, tuple[int, ...]]:
+    """The game folded from its stream (as ``codec.fold_stream``), and each seat's ``awaited_since`` as the
+    engine kept it command by command (a command's events are consecutive, with its id and time)."""
+    events = decode_stream(list(envelopes))
+    table, since = tbl.EMPTY, ()
+    start = 0
+    for i, env in enumerate(envelopes):
+        last = i + 1 == len(envelopes) or (envelopes[i + 1].command_id, envelopes[i + 1].recorded_at) != (
+            env.command_id, env.recorded_at)
+        if last:
+            run = envelopes[start:i + 1]
+            before = table
+            table = tbl.fold(events[start:i + 1], table, origins(run))
+            since = tbl.awaited_since(since, before, table, run[0].seat if run[0].type != _SEAT_JOINED else None)
+            start = i + 1
+    return table, since
+
+
 class Engine:
     def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000) -> None:
         self.redis = redis
@@ -124,9 +145,9 @@ class Engine:
         envelopes = await self.store.read(game_id)
         if not envelopes:
             return Slot(tbl.EMPTY, GENESIS_HASH, b"")
-        table = fold_stream(envelopes)  # with each event's origin: the table decides undos
+        table, since = fold_with_since(envelopes)  # with each event's origin: the table decides undos
         seed = await self.redis.get(keys.seed(game_id)) or b""
-        slot = Slot(table, envelopes[-1].hash, seed)
+        slot = Slot(table, envelopes[-1].hash, seed, since)
         self.cache.put(game_id, slot)
         return slot
 
@@ -263,7 +284,9 @@ class Engine:
             if not table.exists and not isinstance(exc, RecursionError):  # a game's command, before its game
                 return await reject("game_not_found", "there is no such game")
             return await reject("bad_command", f"not a command of this game: {str(exc)[:200]}")
-        if env.expected_version is not None and env.expected_version != table.version:
+        if env.expected_version is not None and env.expected_version != table.version and not (
+                env.seat is not None and env.seat < len(slot.since) and slot.since[env.seat] <= env.expected_version
+                < table.version):  # not an answer of a simultaneous step decided where the step began
             return await reject("stale", f"the game is at version {table.version}, not {env.expected_version}: "
                                    "look at it again and decide")
         try:
@@ -290,4 +313,4 @@ class Engine:
                         command_key(env), encoder.encode(reply), prev_hash=slot.head, head=head,
                         notify=env.reply_to, final=table.status in FINISHED, stored=sealed.stored)
         log.debug("command_accepted", version=table.version, events=len(events))
-        return append, reply, Slot(table, head, seed)
+        return append, reply, Slot(table, head, seed, tbl.awaited_since(slot.since, slot.table, table, env.seat))

@@ -121,6 +121,7 @@ def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_one
             super().__init__()
             self.game_id = ""
             self.table = tbl.EMPTY
+            self.since: tuple[int, ...] = ()  # by seat, since when it is awaited (the engine's stale rule)
 
         # --- helpers ------------------------------------------------------------------------------------
 
@@ -152,12 +153,18 @@ def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_one
 
         def advance(self, upto: int | None = None) -> None:
             """Folds the game's stored events into the mirror (those up to ``upto``: one command's, in a batch)."""
-            for env in run(engine.store.read(self.game_id, after=self.table.version)):
-                if upto is not None and env.seq > upto:
-                    break
+            stored = [env for env in run(engine.store.read(self.game_id, after=self.table.version))
+                      if upto is None or env.seq <= upto]
+            for i, env in enumerate(stored):
+                before = self.table if i == 0 or (stored[i - 1].command_id, stored[i - 1].recorded_at) != (
+                    env.command_id, env.recorded_at) else before
                 game = self.table.game or codec.game_name(env)
                 self.table = tbl.evolve(self.table, event_decoder(game).decode(env.payload),
                                         tbl.Origin(env.seat, env.command_id))
+                if i + 1 == len(stored) or (stored[i + 1].command_id, stored[i + 1].recorded_at) != (
+                        env.command_id, env.recorded_at):  # a command's last event: who is awaited since when
+                    seat = None if env.type == "table.SeatJoined" else env.seat
+                    self.since = tbl.awaited_since(self.since, before, self.table, seat)
 
         def legal(self, env: CommandEnvelope) -> bool:
             """Whether the domain says this command may be played now (the engine must accept exactly those)."""
@@ -166,7 +173,8 @@ def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_one
                 return False
             if env.token_hash != token_hash(env.seat):
                 return False
-            if env.expected_version is not None and env.expected_version != table.version:
+            if env.expected_version is not None and env.expected_version != table.version and not (
+                    self.since[env.seat] <= env.expected_version < table.version):  # an answer of the same step
                 return False
             try:
                 command = command_decoder(table.game).decode(env.body)

@@ -32,6 +32,16 @@ def test_the_play_mode_plays_games_over_http_and_prints_sane_figures_with_the_cp
     assert figures["command"].startswith("souk bench http --mode play --target split")
 
 
+def test_at_once_every_awaited_seat_sends_on_the_same_view_and_none_is_stale():
+    """Istanbul's answers, all seats at once (each with its view's version as expected_version): before the
+    engine kept when each seat's decision began, 1.5 of them were refused stale per accepted command."""
+    figures = _run("--game", "istanbul", "--seats", "4", "--games", "2", "--seconds", "2", "--warmup", "0.3",
+                   "--at-once")
+    assert figures["at_once"] is True and figures["commands"] > 10 and figures["errors"] == []
+    assert figures["rejected"] == {} and figures["stale_per_command"] == 0.0, figures
+    assert figures["command"].endswith("--at-once")
+
+
 def test_the_fanout_mode_times_every_sockets_push_and_each_socket_gets_only_its_audiences_view():
     figures = _run("--mode", "fanout", "--sockets", "30", "--seconds", "2", "--warmup", "0.3", "--drivers", "2",
                    "--rate", "20")
