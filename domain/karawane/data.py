@@ -57,12 +57,12 @@ HOME = cell(7, 0)  # K-1: the home city, in the corner of the known sector (T: "
 KNOWN_CELLS = tuple(c for c in CELLS if AREA[c] == KNOWN)  # K-1: all plain desert but the home city
 DESERT_CELLS = tuple(c for c in CELLS if AREA[c] != KNOWN)
 SECTOR_CELLS = {s: tuple(c for c in CELLS if AREA[c] == s) for s in SECTORS}  # K-1: 16 cells each
-_STEPS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1))  # K-1
+DIRECTIONS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1))  # K-1
 
 
 def _neighbours(c: int) -> tuple[int, ...]:
     q, r = coords(c)
-    return tuple(sorted(cell(q + dq, r + dr) for dq, dr in _STEPS if 0 <= q + dq < SIZE and 0 <= r + dr < SIZE))
+    return tuple(sorted(cell(q + dq, r + dr) for dq, dr in DIRECTIONS if 0 <= q + dq < SIZE and 0 <= r + dr < SIZE))
 
 
 NEIGHBOURS = tuple(_neighbours(c) for c in CELLS)  # K-1
@@ -98,7 +98,7 @@ LABELS: dict[str, str] = {
     "MIN_SEATS": "T", "MAX_SEATS": "T", "TOKENS_PER_SEAT": "T", "HAND_LIMIT": "T", "MOVE": "T",
     "ARTIFACT_PRICE": "T", "REVEALED_CITY_LIMIT": "T", "START_PLAYER": "DATA", "SIZE": "K-1", "KNOWN": "K-1",
     "RED": "T", "BLUE": "T", "GREEN": "T", "SECTORS": "T", "CELLS": "K-1", "AREA": "K-1", "HOME": "K-1 (T: a corner)",
-    "KNOWN_CELLS": "K-1", "DESERT_CELLS": "K-1", "SECTOR_CELLS": "K-1 (T: 16 each)", "NEIGHBOURS": "K-1",
+    "KNOWN_CELLS": "K-1", "DESERT_CELLS": "K-1", "SECTOR_CELLS": "K-1 (T: 16 each)", "NEIGHBOURS": "K-1", "DIRECTIONS": "K-1",
     "PLAIN": "T", "CITY": "T", "OASIS": "T", "CARAVANSERAI": "T", "TOWER": "T", "MAUSOLEUM": "T", "RUINS": "T",
     "CARPET": "T", "AMULET": "T", "LAMP": "T", "ARTIFACTS": "T", "MAGIC": "M", "ARTIFACT_AT": "T",
     "PLAINS_PER_SECTOR": "T", "PLACES": "T", "KINDS": "T", "DRIVERS": "T", "WATER": "T", "GOODS": "T",
