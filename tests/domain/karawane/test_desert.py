@@ -1,0 +1,228 @@
+"""The desert phase: owed after a move that left the known sector or started outside it; the places crossed this
+turn (not the starting hex unless entered again) may be used, each use a public clue; then water and thieves, or
+the caravan is lost with its hand, placed at home at its next turn (which it loses), and plays the turn after."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from contracts.karawane import (
+    ArtifactTaken,
+    BuyWater,
+    CaravanLost,
+    CaravanReplaced,
+    CaravanSupplied,
+    DriversHired,
+    EndTurn,
+    Equip,
+    GoodsTraded,
+    HireDrivers,
+    MoveEnded,
+    PlayGenie,
+    PlayMap,
+    Step,
+    StopMoving,
+    Supply,
+    TakeArtifact,
+    Trade,
+    TurnEnded,
+    TurnStarted,
+    WaterBought,
+)
+from domain.karawane import GAME, rules
+from tests.domain.karawane.support import at, cell, play, spec, with_seat
+
+replace = msgspec.structs.replace
+EDGE, KNOWN_2, KNOWN_3 = cell(4, 0), cell(5, 0), cell(6, 0)
+CITY, OASIS, SERAI, TOWER = cell(3, 0), cell(3, 1), cell(3, 2), cell(2, 0)
+
+
+def desert(path, thieves=1, start=EDGE, seats=3, **hand):
+    """Seat 0 starts its turn at ``start`` holding ``hand``, moves along ``path`` and stops: the desert phase."""
+    s = at(spec(seats=seats, thieves=thieves), 0, start, **hand)
+    play(s, 0, *[Step(to=c) for c in path])
+    if len(path) < 3:
+        play(s, 0, StopMoving())
+    return s
+
+
+# --- when the desert phase is owed, and what counts as crossed ------------------------------------------
+
+def test_a_move_that_leaves_the_known_sector_owes_the_desert_phase():
+    s = desert([CITY], goods=1)
+    assert s.state.stage == rules.DESERT and s.state.turn.desert
+    assert not any(isinstance(c, EndTurn) for c in GAME.legal_commands(s.state, 0))
+    s.when(0, EndTurn()).then_error("wrong_phase")
+
+
+def test_a_move_from_the_desert_into_the_known_sector_owes_it_but_uses_no_place():
+    s = at(spec(), 0, CITY, goods=2, water_skins=1, camel_drivers=2)
+    events = play(s, 0, Step(to=EDGE), Step(to=KNOWN_2), Step(to=KNOWN_3))
+    assert events[-1] == MoveEnded(seat=0, desert=True)
+    s.when(0, Trade(goods=1)).then_error("not_crossed")  # the starting hex is not crossed
+    legal = GAME.legal_commands(s.state, 0)
+    assert {type(c) for c in legal} == {Supply, PlayMap, PlayGenie}  # a token after the move, then the law
+
+
+def test_the_starting_hex_counts_when_the_caravan_enters_it_again():
+    s = at(spec(), 0, CITY, goods=2)
+    play(s, 0, Step(to=EDGE), Step(to=CITY), StopMoving())
+    assert Trade(goods=2) in GAME.legal_commands(s.state, 0)
+
+
+def test_a_seat_can_only_use_a_place_its_caravan_really_crossed():
+    s = desert([OASIS], goods=2, gold=1)
+    s.when(0, Trade(goods=1)).then_error("not_crossed")
+    s.when(0, HireDrivers(count=1)).then_error("not_crossed")
+    s.when(0, TakeArtifact(artifact="carpet")).then_error("not_crossed")
+    s.when(0, Supply(water="skin", thieves="caravanserai")).then_error("no_water")
+    s.when(0, Supply(water="oasis", thieves="caravanserai")).then_error("not_crossed")
+
+
+# --- trade ----------------------------------------------------------------------------------------------
+
+def test_any_number_of_goods_are_traded_for_1_gold_cards_at_a_face_down_city():
+    s = desert([CITY, TOWER], goods=4, camel_drivers=2)
+    state = s.when(0, Trade(goods=4)).then([GoodsTraded(seat=0, goods=4, clue=(TOWER, CITY), face_down=True)])
+    assert state.players[0].hand.goods == 0 and state.players[0].hand.gold == 4
+    assert state.supply.ones == 20 and state.supply.goods == 20
+    [clue] = GAME.view(state, None).clues
+    assert clue.kind == "city" and clue.cells == (TOWER, CITY) and clue.seat == 0
+    s.when(0, Trade(goods=5)).then_error("no_goods")
+    s.when(0, Trade(goods=0)).then_error("bad_count")
+
+
+def test_only_two_goods_a_turn_at_a_face_up_city():
+    s = desert([CITY], goods=4)
+    s.state = replace(s.state, face_up=(s.state.board[CITY],))
+    s.when(0, Trade(goods=3)).then_error("city_limit")
+    assert [c.goods for c in GAME.legal_commands(s.state, 0) if isinstance(c, Trade)] == [1, 2]
+    play(s, 0, Trade(goods=1))
+    s.when(0, Trade(goods=2)).then_error("city_limit")
+    s.when(0, Trade(goods=1)).then_starts_with([GoodsTraded(seat=0, goods=1, clue=(CITY,), face_down=False)])
+
+
+def test_trading_stops_when_the_1_gold_cards_run_out():
+    s = desert([CITY], goods=4)
+    s.state = replace(s.state, supply=replace(s.state.supply, ones=2))
+    s.when(0, Trade(goods=3)).then_error("supply_empty")
+
+
+# --- artifacts ------------------------------------------------------------------------------------------
+
+def test_a_crossed_magic_place_gives_its_artifact_one_of_each_kind_per_seat():
+    s = desert([CITY, TOWER])
+    state = s.when(0, TakeArtifact(artifact="carpet")).then(
+        [ArtifactTaken(seat=0, artifact="carpet", clue=(TOWER, CITY))])
+    assert state.players[0].hand.artifacts == ("carpet",) and state.supply.artifacts == (4, 5, 5)
+    s.given(s.decide(0, TakeArtifact(artifact="carpet")))
+    s.when(0, TakeArtifact(artifact="carpet")).then_error("has_artifact")
+    s.when(0, TakeArtifact(artifact="lamp")).then_error("not_crossed")
+    s.when(0, TakeArtifact(artifact="sword")).then_error("no_such_artifact")
+
+
+def test_an_artifact_laid_out_at_home_is_not_taken_again_and_the_hand_limit_holds():
+    s = desert([CITY, TOWER])
+    s.state = with_seat(s.state, 0, artifacts=("carpet",))
+    s.when(0, TakeArtifact(artifact="carpet")).then_error("has_artifact")
+    s = desert([CITY, TOWER], goods=6)
+    s.when(0, TakeArtifact(artifact="carpet")).then_error("hand_full")
+
+
+# --- oasis and caravanserai purchases -------------------------------------------------------------------
+
+def test_one_gold_buys_as_many_water_skins_as_the_hand_holds_at_a_crossed_oasis():
+    s = desert([OASIS], gold=1, goods=2)
+    assert max(c.count for c in GAME.legal_commands(s.state, 0) if isinstance(c, BuyWater)) == 4
+    s.when(0, BuyWater(count=5)).then_error("hand_full")
+    state = s.when(0, BuyWater(count=4)).then([WaterBought(seat=0, count=4, clue=(OASIS,))])
+    assert state.players[0].hand == rules.Hand(goods=2, water_skins=4) and state.supply.ones == 24
+    assert GAME.view(state, 2).clues[0].kind == "oasis"
+
+
+def test_one_gold_hires_camel_drivers_at_a_crossed_caravanserai_and_gold_is_needed():
+    s = desert([OASIS, SERAI], gold=1)
+    state = s.when(0, HireDrivers(count=5)).then([DriversHired(seat=0, count=5, clue=(OASIS, SERAI))])
+    assert state.players[0].hand == rules.Hand(camel_drivers=5)
+    s = desert([OASIS, SERAI])
+    s.when(0, HireDrivers(count=1)).then_error("no_gold")
+    s.when(0, BuyWater(count=1)).then_error("no_gold")
+
+
+# --- water and thieves ----------------------------------------------------------------------------------
+
+def test_a_crossed_oasis_waters_the_caravan_and_tells_everyone():
+    s = desert([OASIS], thieves=0)
+    assert GAME.legal_commands(s.state, 0)[-2:] == [Supply(water="oasis", thieves="clear"),
+                                                  Supply(water=None, thieves="clear")]
+    events = s.when(0, Supply(water="oasis", thieves="clear")).then_starts_with(
+        [CaravanSupplied(seat=0, water="oasis", thieves="clear", oasis_clue=(OASIS,)), TurnEnded(seat=0)])
+    assert GAME.view(events, None).clues[0].kind == "oasis"
+
+
+def test_otherwise_a_water_skin_is_paid_and_one_who_holds_one_must_pay_it():
+    s = desert([CITY], thieves=0, water_skins=2)
+    s.when(0, Supply(water=None, thieves="clear")).then_error("must_pay")
+    state = s.when(0, Supply(water="skin", thieves="clear")).state_after()
+    assert state.players[0].hand.water_skins == 1 and state.supply.water_skins == 19
+
+
+def test_a_zero_thief_card_needs_no_protection():
+    s = desert([CITY], thieves=0, water_skins=1)
+    s.when(0, Supply(water="skin", thieves="driver")).then_error("no_thieves")
+    assert [c.thieves for c in GAME.legal_commands(s.state, 0) if isinstance(c, Supply)] == ["clear"]
+
+
+def test_more_camel_drivers_than_thieves_are_shown_and_kept():
+    s = desert([CITY], thieves=2, water_skins=1, camel_drivers=2)
+    s.when(0, Supply(water="skin", thieves="show")).then_error("too_few_drivers")
+    s.when(0, Supply(water="skin", thieves="clear")).then_error("thieves_about")
+    s = desert([CITY], thieves=1, water_skins=1, camel_drivers=2)
+    events = s.when(0, Supply(water="skin", thieves="show")).then_starts_with(
+        [CaravanSupplied(seat=0, water="skin", thieves="show", shown=2)])
+    assert events.players[0].hand.camel_drivers == 2
+
+
+def test_or_one_camel_driver_is_paid_or_a_crossed_caravanserai_shelters_it():
+    s = desert([CITY], thieves=2, water_skins=1, camel_drivers=1)
+    state = s.when(0, Supply(water="skin", thieves="driver")).state_after()
+    assert state.players[0].hand.camel_drivers == 0 and state.supply.camel_drivers == 15
+    s = desert([OASIS, SERAI], thieves=2)
+    state = s.when(0, Supply(water="oasis", thieves="caravanserai")).then_starts_with(
+        [CaravanSupplied(seat=0, water="oasis", thieves="caravanserai", oasis_clue=(OASIS, SERAI),
+                         caravanserai_clue=(OASIS, SERAI))])
+    assert {c.kind for c in GAME.view(state, 1).clues} == {"oasis", "caravanserai"}
+    s = desert([OASIS], thieves=1, camel_drivers=1)
+    s.when(0, Supply(water="oasis", thieves=None)).then_error("must_pay")
+
+
+@pytest.mark.parametrize("water,thieves,cause", [(None, "show", "water"), ("oasis", None, "thieves")])
+def test_a_caravan_not_in_order_is_lost_with_its_whole_hand(water, thieves, cause):
+    hand = dict(camel_drivers=2, gold=2, artifacts=("carpet",)) if cause == "water" else dict(gold=2, goods=3)
+    s = desert([OASIS], thieves=1, **hand)
+    s.state = with_seat(s.state, 0, ones=4, artifacts=("lamp",))
+    events = s.decide(0, Supply(water=water, thieves=thieves))
+    assert events[:3] == [CaravanLost(seat=0, cause=cause, cards=5), TurnEnded(seat=0), TurnStarted(seat=1, round=1)]
+    state = s.given(events).state
+    me = state.players[0]
+    assert me.cell is None and me.lost and me.hand == rules.Hand()
+    assert (me.ones, me.artifacts) == (4, ("lamp",))  # what is laid out at home is safe
+    assert state.supply == rules.Pile()  # every card of the hand went back
+
+
+def test_a_lost_caravan_is_placed_at_home_next_turn_without_moving_and_plays_the_turn_after():
+    s = desert([OASIS], thieves=1, seats=2)
+    play(s, 0, Supply(water=None, thieves=None))
+    assert s.state.active == 1
+    events = play(s, 1, Equip(), StopMoving(), EndTurn())
+    assert [type(e).__name__ for e in events[-4:]] == ["TurnStarted", "CaravanReplaced", "TurnEnded", "TurnStarted"]
+    assert events[-3] == CaravanReplaced(seat=0) and events[-1] == TurnStarted(seat=1, round=2)
+    assert s.state.players[0].cell == rules.data.HOME and not s.state.players[0].lost
+    play(s, 1, Equip(), StopMoving(), EndTurn())
+    assert s.state.active == 0 and s.state.stage == rules.EQUIP  # it plays normally again
+
+
+def test_a_caravan_may_cross_the_desert_without_water_and_be_in_order_at_the_end():
+    s = desert([OASIS, SERAI], thieves=2)
+    assert Supply(water="oasis", thieves="caravanserai") in GAME.legal_commands(s.state, 0)
