@@ -75,6 +75,8 @@ class Game(Protocol):
     def result(self, state: Any) -> Result | None: ...
 
     # Optional: ``def is_barrier(self, event: Any) -> bool`` (see the module's docstring and ``is_barrier``).
+    # Optional: ``def bot(self, state, seat, legal, rng) -> command``: a simple policy that plays the game to its
+    # end, for a game that random legal play rarely ends (``bot_command``).
 
 
 class ModularGame:
@@ -155,3 +157,12 @@ def get_game(name: str) -> Game | None:
 def _load_builtin_games() -> None:
     # Imported lazily so that domain.kernel has no import cycle with the games that register themselves.
     import domain.games  # noqa: F401
+
+
+def bot_command(game: Any, state: Any, seat: int, rng: Any) -> Any:
+    """A command for ``seat`` that benchmarks and tests play: the game's own bot (its optional ``bot`` hook, for a
+    game that random play rarely ends: 1001 Karawane), else one of its legal commands at random. ``rng`` is the
+    caller's ``random.Random``."""
+    legal = game.legal_commands(state, seat)
+    bot = getattr(game, "bot", None)
+    return bot(state, seat, legal, rng) if bot is not None else rng.choice(legal)

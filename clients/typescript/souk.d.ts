@@ -7,6 +7,7 @@
  */
 export type AnyCommand =
   | istanbul.Command
+  | karawane.Command
   | samarkand.Command
   | yspahan.Command;
 
@@ -16,6 +17,7 @@ export type AnyCommand =
 export type AnyEvent =
   | TableEvent
   | istanbul.Event
+  | karawane.Event
   | samarkand.Event
   | yspahan.Event;
 
@@ -747,6 +749,500 @@ export namespace istanbul {
     | PrivateView
     | PalaceView
     | IstanbulView;
+}
+
+export namespace karawane {
+  /**
+   * Paid from the gold laid out: ``ones`` 1-gold and ``threes`` 3-gold cards; ``change`` 1-gold cards back.
+   */
+  export interface ArtifactBought {
+    type: "karawane.ArtifactBought";
+    seat: number;
+    artifact: string;
+    ones: number;
+    threes: number;
+    change?: number;  // default 0
+  }
+
+  export interface ArtifactTaken {
+    type: "karawane.ArtifactTaken";
+    seat: number;
+    artifact: string;
+    clue: number[];
+  }
+
+  /**
+   * At home: an artifact for 5 gold laid out.
+   */
+  export interface BuyArtifact {
+    type: "karawane.BuyArtifact";
+    artifact: string;
+  }
+
+  /**
+   * At an oasis crossed this turn: one 1-gold card for ``count`` water skins.
+   */
+  export interface BuyWater {
+    type: "karawane.BuyWater";
+    count: number;
+  }
+
+  /**
+   * The caravan came home: ``gold`` (1-gold cards) and ``artifacts`` from the hand are laid out for good;
+   * ``returned`` equipment cards go back to the piles.
+   */
+  export interface CameHome {
+    type: "karawane.CameHome";
+    seat: number;
+    gold: number;
+    artifacts: string[];
+    returned: number;
+  }
+
+  /**
+   * Not in order (``cause``: ``water`` or ``thieves``): the caravan leaves the board and its whole hand goes back
+   * to the supply; ``cards``: how many.
+   */
+  export interface CaravanLost {
+    type: "karawane.CaravanLost";
+    seat: number;
+    cause: string;
+    cards: number;
+  }
+
+  /**
+   * The turn after its loss a caravan is placed at home; it cannot move this turn (the turn is lost).
+   */
+  export interface CaravanReplaced {
+    type: "karawane.CaravanReplaced";
+    seat: number;
+  }
+
+  export interface CaravanStepped {
+    type: "karawane.CaravanStepped";
+    seat: number;
+    to: number;
+  }
+
+  /**
+   * The caravan is in order: ``water`` (``oasis``/``skin``), ``thieves`` (``clear``/``show``/``driver``/
+   * ``caravanserai``); ``shown``: camel drivers shown; ``oasis_clue``/``caravanserai_clue``: the cells among which
+   * the place used lies (empty when not used).
+   */
+  export interface CaravanSupplied {
+    type: "karawane.CaravanSupplied";
+    seat: number;
+    water: string;
+    thieves: string;
+    shown?: number;  // default 0
+    oasis_clue?: number[];  // default []
+    caravanserai_clue?: number[];  // default []
+  }
+
+  /**
+   * Public: when ``seat`` used a place in ``round``, one of the hexes now at ``cells`` (the ones it crossed that
+   * turn) is of ``kind`` (``city`` ... ``ruins``); ``face_down``: one of the face-down ones.
+   */
+  export interface ClueView {
+    type: "karawane.ClueView";
+    seat: number;
+    round: number;
+    kind: string;
+    cells: number[];
+    face_down: boolean;  // default false
+  }
+
+  export type Command =
+    | Equip
+    | PlayGenie
+    | SwapWith
+    | PlayMap
+    | Step
+    | StopMoving
+    | Trade
+    | TakeArtifact
+    | BuyWater
+    | HireDrivers
+    | Supply
+    | BuyArtifact
+    | EndTurn;
+
+  /**
+   * A sector's 16 hexes shuffled face down onto its cells (``data.SECTOR_CELLS``, in cell order). ``kinds`` is
+   * nobody's to see (``redact`` gives None).
+   */
+  export interface DesertLaid {
+    type: "karawane.DesertLaid";
+    sector: string;
+    kinds: string[] | null;
+  }
+
+  export interface DriversHired {
+    type: "karawane.DriversHired";
+    seat: number;
+    count: number;
+    clue: number[];
+  }
+
+  /**
+   * End the turn (outside the desert phase, which ``Supply`` ends).
+   */
+  export interface EndTurn {
+    type: "karawane.EndTurn";
+  }
+
+  /**
+   * At the start of a turn at home: take equipment cards from the face-up piles (the hand never over 6).
+   */
+  export interface Equip {
+    type: "karawane.Equip";
+    camel_drivers?: number;  // default 0
+    water_skins?: number;  // default 0
+    goods?: number;  // default 0
+  }
+
+  /**
+   * Cards taken into hand; others see only ``cards`` (the counts are None for them).
+   */
+  export interface Equipped {
+    type: "karawane.Equipped";
+    seat: number;
+    cards: number;
+    camel_drivers: number | null;
+    water_skins: number | null;
+    goods: number | null;
+  }
+
+  export type Event =
+    | DesertLaid
+    | FirstPlayerChosen
+    | ThiefTurned
+    | TurnStarted
+    | CaravanReplaced
+    | Equipped
+    | GenieSummoned
+    | HexesSwapped
+    | HexRevealed
+    | CaravanStepped
+    | HexLooked
+    | MoveEnded
+    | GoodsTraded
+    | ArtifactTaken
+    | WaterBought
+    | DriversHired
+    | CaravanSupplied
+    | CaravanLost
+    | CameHome
+    | ArtifactBought
+    | GoldExchanged
+    | TurnEnded
+    | GameOver;
+
+  export interface FirstPlayerChosen {
+    type: "karawane.FirstPlayerChosen";
+    seat: number;
+  }
+
+  /**
+   * The round in which a seat laid out (or bought) its third artifact ended. Among the seats with all three, most
+   * gold laid out wins (ties share).
+   */
+  export interface GameOver {
+    type: "karawane.GameOver";
+    scores: SeatScore[];
+    winners: number[];
+  }
+
+  /**
+   * A token played on its genie side; ``hex`` is the first of the two hexes to swap.
+   */
+  export interface GenieSummoned {
+    type: "karawane.GenieSummoned";
+    seat: number;
+    hex: number;
+  }
+
+  /**
+   * The 1-gold cards ran out: ``threes`` 3-gold cards replace 3 times as many of the seat's laid-out 1-gold.
+   */
+  export interface GoldExchanged {
+    type: "karawane.GoldExchanged";
+    seat: number;
+    threes: number;
+  }
+
+  /**
+   * Goods for 1-gold cards, shown to all; ``clue``: cells (at the time) of the crossed hexes, one of which is a
+   * desert city (a face-down one when ``face_down``: more than 2 goods traded this turn).
+   */
+  export interface GoodsTraded {
+    type: "karawane.GoodsTraded";
+    seat: number;
+    goods: number;
+    clue: number[];
+    face_down?: boolean;  // default false
+  }
+
+  /**
+   * The reader's own hand.
+   */
+  export interface HandView {
+    type: "karawane.HandView";
+    camel_drivers: number;
+    water_skins: number;
+    goods: number;
+    gold: number;
+    artifacts: string[];
+  }
+
+  /**
+   * The active seat secretly looked at the face-down hex it entered: only it sees ``kind``.
+   */
+  export interface HexLooked {
+    type: "karawane.HexLooked";
+    seat: number;
+    hex: number;
+    kind: string | null;
+  }
+
+  /**
+   * A map token: the hex at ``hex`` is face up for good, ``kind`` public.
+   */
+  export interface HexRevealed {
+    type: "karawane.HexRevealed";
+    seat: number;
+    hex: number;
+    kind: string;
+  }
+
+  /**
+   * A desert cell as the reader knows it: ``sector`` the cell's area, ``back`` the colour of the hex lying there
+   * now (public: a genie's swap is seen by all), ``face_up`` (a map token), ``kind`` when the reader looked at this
+   * hex or it is face up (else None).
+   */
+  export interface HexView {
+    type: "karawane.HexView";
+    cell: number;
+    q: number;
+    r: number;
+    sector: string;
+    back: string;
+    face_up: boolean;
+    kind: string | null;
+  }
+
+  /**
+   * The genie swapped the hexes at ``a`` and ``b`` (unseen); ``carried``: seats whose caravans travelled along.
+   */
+  export interface HexesSwapped {
+    type: "karawane.HexesSwapped";
+    seat: number;
+    a: number;
+    b: number;
+    carried?: number[];  // default []
+  }
+
+  /**
+   * At a caravanserai crossed this turn: one 1-gold card for ``count`` camel drivers.
+   */
+  export interface HireDrivers {
+    type: "karawane.HireDrivers";
+    count: number;
+  }
+
+  export interface KarawaneView {
+    type: "karawane.KarawaneView";
+    seat: number | null;
+    phase: string;
+    round: number;
+    first: number | null;
+    active: number | null;
+    thieves: number | null;
+    home: number;
+    known: number[];
+    hexes: HexView[];
+    clues: ClueView[];
+    players: PlayerView[];
+    supply: SupplyView;
+    turn: TurnView | null;
+    awaiting: number[];
+    you: HandView | null;
+    ending: boolean;  // default false
+    scores: SeatScore[] | null;  // default null
+    winners: number[] | null;  // default null
+  }
+
+  /**
+   * ``desert``: the move left the known sector or started outside it, so the desert phase follows.
+   */
+  export interface MoveEnded {
+    type: "karawane.MoveEnded";
+    seat: number;
+    desert: boolean;
+  }
+
+  /**
+   * 1001 Karawane has no options yet (the board and the cards are data: ``domain.karawane.data``).
+   */
+  export interface Options {
+  }
+
+  /**
+   * Play a token on its genie side (before or after the move) and pick the first face-down desert hex to swap.
+   */
+  export interface PlayGenie {
+    type: "karawane.PlayGenie";
+    hex: number;
+  }
+
+  /**
+   * Play a token on its map side: the face-down desert hex is turned face up for good.
+   */
+  export interface PlayMap {
+    type: "karawane.PlayMap";
+    hex: number;
+  }
+
+  /**
+   * Public facts of a seat: its caravan's cell (None: lost, placed at home at its next turn), the cards in hand
+   * (count), the gold and artifacts in hand (taken in view of all), what is laid out at home, its tokens.
+   */
+  export interface PlayerView {
+    type: "karawane.PlayerView";
+    seat: number;
+    cell: number | null;
+    lost: boolean;
+    hand: number;
+    gold_in_hand: number;
+    artifacts_in_hand: string[];
+    gold_ones: number;
+    gold_threes: number;
+    gold: number;
+    artifacts: string[];
+    tokens: number;
+  }
+
+  export interface SeatScore {
+    gold: number;
+    artifacts: string[];
+  }
+
+  /**
+   * Move the caravan to a neighbouring hex (up to three a turn); a face-down desert hex entered is looked at.
+   */
+  export interface Step {
+    type: "karawane.Step";
+    to: number;
+  }
+
+  /**
+   * End the move (after 0, 1 or 2 steps; the third step ends it by itself).
+   */
+  export interface StopMoving {
+    type: "karawane.StopMoving";
+  }
+
+  /**
+   * The desert's law, which ends the desert phase: ``water`` from a crossed oasis or a water skin paid;
+   * ``thieves`` ``clear`` (the card shows 0), ``show`` (more camel drivers than thieves shown), ``driver`` (one
+   * paid) or ``caravanserai`` (one crossed). None: the caravan is not in order and is lost with its hand.
+   */
+  export interface Supply {
+    type: "karawane.Supply";
+    water?: "oasis" | "skin" | null;  // default null
+    thieves?: "caravanserai" | "clear" | "driver" | "show" | null;  // default null
+  }
+
+  /**
+   * The supply: the equipment piles as one count (per pile it would tell the hands' contents), the gold and the
+   * artifacts; the thief cards not turned yet.
+   */
+  export interface SupplyView {
+    type: "karawane.SupplyView";
+    equipment: number;
+    gold_ones: number;
+    gold_threes: number;
+    artifacts: { [key: string]: number };
+    thief_cards: number;
+  }
+
+  /**
+   * The genie's second face-down desert hex: the two swap places (caravans on them travel along).
+   */
+  export interface SwapWith {
+    type: "karawane.SwapWith";
+    hex: number;
+  }
+
+  /**
+   * At a magic place crossed this turn: its artifact (one of each kind per seat).
+   */
+  export interface TakeArtifact {
+    type: "karawane.TakeArtifact";
+    artifact: string;
+  }
+
+  /**
+   * The first player turns the thief deck's top card for round ``round``; ``reshuffled``: every card had been
+   * turned, the deck was shuffled first.
+   */
+  export interface ThiefTurned {
+    type: "karawane.ThiefTurned";
+    round: number;
+    thieves: number;
+    reshuffled?: boolean;  // default false
+  }
+
+  /**
+   * At a desert city crossed this turn: ``goods`` goods cards for as many 1-gold cards (shown to all).
+   */
+  export interface Trade {
+    type: "karawane.Trade";
+    goods: number;
+  }
+
+  export interface TurnEnded {
+    type: "karawane.TurnEnded";
+    seat: number;
+  }
+
+  export interface TurnStarted {
+    type: "karawane.TurnStarted";
+    seat: number;
+    round: number;
+  }
+
+  /**
+   * The active seat's turn: ``path`` the cells entered, ``token`` whether its token is played, ``genie`` the
+   * first hex a genie picked, ``traded`` goods traded this turn, ``desert`` whether the desert phase is owed.
+   */
+  export interface TurnView {
+    type: "karawane.TurnView";
+    seat: number;
+    start: number | null;
+    path: number[];
+    moved: boolean;
+    token: boolean;
+    genie: number | null;
+    traded: number;
+    desert: boolean;
+  }
+
+  export type View =
+    | HexView
+    | ClueView
+    | PlayerView
+    | HandView
+    | SupplyView
+    | TurnView
+    | KarawaneView;
+
+  export interface WaterBought {
+    type: "karawane.WaterBought";
+    seat: number;
+    count: number;
+    clue: number[];
+  }
 }
 
 export namespace samarkand {

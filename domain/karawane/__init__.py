@@ -1,6 +1,6 @@
 """1001 Karawane (Roman Mathar, Argentum Verlag 2007): caravans in a desert of face-down hexes, 2 to 5 players.
 
-``GAME`` satisfies ``domain.kernel.Game``. It is not registered in ``domain.games`` yet (after review). Data in
+``GAME`` satisfies ``domain.kernel.Game``. Registered in ``domain.games``. Data in
 ``data``, rules in ``rules``, views in ``views``. Rules decisions: docs/rules-decisions.md (1001 Karawane).
 """
 
@@ -25,7 +25,7 @@ from contracts.karawane import (
     ThiefTurned,
     WaterBought,
 )
-from domain.karawane import data, rules, views
+from domain.karawane import bot, data, rules, views
 from domain.kernel import ModularGame
 
 # Undo barriers (the kernel's optional ``is_barrier`` hook): chance (the desert laid, the first player, a thief card
@@ -54,6 +54,10 @@ class Karawane(ModularGame):
         swap (unseen hexes), a move ended, a caravan lost or come home, an artifact bought, a turn ended or started
         (the turn after the last one of a round brings a ThiefTurned: a barrier)."""
         return isinstance(event, BARRIERS)
+
+    def bot(self, state: Any, seat: int, legal: Any, rng: Any) -> Any:
+        """The kernel's optional ``bot`` hook: a command that moves the game toward its end (``bot.choose``)."""
+        return bot.choose(rng, state, seat, legal)
 
 
 GAME = Karawane()

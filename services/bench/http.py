@@ -49,8 +49,9 @@ from urllib.parse import urlsplit
 import click
 import msgspec
 
-GAMES = ("samarkand", "yspahan", "istanbul")
-DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3, "istanbul": 3}
+from services.bench.pipeline import DEFAULT_SEATS  # every game the benchmarks play, and its seats
+
+GAMES = tuple(DEFAULT_SEATS)
 STALL_S = 10.0  # a game that gets no usable view for this long reads its seats' views over HTTP again
 FINAL = ("over", "cancelled")
 

@@ -40,7 +40,7 @@ from services.runtime import tracing
 from services.store.codec import encoder, reply_decoder
 from services.store.resp import Resp, Subscriber
 
-DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3, "istanbul": 3}  # every game the benchmarks play, and its seats
+DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3, "istanbul": 3, "karawane": 3}  # every game the benchmarks play, and its seats
 
 
 def _options(f):
@@ -108,7 +108,7 @@ def main(args: argparse.Namespace) -> None:
 def bench_domain(game_name: str, seats: int, seconds: float, seed: int) -> dict:
     from domain import table as tbl
     from domain.chance import Chance
-    from domain.kernel import get_game
+    from domain.kernel import bot_command, get_game
 
     game = get_game(game_name)
     rng = random.Random(seed)
@@ -124,7 +124,7 @@ def bench_domain(game_name: str, seats: int, seconds: float, seed: int) -> dict:
                 table = tbl.evolve(table, e)
         while table.status != tbl.OVER:
             seat = rng.choice(tbl.flow(table).awaiting)
-            command = rng.choice(game.legal_commands(table.state, seat))
+            command = bot_command(game, table.state, seat, rng)
             origin = tbl.Origin(seat, str(commands))  # as the engine folds: each event with its command's origin
             for e in tbl.decide(table, seat, f"h{seat}", command, Chance(secret, table.version)):
                 table = tbl.evolve(table, e, origin)

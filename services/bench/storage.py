@@ -33,6 +33,7 @@ import redis.asyncio as aioredis
 from contracts.envelope import CommandEnvelope
 from contracts.table import CreateGame, JoinSeat
 from domain import table as tbl
+from domain.kernel import bot_command
 from services.store import keys
 from services.store.codec import encoder
 
@@ -76,7 +77,7 @@ async def play(engine, projector, events: aioredis.Redis, title: str, seats: int
         for game_id in running:
             table = (await engine.load(game_id)).table
             seat = rng.choice(tbl.flow(table).awaiting)
-            command = rng.choice(tbl.game_of(table).legal_commands(table.state, seat))
+            command = bot_command(tbl.game_of(table), table.state, seat, rng)
             batch.append(envelope(game_id, command, seat, token(game_id, seat)))
         replies = await engine.handle(batch)
         assert all(r.status == "accepted" for r in replies), [r for r in replies if r.status != "accepted"][:3]

@@ -20,6 +20,7 @@ import pytest
 from contracts.envelope import CommandEnvelope
 from contracts.table import CreateGame, GameStarted, JoinSeat, RequestUndo
 from domain import table as tbl
+from domain.kernel import bot_command
 from domain.kernel import games
 from services.engine.service import Engine
 from services.history import record as records
@@ -59,7 +60,7 @@ async def play_to_the_end(engine: Engine, game_id: str, rng: random.Random, undo
         if targets and rng.random() < undo_rate:
             command: Any = RequestUndo(targets[0])
         else:
-            command = rng.choice(tbl.game_of(table).legal_commands(table.state, seat))
+            command = bot_command(tbl.game_of(table), table.state, seat, rng)
         [reply] = await engine.handle([envelope(game_id, command, seat, token(game_id, seat))])
         assert reply.status == "accepted", reply
         undos += isinstance(command, RequestUndo)
