@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import Any
 
 import msgspec
 from litestar import Request, Response, delete, get, post
@@ -22,6 +23,26 @@ from services.history.fork import ForkRefused, fork_of
 from services.store import keys
 
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
+
+
+async def _create(request: Request, body: CreateGame, request_id: str | None, private: bool, commands: Any,
+                  auth: Any, limits: Any) -> Created:
+    """Creates a game (a new one, or a fork) under a new id, or the one a resent ``request_id`` got. The creator's
+    token (and a private game's invite code) are derived from the game id and the platform's secret: a resend of
+    the same request answers the same ones, and the store keeps only their hashes."""
+    if request_id is None:
+        game_id, command_id = uuid.uuid4().hex[:12], uuid.uuid4().hex
+    elif check_request_id(request_id):
+        game_id, command_id = await commands.game_for_request(request_id), f"create-{digest(request_id)}"
+    await limits.check_open_games(request, keys.LOBBY)
+    creator_token = await auth.derived(f"creator:{game_id}")
+    invite = (await auth.derived(f"invite:{game_id}"))[:12] if private else None
+    body = msgspec.structs.replace(body, creator_hash=token_hash(creator_token),
+                                   invite_hash=token_hash(invite) if invite else "")
+    reply = await commands.submit(envelope(command_id, game_id, body))
+    raise_if_rejected(reply)
+    await limits.created(request, game_id, time.time())
+    return Created(game_id, reply.version, creator_token, invite)
 
 
 class GamesController(AllowingController):
@@ -77,21 +98,8 @@ class GamesController(AllowingController):
                 bytes.fromhex(data.seed)
             except ValueError:
                 raise ApiError(400, "bad_seed", "seed must be hexadecimal") from None
-        if data.request_id is None:
-            game_id, command_id = uuid.uuid4().hex[:12], uuid.uuid4().hex
-        elif check_request_id(data.request_id):
-            game_id, command_id = await commands.game_for_request(data.request_id), f"create-{digest(data.request_id)}"
-        await limits.check_open_games(request, keys.LOBBY)
-        # The creator's token (and a private game's invite code) are derived from the game id and the platform's
-        # secret: a resend of the same request answers the same ones, and the store keeps only their hashes.
-        creator_token = await auth.derived(f"creator:{game_id}")
-        invite = (await auth.derived(f"invite:{game_id}"))[:12] if data.private else None
-        body = CreateGame(data.game, data.title, data.seats, data.options, data.seed, data.unfair,
-                          creator_hash=token_hash(creator_token), invite_hash=token_hash(invite) if invite else "")
-        reply = await commands.submit(envelope(command_id, game_id, body))
-        raise_if_rejected(reply)
-        await limits.created(request, game_id, time.time())
-        return Created(game_id, reply.version, creator_token, invite)
+        body = CreateGame(data.game, data.title, data.seats, data.options, data.seed, data.unfair)
+        return await _create(request, body, data.request_id, data.private, commands, auth, limits)
 
     @get("/{game_id:str}")
     async def get_game(self, game_id: str, reads: ReadsDep) -> LobbyEntry:
@@ -132,18 +140,8 @@ class GamesController(AllowingController):
             body = fork_of(game_id, await stores.event_store.read(game_id), data.version, data.title)
         except ForkRefused as exc:
             raise ApiError(exc.status, exc.code, exc.message) from None
-        if data.request_id is None:
-            new_id, command_id = uuid.uuid4().hex[:12], uuid.uuid4().hex
-        elif check_request_id(data.request_id):
-            new_id, command_id = await commands.game_for_request(data.request_id), f"create-{digest(data.request_id)}"
-        await limits.check_open_games(request, keys.LOBBY)
-        creator_token = await auth.derived(f"creator:{new_id}")
-        invite = (await auth.derived(f"invite:{new_id}"))[:12] if data.private else None
-        body = msgspec.structs.replace(body, creator_hash=token_hash(creator_token),
-                                       invite_hash=token_hash(invite) if invite else "")
-        reply = await commands.submit(envelope(command_id, new_id, body))
-        raise_if_rejected(reply)
-        await limits.created(request, new_id, time.time())
+        created = await _create(request, body, data.request_id, data.private, commands, auth, limits)
+        new_id, invite = created.game_id, created.invite_code
         seats = []
         for seat, name in enumerate(names):
             token = await auth.derived(f"fork:{new_id}:{seat}")
@@ -152,4 +150,4 @@ class GamesController(AllowingController):
             raise_if_rejected(joined)
             seats.append(Joined(new_id, seat, token, joined.version))
         assert body.fork is not None
-        return Forked(new_id, reply.version, body.fork.source, creator_token, invite, tuple(seats))
+        return Forked(new_id, created.version, body.fork.source, created.creator_token, invite, tuple(seats))
