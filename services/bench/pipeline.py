@@ -105,6 +105,9 @@ def main(args: argparse.Namespace) -> None:
 
 # --- pure domain ----------------------------------------------------------------------------------------
 
+GAME_BOUND = 20_000  # commands a domain game may take before the bench leaves it (a bot going round in circles)
+
+
 def bench_domain(game_name: str, seats: int, seconds: float, seed: int) -> dict:
     from domain import table as tbl
     from domain.chance import Chance
@@ -112,7 +115,7 @@ def bench_domain(game_name: str, seats: int, seconds: float, seed: int) -> dict:
 
     game = get_game(game_name)
     rng = random.Random(seed)
-    games = commands = 0
+    games = commands = unfinished = 0
     start = time.perf_counter()
     deadline = start + seconds
     while time.perf_counter() < deadline:
@@ -122,16 +125,20 @@ def bench_domain(game_name: str, seats: int, seconds: float, seed: int) -> dict:
                 (JoinSeat(f"p{s}", f"h{s}"), None) for s in range(seats)]:
             for e in tbl.decide(table, seat, None, command, Chance(secret, table.version)):
                 table = tbl.evolve(table, e)
-        while table.status != tbl.OVER:
+        for _ in range(GAME_BOUND):
+            if table.status == tbl.OVER or time.perf_counter() >= deadline:
+                break
             seat = rng.choice(tbl.flow(table).awaiting)
             command = bot_command(game, table.state, seat, rng)
             origin = tbl.Origin(seat, str(commands))  # as the engine folds: each event with its command's origin
             for e in tbl.decide(table, seat, f"h{seat}", command, Chance(secret, table.version)):
                 table = tbl.evolve(table, e, origin)
             commands += 1
-        games += 1
+        games += table.status == tbl.OVER
+        unfinished += table.status != tbl.OVER and time.perf_counter() < deadline
     elapsed = time.perf_counter() - start
     return {"game": game_name, "seats": seats, "seconds": round(elapsed, 2), "games": games,
+            "unfinished": unfinished,  # games the bot had not ended after GAME_BOUND commands (left, not counted)
             "games_per_s": round(games / elapsed, 2), "commands_per_s": round(commands / elapsed, 1),
             "command": f"souk bench domain --game {game_name} --seats {seats} --seconds {seconds:g}"}
 
