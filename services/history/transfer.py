@@ -50,6 +50,13 @@ async def import_record(events: aioredis.Redis, record: records.Record, game_id:
     game_id = game_id or uuid.uuid4().hex[:12]
     if not await events.set(keys.seed(game_id), bytes.fromhex(record.seed), nx=True):
         raise records.RecordError(f"not imported: a game {game_id!r} exists")
+    await _append_game(events, record, game_id)
+    return game_id
+
+
+async def _append_game(events: aioredis.Redis, record: records.Record, game_id: str) -> None:
+    """The record's commands re-run under ``game_id`` and appended, all of the game in one script, or none (then
+    the seed that reserved the id goes too: nothing of the game stays)."""
     appends = []
     for recorded, sealed in rerun(record, game_id=game_id, imported_from=record.header.game_id):
         table, envelopes = sealed.table, sealed.envelopes
@@ -67,8 +74,8 @@ async def import_record(events: aioredis.Redis, record: records.Record, game_id:
     finally:
         await store.aclose()
     if any(r.status != OK for r in results):
+        await events.delete(keys.seed(game_id))
         raise records.RecordError(f"not imported: the event store refused the game {game_id!r}")
-    return game_id
 
 
 def replay(record: records.Record, to: int | None = None, progress: Callable[[int], None] | None = None

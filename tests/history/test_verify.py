@@ -160,3 +160,25 @@ async def test_an_audit_whose_chance_was_not_the_committed_mix_does_not_verify(p
 
     forged = verify_audit(audit_of(edited(played, other_entropy, rehash=True)))
     assert forged and "chance" in " ".join(forged), forged
+
+
+async def test_an_import_the_event_store_refuses_leaves_no_seed_behind(played, redis_url, monkeypatch):
+    """souk import sets the game's seed first (it also reserves the id), then appends the whole game in one script:
+    when the store refuses the append, nothing of the game may stay (a seed without a game was left behind)."""
+    import redis.asyncio as aioredis
+
+    from services.history.transfer import import_record
+    from services.store.events import CONFLICT, AppendResult
+
+    async def refuse(self, appends):
+        return [AppendResult(CONFLICT) for _ in appends]
+
+    monkeypatch.setattr(RedisEventStore, "append", refuse)
+    events = aioredis.Redis.from_url(redis_url)
+    try:
+        with pytest.raises(records.RecordError, match="refused"):
+            await import_record(events, played, game_id="refused-import")
+        assert await events.exists(keys.seed("refused-import")) == 0
+        assert await events.exists(keys.game_stream("refused-import")) == 0
+    finally:
+        await events.aclose()
