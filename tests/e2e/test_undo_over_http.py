@@ -456,3 +456,10 @@ def test_the_readmes_undo_walkthrough_runs_with_curl(souk_url):
     undone, history = ast.literal_eval(lines[-2]), ast.literal_eval(lines[-1])
     assert [r["by_seat"] for r in undone] == [1, 0]
     assert history[-1][1:] == ("table.UndoApplied", False) and all(u for _, _, u in history[:-1])
+
+
+async def test_the_catalog_names_the_undo_policy_and_its_default_among_every_games_options(client):
+    """The option undo is the table's (every game takes it, with own_turn when it is not given): the catalog, which
+    lists each game's options with their defaults, names it too."""
+    catalog = (await client.get("/catalog")).json()
+    assert catalog and all(g["options"]["undo"] == "own_turn" for g in catalog), catalog

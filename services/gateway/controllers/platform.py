@@ -10,6 +10,7 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from contracts.api import MAX_RECORD_BYTES, ApiErrorBody, GameInfo, RecordVerdict
 from domain.kernel import games
+from domain.table import OWN_TURN
 from services.gateway import asyncapi
 from services.gateway.dependencies import RepliesDep, SettingsDep, StoresDep, UpdatesDep
 from services.gateway.errors import ApiError
@@ -67,9 +68,10 @@ class PlatformController(AllowingController):
 
     @get("/catalog")
     async def catalog(self) -> list[GameInfo]:
-        """The games this server plays, with their seat counts and default options."""
-        return [GameInfo(g.name, g.title, g.min_seats, g.max_seats, msgspec.to_builtins(g.options_type()))
-                for g in games().values()]
+        """The games this server plays, with their seat counts and default options (``undo``, the table's undo
+        policy, among them: every game takes it)."""
+        return [GameInfo(g.name, g.title, g.min_seats, g.max_seats,
+                         {**msgspec.to_builtins(g.options_type()), "undo": OWN_TURN}) for g in games().values()]
 
     @get("/metrics", include_in_schema=False)
     async def prometheus_metrics(self, stores: StoresDep) -> Response:
