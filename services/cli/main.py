@@ -262,6 +262,9 @@ def _listen(app, sock: socket.socket, settings: Settings) -> None:
                 getattr(self, "_captured_signals", []).clear()
 
     server = Server(uvicorn.Config(app, log_level="warning", log_config=None, **UVICORN_OPTIONS))
+    from services.runtime import collector
+
+    collector.tune()  # the app is built: freeze it out of the collector, collect less often
     server.run(sockets=[sock])
     if not server.started:
         raise OperatorError(f"the gateway did not start on {url} (see the log above)")
@@ -379,7 +382,11 @@ def _worker(ctx: click.Context, role: str, **options: Any) -> None:
     settings = _stores(settings_of(ctx, **options), views=role != "engine")
     log.info("worker_starting", role=role, consumer=settings.consumer, redis=_shown(settings.redis_url),
              **({"partition": settings.projector_partition} if role == "projector" else {}))
-    run(Workers(settings, roles=(role,)).app().run())
+    app = Workers(settings, roles=(role,)).app()
+    from services.runtime import collector
+
+    collector.tune()
+    run(app.run())
 
 
 def _shown(url: str | None) -> str | None:
