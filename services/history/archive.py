@@ -30,8 +30,9 @@ from services.history import record as records
 from services.store import keys
 from services.store.codec import encoder
 from services.store.events import RedisEventStore
+from services.projector.service import forget_read_models
 
-ARCHIVED = "souk:archived"  # hash in the event store: game id -> Tombstone JSON
+ARCHIVED = keys.ARCHIVED  # hash in the event store: game id -> Tombstone JSON
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
 
 
@@ -145,16 +146,7 @@ async def _archive_one(events: aioredis.Redis, views: aioredis.Redis, store: Red
     pipe.delete(keys.game_stream(game_id), keys.outcomes(game_id), keys.head(game_id), keys.seed(game_id))
     pipe.zrem(keys.GAMES, game_id)
     await pipe.execute()
-    pipe = views.pipeline(transaction=True)
-    pipe.delete(keys.views(game_id), keys.history(game_id), keys.position(game_id), keys.seat_tokens(game_id),
-                keys.snapshots(game_id))
-    pipe.hdel(keys.LOBBY, game_id)
-    pipe.zrem(keys.LOBBY_ORDER, game_id)
-    for status in (None, *keys.LOBBY_STATUSES):
-        for name in (None, game):
-            if status or name:
-                pipe.zrem(keys.lobby_index(status, name), game_id)
-    await pipe.execute()
+    await forget_read_models(views, game_id, game)
     return True
 
 

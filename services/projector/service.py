@@ -299,7 +299,14 @@ class Projector:
             self._write(writes, game_id, projected, envelopes, history_kept=envelopes[-1].type not in FINAL_EVENTS)
             if not await writes.replace(self.lean, keys.position(game_id), projected.table.version):
                 self.cache.pop(game_id)  # a projector wrote it further meanwhile: its cache must not say otherwise
-            count += 1
+            events = getattr(self.store, "redis", None)
+            if events is not None and await events.hexists(keys.ARCHIVED, game_id):
+                # `souk archive` removed the game after this read its stream (it writes the tombstone first, then
+                # removes the read models): what was just written goes too, or the lobby would list it
+                self.cache.pop(game_id)
+                await forget_read_models(self.redis, game_id, game)
+            else:
+                count += 1
             if progress is not None:
                 progress()
         await self.redis.set(keys.READ_STORE_MARK, "1")
@@ -319,6 +326,21 @@ class Projector:
             return await self.rebuild()
         finally:
             await self.redis.delete(REBUILD_LOCK)
+
+
+async def forget_read_models(views: aioredis.Redis, game_id: str, game: str) -> None:
+    """Removes every read model of a game, in one transaction (``souk archive``, and a rebuild that projected a
+    game archived meanwhile)."""
+    pipe = views.pipeline(transaction=True)
+    pipe.delete(keys.views(game_id), keys.history(game_id), keys.position(game_id), keys.seat_tokens(game_id),
+                keys.snapshots(game_id))
+    pipe.hdel(keys.LOBBY, game_id)
+    pipe.zrem(keys.LOBBY_ORDER, game_id)
+    for status in (None, *keys.LOBBY_STATUSES):
+        for name in (None, game):
+            if status or name:
+                pipe.zrem(keys.lobby_index(status, name), game_id)
+    await pipe.execute()
 
 
 FINISHED = (tbl.OVER, tbl.CANCELLED)

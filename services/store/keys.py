@@ -102,3 +102,5 @@ def view_updates(game_id: str) -> str:
 
 def replies(gateway_id: str) -> str:
     return f"souk:replies:{gateway_id}"
+
+ARCHIVED = "souk:archived"  # hash in the event store: game id -> Tombstone JSON of a game `souk archive` removed

@@ -110,3 +110,34 @@ def test_the_command_archives_with_the_environments_stores_and_refuses_a_bad_dur
     done = runner.invoke(archiving.command, ["--older-than", "30d", "--out", str(tmp_path / "records")])
     assert done.exit_code == 0, done.output
     assert "archived 0 games" in done.output
+
+
+async def test_a_rebuild_that_read_a_game_before_it_was_archived_leaves_none_of_its_read_models(stores, finished,
+                                                                                                 tmp_path):
+    """souk projections rebuild and souk archive at once: the rebuild reads a finished game's stream, the archive
+    then removes the game (its tombstone, its keys), and the rebuild writes the read models it projected. They
+    must not stay: the lobby would list a game that answers 410 archived."""
+    from services.projector.service import Projector
+
+    events, views = stores
+    store = RedisEventStore(events)
+    projector = Projector(views, store)
+    read = store.read
+    archived = []
+
+    async def read_then_archived(game_id: str, *args, **kwargs):
+        envelopes = await read(game_id, *args, **kwargs)
+        if game_id == finished[0] and not archived:  # the archive runs between the read and the write
+            archived.append(await archiving.archive(events, views, 3600, tmp_path, now=time.time() + 7200))
+        return envelopes
+
+    store.read = read_then_archived
+    try:
+        await projector.rebuild()
+    finally:
+        await projector.aclose()
+        await store.aclose()
+    assert archived and finished[0] in archived[0].archived
+    for game_id in finished:
+        assert await keys_of(views, game_id) == [], game_id
+        assert not await views.hexists(keys.LOBBY, game_id)
