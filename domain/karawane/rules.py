@@ -420,13 +420,15 @@ def _end_move(state: State, seat: int, chance: Chance) -> list[Any]:
 
 
 def _home_coming(state: State, seat: int) -> list[Any]:
-    """The caravan came home (its move ended there, and it moved): gold and artifacts laid out, equipment back."""
+    """The caravan came home (its move ended there, and it moved): gold and artifacts laid out, equipment back; if
+    the 1-gold cards have run out, laid-out 1-gold cards are exchanged for 3-gold ones (``_exchanges``)."""
     me = state.players[seat]
     turn = state.turn
     assert turn is not None
     if me.cell != data.HOME or not turn.path:
         return []
-    return [CameHome(seat=seat, gold=me.hand.gold, artifacts=me.hand.artifacts, returned=me.hand.equipment)]
+    came = CameHome(seat=seat, gold=me.hand.gold, artifacts=me.hand.artifacts, returned=me.hand.equipment)
+    return [came, *_exchanges(evolve(state, came))]  # gold laid out while the 1-gold cards are out: exchanged
 
 
 def _desert(state: State) -> None:
@@ -601,7 +603,8 @@ def _end(state: State, seat: int, command: EndTurn, chance: Chance) -> list[Any]
 
 def _exchanges(state: State) -> list[Any]:
     """The 1-gold cards ran out: 3-gold cards replace laid-out 1-gold cards, three for one, seat by seat clockwise
-    from the active one, as far as the 3-gold cards go."""
+    from the active one, as far as the 3-gold cards go. Checked whenever 1-gold cards leave the pile (a trade, the
+    change of a purchase) or are laid out (coming home)."""
     if state.supply.ones > 0:
         return []
     events: list[Any] = []

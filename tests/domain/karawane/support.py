@@ -25,8 +25,8 @@ replace = msgspec.structs.replace
 
 
 def ensure_registered() -> None:
-    """The table finds games through the registry; Karawane is not in ``domain.games`` yet (registered after
-    review), so its tests register it themselves (once: not when ``domain.games`` already does)."""
+    """The table finds games through the registry; ``domain.games`` registers Karawane, this is for the tests run
+    without it (once: not when ``domain.games`` already did)."""
     if kernel.get_game(GAME.name) is None:
         kernel.register(GAME)
 

@@ -24,6 +24,7 @@ from contracts.karawane import (
     Step,
     StopMoving,
     Supply,
+    SwapWith,
     TakeArtifact,
     Trade,
     TurnEnded,
@@ -226,3 +227,40 @@ def test_a_lost_caravan_is_placed_at_home_next_turn_without_moving_and_plays_the
 def test_a_caravan_may_cross_the_desert_without_water_and_be_in_order_at_the_end():
     s = desert([OASIS, SERAI], thieves=2)
     assert Supply(water="oasis", thieves="caravanserai") in GAME.legal_commands(s.state, 0)
+
+
+# --- what counts as crossed, pinned ---------------------------------------------------------------------
+
+def test_a_caravan_that_stays_on_its_desert_hex_owes_the_desert_phase_and_uses_nothing():
+    """5.4: the phase is owed by a caravan that « a commencé son mouvement à partir d'un hexagone de désert »; its
+    starting hex is not usable « tant que vous ne vous déplacez pas à nouveau sur lui »."""
+    s = at(spec(thieves=1), 0, OASIS, water_skins=1, camel_drivers=1)
+    events = s.decide(0, StopMoving())
+    assert events == [MoveEnded(seat=0, desert=True)]
+    s.given(events)
+    assert s.state.stage == rules.DESERT
+    s.when(0, Supply(water="oasis", thieves="driver")).then_error("not_crossed")
+    assert {c.water for c in GAME.legal_commands(s.state, 0) if isinstance(c, Supply)} == {"skin"}
+
+
+def test_a_hex_crossed_then_swapped_away_by_a_genie_after_the_move_stays_usable():
+    """« le joueur actif peut se servir de tout qu'il a rencontré sous les hexagones pendant le mouvement »: what was
+    crossed was crossed, wherever a genie (played after the move) sends it."""
+    s = desert([CITY, OASIS], thieves=0, goods=3)
+    play(s, 0, PlayGenie(hex=CITY), SwapWith(hex=cell(0, 7)))  # the city crossed goes to the green sector
+    events = s.decide(0, Trade(goods=3))
+    assert events == [GoodsTraded(seat=0, goods=3, clue=(OASIS, cell(0, 7)), face_down=True)]
+    s.given(events).when(0, Supply(water="oasis", thieves="clear")).then_starts_with(
+        [CaravanSupplied(seat=0, water="oasis", thieves="clear", oasis_clue=(OASIS, cell(0, 7)))])
+
+
+def test_a_caravan_carried_onto_a_place_by_a_genie_uses_it_only_if_it_enters_it():
+    """A genie before the move carries the caravan with its hex: it has not « passé » over the hex it stands on."""
+    s = at(spec(thieves=0), 0, cell(2, 1), goods=2, water_skins=1)
+    play(s, 0, PlayGenie(hex=cell(2, 1)), SwapWith(hex=CITY))  # its hex and the city swap: it stands at (3, 0)
+    assert s.state.players[0].cell == CITY and s.state.board[cell(2, 1)] != s.state.board[CITY]
+    play(s, 0, Step(to=EDGE), StopMoving())
+    s.when(0, Trade(goods=1)).then_error("not_crossed")  # the city now lies at (2, 1): not entered
+    s = at(spec(thieves=0), 0, cell(2, 1), goods=2, water_skins=1)
+    play(s, 0, PlayGenie(hex=cell(2, 1)), SwapWith(hex=CITY), Step(to=cell(2, 1)), StopMoving())
+    assert Trade(goods=2) in GAME.legal_commands(s.state, 0)

@@ -126,3 +126,18 @@ def test_passing_through_home_is_not_coming_home():
     events = play(s, 0, Step(to=data.HOME), Step(to=NEXT_TO_HOME), StopMoving())
     assert not any(isinstance(e, CameHome) for e in events) and s.state.players[0].hand.gold == 2
     assert events[1] == CaravanStepped(seat=0, to=NEXT_TO_HOME)
+
+
+def test_gold_laid_out_on_coming_home_is_exchanged_when_the_1_gold_cards_have_run_out():
+    """« Si les cartes montrant un coffre d'or s'épuisent, vous pouvez échanger l'or se trouvant devant vous en cartes
+    or avec trois coffres » (5.5): the pile can run out before anyone has three 1-gold cards laid out; the gold
+    laid out on coming home is then exchanged, so that the desert cities can pay again."""
+    s = at(spec(), 0, NEXT_TO_HOME, gold=2)
+    s.state = with_seat(s.state, 0, ones=1)
+    s.state = replace(s.state, supply=replace(s.state.supply, ones=0))  # the pile ran out (no laid-out triple then)
+    play(s, 0, Step(to=data.HOME))
+    state = s.when(0, StopMoving()).then([MoveEnded(seat=0, desert=False),
+                                          CameHome(seat=0, gold=2, artifacts=(), returned=0),
+                                          GoldExchanged(seat=0, threes=1)])
+    me = state.players[0]
+    assert (me.ones, me.threes, me.gold) == (0, 1, 3) and state.supply.ones == 3 and state.supply.threes == 9
