@@ -15,6 +15,8 @@ import structlog
 from faststream import FastStream
 from faststream.redis import RedisBroker
 from faststream.specification import AsyncAPI
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from contracts.envelope import CommandEnvelope
 from services.store import keys
@@ -79,7 +81,18 @@ class Workers:
                                               "status, awaiting seats; see `souk schema`).")
 
     async def prepare(self) -> None:
-        """Consumer groups at 0, so a worker started after the first entries still sees them."""
+        """Consumer groups at 0, so a worker started after the first entries still sees them. A Redis away at
+        that moment (restarting) is waited for, as the subscribers' start waits for it (``streams``)."""
+        delay = 0.05
+        while True:
+            try:
+                return await self._prepare()
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                log.warning("prepare_retry", error=str(exc), retry_in_s=delay)
+                await asyncio.sleep(delay)
+                delay = min(2 * delay, 2.0)
+
+    async def _prepare(self) -> None:
         if ENGINE in self.roles:
             await ensure_group(self.redis, keys.COMMANDS, keys.ENGINE_GROUP)
         if PROJECTOR in self.roles:

@@ -11,14 +11,20 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import redis.asyncio as aioredis
+import structlog
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, StreamSub
 from faststream.redis.subscriber.usecases import stream_subscriber
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+log = structlog.get_logger("souk.streams")
 
 Entries = list[dict[bytes, bytes]]
 
@@ -90,16 +96,44 @@ def batch_subscription(
     description: str | None = None,
 ) -> None:
     common = dict(parser=raw_parser, decoder=raw_decoder, ack_policy=AckPolicy.REJECT_ON_ERROR)
-    broker.subscriber(
+    reader = broker.subscriber(
         stream=StreamSub(stream, group=group, consumer=consumer, batch=True, max_records=max_records,
                          polling_interval=100),
         title=title, description=description, **common,
-    )(handler)
-    broker.subscriber(
+    )
+    reader(handler)
+    reclaimer = broker.subscriber(
         stream=StreamSub(stream, group=group, consumer=f"{consumer}-reclaim", batch=True,
                          min_idle_time=reclaim_idle_ms, polling_interval=1000),
         title=f"{title or stream}-reclaim", include_in_schema=False, **common,
-    )(handler)
+    )
+    reclaimer(handler)
+    for subscriber in (reader, reclaimer):
+        _start_when_redis_answers(subscriber, stream)
+
+
+START_RETRY_MAX_S = 2.0
+
+
+def _start_when_redis_answers(subscriber: Any, stream: str) -> None:
+    """A subscriber's start creates its group (one Redis call) before it starts its read task. When Redis is away
+    then (a worker started while its Redis restarts: souk chaos kills both), FastStream's start raised and the
+    worker exited with a traceback. The start is tried again, with a backoff, until Redis answers: nothing was
+    started by the failed attempt. (A Redis that never answers at all is an operator's mistake: `souk` checks
+    its stores and says so in one line before it starts a worker.)"""
+    start = subscriber.start
+
+    async def start_when_redis_answers() -> None:
+        delay = 0.05
+        while True:
+            try:
+                return await start()
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                log.warning("subscriber_start_retry", stream=stream, error=str(exc), retry_in_s=delay)
+                await asyncio.sleep(delay)
+                delay = min(2 * delay, START_RETRY_MAX_S)
+
+    subscriber.start = start_when_redis_answers
 
 
 async def trim_acknowledged(redis: aioredis.Redis, stream: str, group: str) -> int:

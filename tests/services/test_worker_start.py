@@ -1,0 +1,54 @@
+"""A worker whose Redis goes away while it starts (souk chaos: the event store killed as the engine restarted)
+waits for it and starts, instead of exiting with a traceback (exit code 1, counted as a crash)."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+
+import pytest
+
+from services.embedded.redis import RedisServer
+from services.runtime.config import Settings
+from services.runtime.workers import ENGINE, Workers
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_an_engine_whose_redis_is_away_as_its_subscribers_start_starts_once_redis_is_back():
+    with tempfile.TemporaryDirectory(prefix="souk-test-start-") as tmp:
+        server = RedisServer(tmp, appendonly=False).start()
+        workers = Workers(Settings(redis_url=server.url, views_redis_url=server.url), roles=(ENGINE,))
+        try:
+            await workers.prepare()
+            server.stop()  # away as the broker starts its subscribers (each creates its group first)
+            starting = asyncio.create_task(workers.broker.start())
+            await asyncio.sleep(1.0)
+            assert not starting.done() or starting.exception() is None, starting.exception()
+            server = RedisServer(tmp, port=server.port, appendonly=False).start()
+            await asyncio.wait_for(starting, 15)
+            assert workers.broker.running
+        finally:
+            await workers.broker.stop()
+            await workers.redis.aclose()
+            await workers.views_redis.aclose()
+            server.stop()
+
+
+async def test_a_projector_whose_redis_is_away_as_it_prepares_waits_for_it():
+    from services.runtime.workers import PROJECTOR
+
+    with tempfile.TemporaryDirectory(prefix="souk-test-start-") as tmp:
+        server = RedisServer(tmp, appendonly=False).start()
+        workers = Workers(Settings(redis_url=server.url, views_redis_url=server.url), roles=(PROJECTOR,))
+        try:
+            server.stop()
+            preparing = asyncio.create_task(workers.prepare())
+            await asyncio.sleep(1.0)
+            assert not preparing.done() or preparing.exception() is None, preparing.exception()
+            server = RedisServer(tmp, port=server.port, appendonly=False).start()
+            await asyncio.wait_for(preparing, 15)
+        finally:
+            await workers.redis.aclose()
+            await workers.views_redis.aclose()
+            server.stop()
