@@ -16,4 +16,5 @@ GOLDEN = Path(__file__).parent / "golden" / f"yspahan-{SEATS}p-seed{SEED}.json"
 
 
 def test_the_golden_three_player_game_replays_identically():
-    golden_transcript(GAME, GOLDEN, SEATS, SEED, random_game)
+    final = golden_transcript(GAME, GOLDEN, SEATS, SEED, random_game)  # every event compared inside
+    assert len(final.scores) == SEATS and final.winners  # the game it replays is a whole one
