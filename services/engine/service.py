@@ -29,7 +29,15 @@ from domain.kernel import RuleViolation
 from services.store import keys
 from services.runtime import metrics
 from services.engine.sealing import seal_events
-from services.store.codec import command_decoder, decode_stream, encoder, origins, reply_decoder, stored_command
+from services.store.codec import (
+    command_decoder,
+    decode_stream,
+    encoder,
+    origins,
+    reply_decoder,
+    same_command,
+    stored_command,
+)
 from services.store.lru import Lru
 from services.store.events import CONFLICT, DUPLICATE, OK, Append, EventStore
 from services.runtime.tracing import trace_id
@@ -78,7 +86,7 @@ def accepted_runs(envelopes: Sequence[EventEnvelope]) -> dict[str, list[Accepted
     consecutive, with its command id and the time it was decided."""
     runs: list[list[EventEnvelope]] = []
     for e in envelopes:
-        if runs and (runs[-1][-1].command_id, runs[-1][-1].recorded_at) == (e.command_id, e.recorded_at):
+        if runs and same_command(runs[-1][-1], e):
             runs[-1].append(e)
         else:
             runs.append([e])
@@ -118,9 +126,7 @@ def fold_with_since(envelopes: Sequence[EventEnvelope]) -> tuple[tbl.Table, tupl
     table, since = tbl.EMPTY, ()
     start = 0
     for i, env in enumerate(envelopes):
-        last = i + 1 == len(envelopes) or (envelopes[i + 1].command_id, envelopes[i + 1].recorded_at) != (
-            env.command_id, env.recorded_at)
-        if last:
+        if i + 1 == len(envelopes) or not same_command(env, envelopes[i + 1]):  # the command's last event
             run = envelopes[start:i + 1]
             before = table
             table = tbl.fold(events[start:i + 1], table, origins(run))

@@ -26,10 +26,10 @@ from typing import Any
 import msgspec
 
 from contracts.envelope import EventEnvelope
-from contracts.table import TABLE_EVENTS, CreateGame, Fork, ForkedFrom, GameCreated, GameStarted
+from contracts.table import TABLE_EVENTS, CreateGame, Fork, ForkedFrom, GameCreated, GameEnded, GameStarted
 from domain import table as tbl
 from domain.text import TITLE_MAX
-from services.store.codec import decode_stream, origins
+from services.store.codec import decode_stream, origins, same_command
 
 _TABLE_EVENT_TYPES = tuple(TABLE_EVENTS)
 
@@ -45,16 +45,10 @@ class ForkRefused(ValueError):
 def position_version(envelopes: list[EventEnvelope], version: int) -> int:
     """``version``, or, inside a command (its events were appended together), the version before that command:
     the version time travel answers for ``version`` (``services.history.travel.table_at``)."""
-    if version >= len(envelopes):
+    if version >= len(envelopes) or not same_command(envelopes[version - 1], envelopes[version]):
         return version
-
-    def same(a: EventEnvelope, b: EventEnvelope) -> bool:
-        return a.command_id == b.command_id and a.recorded_at == b.recorded_at
-
     i = version  # envelopes[i] is the event at version + 1
-    if not same(envelopes[i - 1], envelopes[i]):
-        return version
-    while i > 0 and same(envelopes[i - 1], envelopes[i]):
+    while i > 0 and same_command(envelopes[i - 1], envelopes[i]):
         i -= 1
     return envelopes[i].seq - 1
 
@@ -64,8 +58,7 @@ def fork_of(source_id: str, envelopes: list[EventEnvelope], version: int, title:
     events = decode_stream(envelopes)
     if not events or not isinstance(events[0], GameCreated):
         raise ForkRefused(404, "game_not_found", f"there is no game {source_id!r}")
-    end = tbl.fold(events, origins=origins(envelopes))
-    if end.status != tbl.OVER:
+    if not isinstance(events[-1], GameEnded):  # a game that is over ends with it (nothing follows the end)
         raise ForkRefused(409, "game_not_over", "only a game that is over can be forked: a running game's state "
                                                 "holds secrets that the fork would expose")
     if not 1 <= version <= len(envelopes):

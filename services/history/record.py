@@ -36,7 +36,7 @@ from contracts.table import ForkedFrom, GameCreated
 from domain import table as tbl
 from services.history.audit import verify_audit
 from services.engine.sealing import command_seat
-from services.store.codec import command_of, decode_stream, encoder, fold_stream, origins
+from services.store.codec import command_of, decode_stream, encoder, fold_stream, origins, same_command
 
 FORMAT = "souk.record"
 VERSION = 1
@@ -115,8 +115,7 @@ def recorded_commands(game: str, envelopes: list[EventEnvelope], stored: dict[in
     out = []
     for seq in sorted(stored):
         first = envelopes[seq - 1]
-        run = list(takewhile(lambda e: (e.command_id, e.recorded_at) == (first.command_id, first.recorded_at),
-                             islice(envelopes, seq - 1, None)))
+        run = list(takewhile(lambda e: same_command(e, first), islice(envelopes, seq - 1, None)))
         try:
             command = command_of(game, stored[seq])
         except ValueError as exc:

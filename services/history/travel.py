@@ -27,7 +27,13 @@ from redis.exceptions import RedisError
 from contracts.envelope import EventEnvelope
 from domain import table as tbl
 from services.store import keys
-from services.store.codec import event_envelope_decoder, fold_stream, starts_command, stored_envelopes
+from services.store.codec import (
+    event_envelope_decoder,
+    fold_stream,
+    same_command,
+    starts_command,
+    stored_envelopes,
+)
 
 ANCHOR_BATCH = 16  # entries read back from a snapshot's version to find where its command's fields are
 
@@ -118,12 +124,6 @@ class BadVersion(ValueError):
     def __init__(self, version: int, length: int) -> None:
         super().__init__(f"version {version} is not one of this game's: it has versions 1 to {length}")
         self.version, self.length = version, length
-
-
-def same_command(a: EventEnvelope, b: EventEnvelope) -> bool:
-    """Whether two consecutive events came from one command (the engine appends a command's events together, with
-    its id and one time)."""
-    return a.command_id == b.command_id and a.recorded_at == b.recorded_at
 
 
 async def table_at(events: aioredis.Redis, views: aioredis.Redis | None, game_id: str, version: int) -> At:

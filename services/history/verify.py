@@ -27,7 +27,7 @@ from domain.chance import Chance
 from domain.kernel import RuleViolation
 from services.engine.sealing import Sealed, seal_events
 from services.history.record import Record, RecordedCommand, verify as verify_structure
-from services.store.codec import command_decoder, encoder, stored_command
+from services.store.codec import command_decoder, encoder, same_command, stored_command
 
 
 @dataclass(frozen=True)
@@ -159,8 +159,7 @@ def _first_payload_difference(produced: list[EventEnvelope], events: tuple[Event
             return Difference(seq, f"event {seq} ({recorded.type}) differs from what the rules give: recorded "
                                    f"{_shown(recorded.payload)}, re-run {_shown(env.payload)}")
     following = events[at + len(produced)] if at + len(produced) < len(events) else None
-    if following is not None and (following.command_id, following.recorded_at) == \
-            (events[at].command_id, events[at].recorded_at):
+    if following is not None and same_command(following, events[at]):
         return Difference(following.seq, f"event {following.seq} ({following.type}) is recorded as its command's "
                                          "but the rules do not give it")
     return None

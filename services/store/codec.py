@@ -89,6 +89,12 @@ def decode_stream(envelopes: list[EventEnvelope]) -> list[Any]:
     return [decode(e.payload) for e in envelopes]
 
 
+def same_command(a: EventEnvelope, b: EventEnvelope) -> bool:
+    """Whether two consecutive events came from one command (the engine appends a command's events together, with
+    its id and one time)."""
+    return a.command_id == b.command_id and a.recorded_at == b.recorded_at
+
+
 def origins(envelopes: Sequence[EventEnvelope]) -> list[Origin]:
     """Who made each event (its envelope's seat and command id), one per envelope: what ``domain.table`` needs
     to decide an undo (``tbl.fold``/``tbl.evolve``/``tbl.table_at``'s ``origins``)."""

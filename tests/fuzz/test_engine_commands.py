@@ -156,13 +156,11 @@ def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_one
             stored = [env for env in run(engine.store.read(self.game_id, after=self.table.version))
                       if upto is None or env.seq <= upto]
             for i, env in enumerate(stored):
-                before = self.table if i == 0 or (stored[i - 1].command_id, stored[i - 1].recorded_at) != (
-                    env.command_id, env.recorded_at) else before
+                before = self.table if i == 0 or not codec.same_command(stored[i - 1], env) else before
                 game = self.table.game or codec.game_name(env)
                 self.table = tbl.evolve(self.table, event_decoder(game).decode(env.payload),
                                         tbl.Origin(env.seat, env.command_id))
-                if i + 1 == len(stored) or (stored[i + 1].command_id, stored[i + 1].recorded_at) != (
-                        env.command_id, env.recorded_at):  # a command's last event: who is awaited since when
+                if i + 1 == len(stored) or not codec.same_command(env, stored[i + 1]):  # a command's last event
                     seat = None if env.type == "table.SeatJoined" else env.seat
                     self.since = tbl.awaited_since(self.since, before, self.table, seat)
 

@@ -130,9 +130,6 @@ class GamesController(AllowingController):
         before ``version`` are kept as they were (README, Forks). 409 ``game_not_over`` for a game still in
         play (its state holds secrets), 422 ``not_a_position`` before the start or at the end."""
         entry = await reads.lobby_entry(game_id)  # 404, or 410 archived
-        if entry.status != "over":
-            raise ApiError(409, "game_not_over", "only a game that is over can be forked: a running game's state "
-                                                 "holds secrets that the fork would expose")
         names = data.seats or []
         if len(names) > len(entry.seats):
             raise ApiError(400, "bad_seats", f"this game has {len(entry.seats)} seats, not {len(names)}")
