@@ -15,8 +15,6 @@ import structlog
 from faststream import FastStream
 from faststream.redis import RedisBroker
 from faststream.specification import AsyncAPI
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from contracts.envelope import CommandEnvelope
 from services.store import keys
@@ -28,7 +26,14 @@ from services.runtime.metrics import Server as MetricsServer
 from services.projector.service import Partition, Projector
 from services.store.events import RedisEventStore
 from services.engine.upkeep import expire_open_games
-from services.store.streams import Entries, batch_subscription, drop_stale_consumers, ensure_group, trim_acknowledged
+from services.store.streams import (
+    Entries,
+    batch_subscription,
+    drop_stale_consumers,
+    ensure_group,
+    trim_acknowledged,
+    when_redis_answers,
+)
 
 log = structlog.get_logger("souk.workers")
 ENGINE, PROJECTOR = "engine", "projector"
@@ -83,14 +88,7 @@ class Workers:
     async def prepare(self) -> None:
         """Consumer groups at 0, so a worker started after the first entries still sees them. A Redis away at
         that moment (restarting) is waited for, as the subscribers' start waits for it (``streams``)."""
-        delay = 0.05
-        while True:
-            try:
-                return await self._prepare()
-            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-                log.warning("prepare_retry", error=str(exc), retry_in_s=delay)
-                await asyncio.sleep(delay)
-                delay = min(2 * delay, 2.0)
+        await when_redis_answers(self._prepare, "prepare")
 
     async def _prepare(self) -> None:
         if ENGINE in self.roles:

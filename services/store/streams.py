@@ -115,23 +115,29 @@ def batch_subscription(
 START_RETRY_MAX_S = 2.0
 
 
+async def when_redis_answers(call: Callable[[], Awaitable[Any]], what: str) -> Any:
+    """``call()``, tried again with a backoff (50 ms, doubling to ``START_RETRY_MAX_S``) while Redis does not answer
+    (restarting, a connection reset): for a worker's start-up, where FastStream raised and the worker exited."""
+    delay = 0.05
+    while True:
+        try:
+            return await call()
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            log.warning("start_retry", what=what, error=str(exc), retry_in_s=delay)
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, START_RETRY_MAX_S)
+
+
 def _start_when_redis_answers(subscriber: Any, stream: str) -> None:
     """A subscriber's start creates its group (one Redis call) before it starts its read task. When Redis is away
     then (a worker started while its Redis restarts: souk chaos kills both), FastStream's start raised and the
-    worker exited with a traceback. The start is tried again, with a backoff, until Redis answers: nothing was
-    started by the failed attempt. (A Redis that never answers at all is an operator's mistake: `souk` checks
+    worker exited with a traceback. The start is tried again until Redis answers (``when_redis_answers``): nothing
+    was started by the failed attempt. (A Redis that never answers at all is an operator's mistake: `souk` checks
     its stores and says so in one line before it starts a worker.)"""
     start = subscriber.start
 
     async def start_when_redis_answers() -> None:
-        delay = 0.05
-        while True:
-            try:
-                return await start()
-            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-                log.warning("subscriber_start_retry", stream=stream, error=str(exc), retry_in_s=delay)
-                await asyncio.sleep(delay)
-                delay = min(2 * delay, START_RETRY_MAX_S)
+        await when_redis_answers(start, f"subscriber of {stream}")
 
     subscriber.start = start_when_redis_answers
 
