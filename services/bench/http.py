@@ -231,7 +231,8 @@ _error_decoder = msgspec.json.Decoder(_Error)
 
 @dataclass
 class Stats:
-    latencies: list[float] = field(default_factory=list)  # seconds
+    latencies: list[float] = field(default_factory=list)  # seconds, from the request to the seat's pushed view
+    answers: list[float] = field(default_factory=list)  # seconds, from the request to its HTTP answer
     sent_at: dict[int, float] = field(default_factory=dict)  # fanout: version a command reached -> its request
     rejected: dict[str, int] = field(default_factory=dict)
     stalls: int = 0
@@ -387,8 +388,11 @@ async def _send(played: PlayedGame, seat: SeatClient, rng: random.Random, pacer:
         if status >= 500 or status == 429:
             await asyncio.sleep(0.05)
         return
+    answered = time.monotonic()
     reply = _reply_decoder.decode(raw)
     stats.sent_at[reply.version] = sent
+    if window.open(answered):
+        stats.answers.append(answered - sent)
     try:
         arrival = await seat.pushed(reply.version)
     except TimeoutError:
@@ -472,7 +476,7 @@ async def _driver(base: str, config: dict, control, results) -> None:
             results.put(("ready", index, None))
             window.start, window.end = await _get(control, 300)
             await task
-            results.put(("done", index, {"latencies": stats.latencies, "rejected": stats.rejected,
+            results.put(("done", index, {"latencies": stats.latencies, "answers": stats.answers, "rejected": stats.rejected,
                                          "stalls": stats.stalls, "games_finished": stats.games_finished,
                                          "errors": stats.errors[:5]}))
         else:
@@ -719,6 +723,7 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
     after = _snapshot(cluster, drivers)
     done = _wait_all(results, drivers, "done", STALL_S + 60)
     latencies = sorted(x for d in done.values() for x in d["latencies"])
+    answers = sorted(x for d in done.values() for x in d["answers"])
     rejected: dict[str, int] = {}
     for d in done.values():
         for code, count in d["rejected"].items():
@@ -730,6 +735,9 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
         "seconds": elapsed, "offered_rate": options["rate"] or None, "commands": len(latencies),
         "commands_per_s": round(len(latencies) / elapsed, 1), "p50_ms": _pct(latencies, 0.50),
         "p99_ms": _pct(latencies, 0.99), "max_ms": round(latencies[-1] * 1000, 2) if latencies else 0.0,
+        # from the request to its HTTP answer (the engine's reply, then the views projected): the rest of p50_ms
+        # is the push to the seat's socket
+        "answer_p50_ms": _pct(answers, 0.50), "answer_p99_ms": _pct(answers, 0.99),
         "rejected": rejected, "at_once": options.get("at_once", False),
         # simultaneous seats: the commands refused because another seat's answer moved the game first (stale)
         "stale_per_command": round(rejected.get("stale", 0) / len(latencies), 3) if latencies else 0.0,
