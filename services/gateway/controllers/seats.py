@@ -23,13 +23,12 @@ from contracts.api import (
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryPage, TableView
 from contracts.table import AcceptUndo, CreateGame, DeclineUndo, JoinSeat, LeaveSeat, RequestUndo
-from services.gateway.auth import Auth, bearer, check_request_id, digest, token_hash
+from services.gateway.auth import bearer, check_request_id, digest, token_hash
 from services.gateway.commands import convert, envelope
-from services.gateway.dependencies import AuthDep, CommandsDep, ReadsDep
+from services.gateway.dependencies import Gateway, GatewayDep
 from services.gateway.errors import ApiError, raise_if_rejected
 from services.gateway.inputs import in_range, strict
 from services.gateway.openapi import AllowingController
-from services.gateway.stores import Reads
 from services.store import keys
 from services.store.codec import encoder, event_envelope_decoder, table_event_decoder
 
@@ -40,12 +39,12 @@ def json_response(raw: bytes) -> Response:
     return Response(content=raw, media_type="application/json")
 
 
-async def view_at(request: Request, reads: Reads, auth: Auth, game_id: str, seat: int, at: int) -> TableView:
+async def view_at(request: Request, gateway: Gateway, game_id: str, seat: int, at: int) -> TableView:
     """The seat's view at version ``at``: with its token while the game runs; anyone's once it is over (the audit
     shows every event whole by then)."""
-    view, over = await reads.view_at(game_id, seat, at)
+    view, over = await gateway.reads.view_at(game_id, seat, at)
     if not over:
-        await auth.authorize(game_id, seat, bearer(request))
+        await gateway.auth.authorize(game_id, seat, bearer(request))
     return view
 
 
@@ -53,137 +52,137 @@ class SeatsController(AllowingController):
     path = "/games/{game_id:str}/seats"
 
     @post("/", tags=["lobby"], dto=strict(JoinRequest), return_dto=None)
-    async def join(self, game_id: str, data: JoinRequest, reads: ReadsDep, auth: AuthDep,
-                   commands: CommandsDep) -> Joined:
+    async def join(self, game_id: str, data: JoinRequest, gateway: GatewayDep) -> Joined:
         """Take a seat (the lowest free one unless ``seat`` is given). Keep the returned token secret. With a
         ``request_id``, a resent request answers the same seat and token instead of taking another seat. With
         ``entropy`` (64 random hex digits), the seat adds its own chance to the game's (README, Fair chance)."""
         if data.request_id is None:
             token, command_id = secrets.token_urlsafe(24), uuid.uuid4().hex
         elif check_request_id(data.request_id):
-            token = await auth.token_for_request(game_id, data.request_id)
+            token = await gateway.auth.token_for_request(game_id, data.request_id)
             command_id = f"join-{digest(data.request_id)}"
-        await reads.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
+        await gateway.reads.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
         body = JoinSeat(data.name, token_hash(token), data.seat,
                         invite_hash=token_hash(data.invite) if data.invite else "", entropy=data.entropy or "")
         # The engine picks the lowest free seat when none is named, on the game as it is: no seat_taken race.
-        reply = await commands.submit(envelope(command_id, game_id, body))
+        reply = await gateway.commands.submit(envelope(command_id, game_id, body))
         raise_if_rejected(reply)
         return Joined(game_id, reply.seat, token, reply.version)
 
     @delete("/{seat:int}", tags=["lobby"], status_code=200)
-    async def leave(self, request: Request, game_id: str, seat: int, auth: AuthDep, commands: CommandsDep) -> Left:
+    async def leave(self, request: Request, game_id: str, seat: int, gateway: GatewayDep) -> Left:
         """Give the seat back before the game starts (its token stops working); someone else may take it."""
-        hashed = await auth.authorize(game_id, seat, bearer(request))
-        reply = await commands.submit(envelope(uuid.uuid4().hex, game_id, LeaveSeat(), seat=seat, token_hash=hashed))
+        hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
+        reply = await gateway.commands.submit(envelope(uuid.uuid4().hex, game_id, LeaveSeat(), seat=seat,
+                                                       token_hash=hashed))
         raise_if_rejected(reply)
         return Left(game_id, seat, reply.version)
 
     @post("/{seat:int}/rematch", tags=["lobby"], status_code=201)
-    async def rematch(self, request: Request, game_id: str, seat: int, reads: ReadsDep, auth: AuthDep,
-                      commands: CommandsDep, entropy: str | None = None) -> Rematch:
+    async def rematch(self, request: Request, game_id: str, seat: int, gateway: GatewayDep,
+                      entropy: str | None = None) -> Rematch:
         """A new game of a finished one, with the same title, options and players: each player calls this with
         its seat token and gets its own seat (the one it had) and token in the same rematch; the last one in
         starts it. ``entropy`` (64 random hex digits): the seat's share of the rematch's chance, as when
         joining."""
-        hashed = await auth.authorize(game_id, seat, bearer(request))
-        entry = await reads.lobby_entry(game_id)
+        hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
+        entry = await gateway.reads.lobby_entry(game_id)
         if entry.status != "over":
             raise ApiError(409, "game_not_over", "a rematch follows a finished game")
-        [(_, fields)] = await reads.events.xrange(keys.game_stream(game_id), count=1)
+        [(_, fields)] = await gateway.reads.events.xrange(keys.game_stream(game_id), count=1)
         first = table_event_decoder.decode(event_envelope_decoder.decode(fields[b"e"]).payload)
-        new_id = await commands.game_for_request(f"rematch:{game_id}")  # one rematch per game, whoever asks first
+        # one rematch per game, whoever asks first
+        new_id = await gateway.commands.game_for_request(f"rematch:{game_id}")
         body = CreateGame(first.game, entry.title, first.seats, first.options, rematch_of=game_id)
-        reply = await commands.submit(envelope(f"rematch-{game_id}", new_id, body))
+        reply = await gateway.commands.submit(envelope(f"rematch-{game_id}", new_id, body))
         if reply.status != "accepted" and reply.code != "game_exists":
             raise_if_rejected(reply)
-        token = await auth.derived(f"rematch:{new_id}:{seat}:{hashed}")
+        token = await gateway.auth.derived(f"rematch:{new_id}:{seat}:{hashed}")
         name = entry.seats[seat].name or f"player {seat}"
         join = JoinSeat(name, token_hash(token), seat, entropy=entropy or "")
-        reply = await commands.submit(envelope(f"rematch-join-{seat}", new_id, join))
+        reply = await gateway.commands.submit(envelope(f"rematch-join-{seat}", new_id, join))
         raise_if_rejected(reply)
         return Rematch(new_id, seat, token, reply.version)
 
     @get("/{seat:int}/view", tags=["seat"])
-    async def seat_view(self, request: Request, game_id: str, seat: int, reads: ReadsDep, auth: AuthDep,
+    async def seat_view(self, request: Request, game_id: str, seat: int, gateway: GatewayDep,
                         min_version: int = 0, at: int | None = None) -> Response[TableView]:
         """What this seat sees now (its secrets included), with the commands it may send. ``at``: what it saw at
         version ``at`` (1 to the game's version, else 400 ``bad_version``), never more than it could then; once
         the game is over, anyone may read any seat's view at any version, without a token."""
         in_range(min_version, "min_version")
         if at is not None:
-            return json_response(encoder.encode(await view_at(request, reads, auth, game_id, seat, at)))
-        await auth.authorize(game_id, seat, bearer(request))
+            return json_response(encoder.encode(await view_at(request, gateway, game_id, seat, at)))
+        await gateway.auth.authorize(game_id, seat, bearer(request))
         if min_version:
-            await reads.wait_projected(game_id, min_version)
-        return json_response(await reads.view_bytes(game_id, seat))
+            await gateway.reads.wait_projected(game_id, min_version)
+        return json_response(await gateway.reads.view_bytes(game_id, seat))
 
     @get("/{seat:int}/legal", tags=["seat"])
-    async def seat_legal(self, request: Request, game_id: str, seat: int, reads: ReadsDep,
-                         auth: AuthDep, at: int | None = None) -> LegalCommands:
+    async def seat_legal(self, request: Request, game_id: str, seat: int, gateway: GatewayDep,
+                         at: int | None = None) -> LegalCommands:
         """The commands this seat may send now; post any of them back as ``command``. ``at``: the commands it
         could have sent at version ``at`` (as ``view?at=``)."""
         if at is not None:
-            view = await view_at(request, reads, auth, game_id, seat, at)
+            view = await view_at(request, gateway, game_id, seat, at)
             return LegalCommands(game_id, seat, view.version, view.legal)
-        await auth.authorize(game_id, seat, bearer(request))
-        view = _view_decoder.decode(await reads.view_bytes(game_id, seat))
+        await gateway.auth.authorize(game_id, seat, bearer(request))
+        view = _view_decoder.decode(await gateway.reads.view_bytes(game_id, seat))
         return LegalCommands(game_id, seat, view.version, view.legal)
 
     @get("/{seat:int}/history", tags=["seat"])
-    async def seat_history(self, request: Request, game_id: str, seat: int, reads: ReadsDep, auth: AuthDep,
+    async def seat_history(self, request: Request, game_id: str, seat: int, gateway: GatewayDep,
                            after: int = 0, limit: int = 100) -> HistoryPage:
-        await auth.authorize(game_id, seat, bearer(request))
-        return await reads.history(game_id, seat, after, limit)
+        await gateway.auth.authorize(game_id, seat, bearer(request))
+        return await gateway.reads.history(game_id, seat, after, limit)
 
     @post("/{seat:int}/commands", tags=["seat"], status_code=200, dto=strict(CommandRequest), return_dto=None)
-    async def send_command(self, request: Request, game_id: str, seat: int, data: CommandRequest, reads: ReadsDep,
-                           auth: AuthDep, commands: CommandsDep) -> Reply:
+    async def send_command(self, request: Request, game_id: str, seat: int, data: CommandRequest,
+                           gateway: GatewayDep) -> Reply:
         """Send one command. 200: accepted, with the new version. 422: refused by the rules (``code``).
         Resending the same ``command_id`` returns the first answer and changes nothing."""
-        hashed = await auth.authorize(game_id, seat, bearer(request))
+        hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
         _check_command_id(data.command_id, data.expected_version)
-        game = await reads.game_name(game_id)
+        game = await gateway.reads.game_name(game_id)
         try:
             command = convert(game, data.command)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise ApiError(400, "bad_command", f"not a command of {game}: {exc}") from None
-        return await _submit(commands, game_id, seat, hashed, data.command_id, command, data.expected_version)
+        return await _submit(gateway, game_id, seat, hashed, data.command_id, command, data.expected_version)
 
     @post("/{seat:int}/undo", tags=["seat"], status_code=200, dto=strict(UndoCommandRequest), return_dto=None)
     async def request_undo(self, request: Request, game_id: str, seat: int, data: UndoCommandRequest,
-                           reads: ReadsDep, auth: AuthDep, commands: CommandsDep) -> Reply:
+                           gateway: GatewayDep) -> Reply:
         """Take back this seat's last command(s): back to ``to_version`` (one of ``undo.to_versions`` in its view).
         Granted at once when every move since is this seat's own; with the table's policy ``with_consent`` the
         other seats are asked otherwise (``undo.request`` in every view). 422 ``undo_not_allowed`` across a chance
         outcome or a reveal, or when the policy forbids it; 409 ``undo_pending`` while a request waits. Resending
         the same ``command_id`` returns the first answer and changes nothing."""
         return await self._undo(request, game_id, seat, data.command_id, data.expected_version,
-                                RequestUndo(data.to_version), reads, auth, commands)
+                                RequestUndo(data.to_version), gateway)
 
     @post("/{seat:int}/undo/accept", tags=["seat"], status_code=200, dto=strict(UndoAnswerRequest),
           return_dto=None)
     async def accept_undo(self, request: Request, game_id: str, seat: int, data: UndoAnswerRequest,
-                          reads: ReadsDep, auth: AuthDep, commands: CommandsDep) -> Reply:
+                          gateway: GatewayDep) -> Reply:
         """Agree to the pending undo request (this seat must be among ``undo.request.asked``); the last agreement
         applies the undo."""
-        return await self._undo(request, game_id, seat, data.command_id, data.expected_version, AcceptUndo(),
-                                reads, auth, commands)
+        return await self._undo(request, game_id, seat, data.command_id, data.expected_version, AcceptUndo(), gateway)
 
     @post("/{seat:int}/undo/decline", tags=["seat"], status_code=200, dto=strict(UndoAnswerRequest),
           return_dto=None)
     async def decline_undo(self, request: Request, game_id: str, seat: int, data: UndoAnswerRequest,
-                           reads: ReadsDep, auth: AuthDep, commands: CommandsDep) -> Reply:
+                           gateway: GatewayDep) -> Reply:
         """Refuse the pending undo request (it ends); sent by the requester, it withdraws its request."""
         return await self._undo(request, game_id, seat, data.command_id, data.expected_version, DeclineUndo(),
-                                reads, auth, commands)
+                                gateway)
 
     async def _undo(self, request: Request, game_id: str, seat: int, command_id: str, expected_version: int | None,
-                    command: Any, reads: ReadsDep, auth: AuthDep, commands: CommandsDep) -> Reply:
-        hashed = await auth.authorize(game_id, seat, bearer(request))
+                    command: Any, gateway: Gateway) -> Reply:
+        hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
         _check_command_id(command_id, expected_version)
-        await reads.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
-        return await _submit(commands, game_id, seat, hashed, command_id, command, expected_version)
+        await gateway.reads.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
+        return await _submit(gateway, game_id, seat, hashed, command_id, command, expected_version)
 
 
 def _check_command_id(command_id: str, expected_version: int | None) -> None:
@@ -193,10 +192,10 @@ def _check_command_id(command_id: str, expected_version: int | None) -> None:
         in_range(expected_version, "expected_version")
 
 
-async def _submit(commands: CommandsDep, game_id: str, seat: int, hashed: str, command_id: str, command: Any,
+async def _submit(gateway: Gateway, game_id: str, seat: int, hashed: str, command_id: str, command: Any,
                   expected_version: int | None) -> Reply:
     """A seat's command queued with its token, answered as the engine decided (200 accepted, else the error)."""
     env = envelope(command_id, game_id, command, seat=seat, token_hash=hashed, expected_version=expected_version)
-    reply = await commands.submit(env)
+    reply = await gateway.commands.submit(env)
     raise_if_rejected(reply)
     return reply

@@ -19,7 +19,7 @@ from litestar import WebSocket, websocket
 from contracts.api import MAX_INT
 from contracts.readmodels import HistoryPage
 from services.gateway import fanout
-from services.gateway.dependencies import AuthDep, ReadsDep, UpdatesDep
+from services.gateway.dependencies import GatewayDep
 from services.gateway.errors import ApiError
 from services.gateway.inputs import in_range
 from services.gateway.listeners import Updates
@@ -33,28 +33,27 @@ class SocketsController(AllowingController):
     path = "/games/{game_id:str}"
 
     @websocket("/ws")
-    async def spectator_socket(self, socket: WebSocket, game_id: str, reads: ReadsDep, updates: UpdatesDep) -> None:
+    async def spectator_socket(self, socket: WebSocket, game_id: str, gateway: GatewayDep) -> None:
         """Pushes the spectator view (a TableView JSON text frame) at once and after every change. A game that
         does not exist: the socket is accepted, then closed with code 4404."""
         try:
-            await reads.game_name(game_id)
+            await gateway.reads.game_name(game_id)
         except ApiError as exc:
             await refuse(socket, exc)
             return
-        await push_views(updates, socket, game_id, None, since(socket), reads)
+        await push_views(gateway.updates, socket, game_id, None, since(socket), gateway.reads)
 
     @websocket("/seats/{seat:int}/ws")
-    async def seat_socket(self, socket: WebSocket, game_id: str, seat: int, auth: AuthDep, reads: ReadsDep,
-                          updates: UpdatesDep) -> None:
+    async def seat_socket(self, socket: WebSocket, game_id: str, seat: int, gateway: GatewayDep) -> None:
         """Pushes this seat's view at once and after every change. Authenticate with ``?token=``. Refused, the
         socket is accepted, then closed with code 4000 + the HTTP status (4401: a missing or bad token; 4404: no
         such game) and the error's code as the reason."""
         try:
-            await auth.authorize(game_id, seat, socket.query_params.get("token"))
+            await gateway.auth.authorize(game_id, seat, socket.query_params.get("token"))
         except ApiError as exc:
             await refuse(socket, exc)
             return
-        await push_views(updates, socket, game_id, seat, since(socket), reads)
+        await push_views(gateway.updates, socket, game_id, seat, since(socket), gateway.reads)
 
 
 async def refuse(socket: WebSocket, exc: ApiError) -> None:

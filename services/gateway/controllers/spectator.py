@@ -10,7 +10,7 @@ from litestar import Response, get
 from contracts.api import Audit
 from contracts.readmodels import HistoryPage, TableView
 from services.gateway.controllers.seats import json_response
-from services.gateway.dependencies import ReadsDep, StoresDep
+from services.gateway.dependencies import GatewayDep
 from services.gateway.errors import ApiError
 from services.gateway.inputs import in_range
 from services.gateway.openapi import AllowingController
@@ -25,45 +25,46 @@ class SpectatorController(AllowingController):
     tags = ["spectator"]
 
     @get("/view")
-    async def spectator_view(self, game_id: str, reads: ReadsDep, min_version: int = 0,
+    async def spectator_view(self, game_id: str, gateway: GatewayDep, min_version: int = 0,
                              at: int | None = None) -> Response[TableView]:
         """What a spectator sees; ``min_version`` waits (up to 3 s) for the projection to reach it. ``at``: what a
         spectator saw at version ``at`` (1 to the game's version, else 400 ``bad_version``); once the game is over,
         each seat's view at any version is ``/seats/{seat}/view?at=``, without a token."""
         if at is not None:
-            return json_response(encoder.encode((await reads.view_at(game_id, None, at))[0]))
+            return json_response(encoder.encode((await gateway.reads.view_at(game_id, None, at))[0]))
         if in_range(min_version, "min_version"):
-            await reads.wait_projected(game_id, min_version)
-        return json_response(await reads.view_bytes(game_id, None))
+            await gateway.reads.wait_projected(game_id, min_version)
+        return json_response(await gateway.reads.view_bytes(game_id, None))
 
     @get("/history")
-    async def spectator_history(self, game_id: str, reads: ReadsDep, after: int = 0, limit: int = 100) -> HistoryPage:
+    async def spectator_history(self, game_id: str, gateway: GatewayDep, after: int = 0,
+                                limit: int = 100) -> HistoryPage:
         """The history as a spectator may see it, paged: pass ``next_after`` as ``after``."""
-        return await reads.history(game_id, None, after, limit)
+        return await gateway.reads.history(game_id, None, after, limit)
 
     @get("/audit")
-    async def audit(self, game_id: str, reads: ReadsDep, stores: StoresDep) -> Audit:
+    async def audit(self, game_id: str, gateway: GatewayDep) -> Audit:
         """Once the game is over: every event unredacted with its hashes, and the seed behind ``seed_hash``."""
-        entry = await reads.lobby_entry(game_id)
+        entry = await gateway.reads.lobby_entry(game_id)
         if entry.status != "over":
             raise ApiError(409, "game_not_over", "the full history and the seed are published when the game ends")
-        envelopes = await stores.event_store.read(game_id)
+        envelopes = await gateway.stores.event_store.read(game_id)
         decode = event_decoder(entry.game).decode
         created, ended = decode(envelopes[0].payload), decode(envelopes[-1].payload)
         return Audit(game_id, ended.seed, created.seed_hash, tuple(envelopes))
 
     @get("/record")
-    async def record(self, game_id: str, reads: ReadsDep, stores: StoresDep) -> Response[Any]:
+    async def record(self, game_id: str, gateway: GatewayDep) -> Response[Any]:
         """Once the game has ended (over or cancelled): its portable record, as ``souk export`` prints it: the
         header, every accepted command, every event with its envelope and hash, the seed and its commitment.
         Anyone can check it (``souk verify FILE``, ``POST /verify``) and ``souk import`` makes it a game of
         another server. 409 ``game_not_over`` before the end; 410 ``archived`` once `souk archive` moved the game
         to its record file (the operator's copy: this server no longer serves it)."""
-        entry = await reads.lobby_entry(game_id)  # 404, or 410 archived
+        entry = await gateway.reads.lobby_entry(game_id)  # 404, or 410 archived
         if entry.status not in ("over", "cancelled"):
             raise ApiError(409, "game_not_over", "a game's record is published when the game ends")
         try:
-            found = await read_record(stores.event_store, stores.events, game_id)
+            found = await read_record(gateway.stores.event_store, gateway.stores.events, game_id)
         except RecordError as exc:
             raise ApiError(409, "game_not_over", str(exc)) from None
         return json_response(encode_record(found))
