@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import socket
 import sys
+import time
 from typing import Any
 
 import click
@@ -270,16 +271,25 @@ def _listen(app, sock: socket.socket, settings: Settings) -> None:
         raise OperatorError(f"the gateway did not start on {url} (see the log above)")
 
 
-def _check_stores(settings: Settings, views: bool = True) -> None:
+def _check_stores(settings: Settings, views: bool = True, wait: bool = False) -> None:
+    """The stores checked (``services.cli.stores.check``). ``wait``, for a service: a store that does not answer
+    (a Redis restarting under a supervisor) is tried again for ``startup_wait_s`` before the one-line error."""
     from services.cli.stores import StoreError, check
 
-    try:
-        check(settings, views=views)
-    except StoreError as exc:
-        raise OperatorError(str(exc)) from None
+    deadline = time.monotonic() + (settings.startup_wait_s if wait else 0.0)
+    while True:
+        try:
+            check(settings, views=views)
+            return
+        except StoreError as exc:
+            if not exc.unreachable or time.monotonic() >= deadline:
+                waited = f" (tried for {settings.startup_wait_s:g} s: SOUK_STARTUP_WAIT_S)" \
+                    if wait and exc.unreachable else ""
+                raise OperatorError(f"{exc}{waited}") from None
+        time.sleep(0.25)
 
 
-def _stores(settings: Settings, views: bool = True) -> Settings:
+def _stores(settings: Settings, views: bool = True, wait: bool = False) -> Settings:
     """The settings with the stores' URLs (REDIS_URL, else the data folder's embedded Redis), checked."""
     from services.cli.stores import resolve
     from services.embedded.folder import EmbeddedError
@@ -288,7 +298,7 @@ def _stores(settings: Settings, views: bool = True) -> Settings:
         settings = resolve(settings)
     except EmbeddedError as exc:
         raise OperatorError(str(exc)) from None
-    _check_stores(settings, views=views)
+    _check_stores(settings, views=views, wait=wait)
     return settings
 
 
@@ -321,7 +331,7 @@ def serve(ctx: click.Context, host: str, port: int, redis_url: str, views_redis_
                 raise OperatorError(str(exc)) from None
             settings = settings_of(ctx, host=host, port=port, data_dir=data_dir, fsync=fsync,
                                    redis_url=embedded.events.url, views_redis_url=embedded.views.url)
-        _check_stores(settings)
+        _check_stores(settings, wait=True)
         from services.gateway import create_app
         from services.runtime.workers import Workers
 
@@ -357,7 +367,7 @@ def gateway(ctx: click.Context, host: str, port: int, redis_url: str, views_redi
                            data_dir=data_dir)
     sock = _bind(settings.host, settings.port)
     try:
-        settings = _stores(settings)
+        settings = _stores(settings, wait=True)
         from services.gateway import create_app
 
         _listen(create_app(settings), sock, settings)
@@ -379,7 +389,7 @@ def run(coro):
 def _worker(ctx: click.Context, role: str, **options: Any) -> None:
     from services.runtime.workers import Workers
 
-    settings = _stores(settings_of(ctx, **options), views=role != "engine")
+    settings = _stores(settings_of(ctx, **options), views=role != "engine", wait=True)
     log.info("worker_starting", role=role, consumer=settings.consumer, redis=_shown(settings.redis_url),
              **({"partition": settings.projector_partition} if role == "projector" else {}))
     app = Workers(settings, roles=(role,)).app()

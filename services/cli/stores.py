@@ -31,7 +31,11 @@ ROLE = "souk:store"  # hash: id, role, views + views_url (an event store's read 
 
 
 class StoreError(RuntimeError):
-    """A store that cannot be used, said in one line."""
+    """A store that cannot be used, said in one line. ``unreachable``: it did not answer (it may be starting)."""
+
+    def __init__(self, message: str, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
 def shown(url: str) -> str:
@@ -59,7 +63,11 @@ def _identity(client: redis.Redis, role: str, what: str, url: str) -> dict[str, 
         client.hsetnx(ROLE, "role", role)
         return client.hgetall(ROLE)
     except redis.RedisError as exc:
-        raise StoreError(f"cannot use the {what} at {shown(url)}: {_reason(exc)}") from None
+        raise StoreError(f"cannot use the {what} at {shown(url)}: {_reason(exc)}", _unreachable(exc)) from None
+
+
+def _unreachable(exc: Exception) -> bool:
+    return isinstance(exc, (redis.ConnectionError, redis.TimeoutError))
 
 
 def _reason(exc: Exception) -> str:
@@ -105,7 +113,7 @@ def check(settings: Settings, views: bool = True) -> None:
                 events.hset(ROLE, mapping={"views": v["id"], "views_url": views_url})
         except redis.RedisError as exc:
             raise StoreError(f"cannot use the stores at {shown(events_url)} and {shown(views_url)}: "
-                             f"{_reason(exc)}") from None
+                             f"{_reason(exc)}", _unreachable(exc)) from None
         finally:
             if read is not events:
                 read.close()

@@ -42,6 +42,8 @@ class Settings:
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
     metrics_port: int = 0  # souk engine / projector: serve /metrics on this port (SOUK_HOST); 0: not served
     snapshot_every: int = 100  # the projector snapshots each game's table every this many events (time travel)
+    startup_wait_s: float = 10.0  # a service (engine, projector, gateway) whose Redis does not answer at its start
+    # tries again this long (a Redis restarting) before it gives up in one line
     consumer: str = field(default_factory=_consumer_name)
 
     @property
@@ -198,5 +200,6 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "read_store_check_s": ("SOUK_READ_STORE_CHECK_S", seconds),
     "metrics_port": ("SOUK_METRICS_PORT", port_or_zero),
     "snapshot_every": ("SOUK_SNAPSHOT_EVERY", positive),
+    "startup_wait_s": ("SOUK_STARTUP_WAIT_S", seconds),
     "consumer": ("SOUK_CONSUMER", text),
 }

@@ -1,0 +1,59 @@
+"""A service started while its Redis is away (restarting, as `souk chaos` does it) waits for it for
+SOUK_STARTUP_WAIT_S, then serves; a Redis that never answers still ends it with one line and a non-zero exit.
+
+Found by `souk chaos`: the event store was killed as the supervisor restarted the engine, and the engine exited 1
+("cannot use the event store ... Connection refused"): a crash, where a service only had to wait a second.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+import redis
+
+from services.embedded.redis import RedisServer, free_port
+from tests.cli.test_operator_mistakes import assert_one_line
+from tests.embedded.support import ROOT, clean_env, souk
+
+
+@pytest.mark.parametrize("role", ["engine", "projector", "gateway"])
+def test_a_service_started_before_its_redis_waits_for_it(role, tmp_path):
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    env = clean_env(REDIS_URL=url, SOUK_PORT=str(free_port()), SOUK_STARTUP_WAIT_S="20")
+    process = subprocess.Popen([sys.executable, "-m", "services.cli", role], env=env, cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    server = RedisServer(tmp_path / "redis", port=port, appendonly=False)
+    try:
+        time.sleep(1.5)  # the service has found nobody on the port by now
+        assert process.poll() is None, process.communicate()[0]
+        server.start()
+        client = redis.Redis.from_url(url)
+        deadline = time.monotonic() + 20
+        while client.hget("souk:store", "role") is None:  # the service checked the store and went on
+            assert process.poll() is None, process.communicate()[0]
+            assert time.monotonic() < deadline, "the service never used its Redis"
+            time.sleep(0.1)
+        assert client.hget("souk:store", "role") == b"events"
+        time.sleep(1.0)
+        assert process.poll() is None, process.communicate()[0]
+        client.close()
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        server.stop()
+
+
+def test_a_redis_that_never_answers_still_ends_the_service_in_one_line():
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    started = time.monotonic()
+    done = souk("engine", env=clean_env(REDIS_URL=url, SOUK_STARTUP_WAIT_S="1"))
+    line = assert_one_line(done, "cannot use the event store", "Connection refused", "SOUK_STARTUP_WAIT_S")
+    assert "1 s" in line
+    assert time.monotonic() - started >= 1.0
