@@ -533,6 +533,24 @@ def _process_cpu(pid: int) -> float:
         return 0.0
 
 
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds of a process and of every process below it (`souk gateway --processes N`'s children)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+                continue
+    tree, grew = {pid}, True
+    while grew:
+        below = {child for child, parent in parents.items() if parent in tree} - tree
+        tree |= below
+        grew = bool(below)
+    return sum(_process_cpu(p) for p in tree)
+
+
 def _redis_cpu(url: str) -> float:
     import redis
 
@@ -547,8 +565,8 @@ def _redis_cpu(url: str) -> float:
 class Cluster:
     """The stores and the server under test, as child processes; ``cpu()`` reads each one's CPU seconds so far."""
 
-    def __init__(self, target: str, fsync: str, url: str | None) -> None:
-        self.target, self.fsync, self.url = target, fsync, url
+    def __init__(self, target: str, fsync: str, url: str | None, gateways: int = 1) -> None:
+        self.target, self.fsync, self.url, self.gateways = target, fsync, url, gateways
         self.procs: dict[str, subprocess.Popen] = {}
         self.redis: dict[str, str] = {}
         self._servers: list = []
@@ -570,7 +588,8 @@ class Cluster:
         port = free_port()
         env = {**os.environ, "REDIS_URL": events.url, "SOUK_VIEWS_REDIS_URL": views.url, "SOUK_LOG_LEVEL": "warning",
                "SOUK_HOST": "127.0.0.1", "SOUK_PORT": str(port), "SOUK_RATE_PER_CLIENT": "0",
-               "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0"}
+               "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0",
+               "SOUK_GATEWAY_PROCESSES": str(self.gateways)}
         roles = ["serve"] if self.target == "serve" else ["engine", "projector", "gateway"]
         for role in roles:
             log = self._logs[role] = tempfile.TemporaryFile()
@@ -602,7 +621,7 @@ class Cluster:
         return "\n".join(out)
 
     def cpu(self) -> dict[str, float]:
-        out = {role: _process_cpu(p.pid) for role, p in self.procs.items()}
+        out = {role: _tree_cpu(p.pid) for role, p in self.procs.items()}
         for name, url in self.redis.items():
             out[name] = _redis_cpu(url)
         return out
@@ -654,7 +673,9 @@ def _wait_all(results, drivers: list, kind: str, timeout: float) -> dict[int, An
 def run_bench(options: dict) -> dict:
     """Starts what the options say, measures, stops everything; the figures as a dict."""
     seats = options["seats"] or DEFAULT_SEATS[options["game"]]
-    cluster = Cluster(options["target"], options["fsync"], options["url"])
+    if options["gateways"] > 1 and (options["target"] != "split" or options["url"]):
+        raise click.UsageError("--gateways is for --target split (`souk serve` is one process)")
+    cluster = Cluster(options["target"], options["fsync"], options["url"], options["gateways"])
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
     drivers: list = []
@@ -831,6 +852,10 @@ async def _fanout(options, seats, base, cluster, ctx, results, drivers, controls
 def _command_line(options: dict) -> str:
     parts = ["souk bench http", f"--mode {options['mode']}"]
     parts.append(f"--url {options['url']}" if options["url"] else f"--target {options['target']}")
+    if options["gateways"] > 1:
+        parts.append(f"--gateways {options['gateways']}")
+    if options["fsync"] != "always" and not options["url"]:
+        parts.append(f"--fsync {options['fsync']}")
     parts += [f"--game {options['game']}", f"--seconds {options['seconds']:g}", f"--warmup {options['warmup']:g}",
               f"--drivers {options['drivers']}", f"--rate {options['rate']:g}"]
     parts.append(f"--games {options['games']}" if options["mode"] == "play" else f"--sockets {options['sockets']}")
@@ -844,6 +869,8 @@ def _command_line(options: dict) -> str:
               help="play: many games, every seat a client; fanout: one game followed by --sockets WebSockets")
 @click.option("--target", type=click.Choice(["serve", "split"]), default="serve",
               help="serve: one `souk serve`; split: `souk engine`, `souk projector`, `souk gateway` processes")
+@click.option("--gateways", type=click.IntRange(1), default=1,
+              help="split: the gateway's processes (`souk gateway --processes N`)")
 @click.option("--url", default=None, envvar="SOUK_BENCH_URL", show_envvar=True,
               help="a server already running (its rate limits off) instead of starting one; its CPU is not measured")
 @click.option("--game", type=click.Choice(GAMES), default="samarkand")

@@ -360,19 +360,47 @@ def embedded_redis(data_dir: str, fsync: str = "always") -> list:
 @cli.command()
 @listen_options
 @store_options
+@setting("--processes", field="gateway_processes", metavar="N",
+         help="processes serving the port, each with its own event loop (a gateway is one core at most)")
 @click.pass_context
-def gateway(ctx: click.Context, host: str, port: int, redis_url: str, views_redis_url: str, data_dir: str) -> None:
-    """HTTP + WebSocket only (the engine and projector run elsewhere)."""
+def gateway(ctx: click.Context, host: str, port: int, redis_url: str, views_redis_url: str, data_dir: str,
+            gateway_processes: int) -> None:
+    """HTTP + WebSocket only (the engine and projector run elsewhere; several gateways may run)."""
     settings = settings_of(ctx, host=host, port=port, redis_url=redis_url, views_redis_url=views_redis_url,
-                           data_dir=data_dir)
+                           data_dir=data_dir, gateway_processes=gateway_processes)
     sock = _bind(settings.host, settings.port)
     try:
         settings = _stores(settings, wait=True)
+        if settings.gateway_processes > 1:
+            _listen_processes(sock, settings)
+            return
         from services.gateway import create_app
 
         _listen(create_app(settings), sock, settings)
     finally:
         sock.close()
+
+
+def _listen_processes(sock: socket.socket, settings: Settings) -> None:
+    """uvicorn's process manager (``uvicorn.supervisors.Multiprocess``) on the bound socket: ``gateway_processes``
+    children, each building the app from the environment (``services.gateway.app.from_env``) and accepting on
+    the one socket; one that dies is started again; SIGTERM or SIGINT stops them all. The children get the stores
+    this process resolved (the data folder's embedded Redis included) and its log settings."""
+    import os
+
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    from services.gateway.inputs import UVICORN_OPTIONS
+
+    os.environ.update({"REDIS_URL": settings.redis_url, "SOUK_VIEWS_REDIS_URL": settings.views_url,
+                       "SOUK_LOG_LEVEL": settings.log_level, "SOUK_LOG_FORMAT": settings.log_format})
+    config = uvicorn.Config("services.gateway.app:from_env", factory=True, workers=settings.gateway_processes,
+                            log_level="warning", log_config=None, **UVICORN_OPTIONS)
+    host, port = sock.getsockname()[:2]
+    url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    log.info("listening", url=url, docs=f"{url}/schema", processes=settings.gateway_processes)
+    Multiprocess(config, sockets=[sock]).run()
 
 
 def run(coro):

@@ -24,7 +24,7 @@ from services.gateway import docs, openapi
 from services.gateway.controllers import CONTROLLERS
 from services.gateway.dependencies import Gateway
 from services.gateway.errors import ApiError, on_api_error, on_crash, on_http, on_validation
-from services.runtime import tracing
+from services.runtime import collector, logs, tracing
 from services.runtime.config import Settings
 
 
@@ -53,3 +53,13 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         debug=False,
         logging_config=None,  # the root logger is set up by services/runtime/logs.py: every line JSON
     )
+
+
+def from_env() -> Litestar:
+    """The app of one of `souk gateway --processes N`'s processes (uvicorn's factory, called in the process): the
+    settings from the environment, which the parent filled with the stores it resolved."""
+    settings = Settings.from_env()
+    logs.configure(settings.log_level, settings.log_format)
+    app = create_app(settings)
+    collector.tune()  # the app is built: freeze it out of the collector, collect less often (as _listen does)
+    return app

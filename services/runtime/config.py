@@ -42,6 +42,7 @@ class Settings:
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
     metrics_port: int = 0  # souk engine / projector: serve /metrics on this port (SOUK_HOST); 0: not served
     snapshot_every: int = 100  # the projector snapshots each game's table every this many events (time travel)
+    gateway_processes: int = 1  # souk gateway: processes serving the one port (each its own event loop)
     startup_wait_s: float = 10.0  # a service (engine, projector, gateway) whose Redis does not answer at its start
     # tries again this long (a Redis restarting) before it gives up in one line
     consumer: str = field(default_factory=_consumer_name)
@@ -201,5 +202,6 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "metrics_port": ("SOUK_METRICS_PORT", port_or_zero),
     "snapshot_every": ("SOUK_SNAPSHOT_EVERY", positive),
     "startup_wait_s": ("SOUK_STARTUP_WAIT_S", seconds),
+    "gateway_processes": ("SOUK_GATEWAY_PROCESSES", positive),
     "consumer": ("SOUK_CONSUMER", text),
 }

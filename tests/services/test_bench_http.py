@@ -32,6 +32,14 @@ def test_the_play_mode_plays_games_over_http_and_prints_sane_figures_with_the_cp
     assert figures["command"].startswith("souk bench http --mode play --target split")
 
 
+def test_split_with_two_gateway_processes_counts_the_cpu_of_both():
+    figures = _run("--games", "4", "--seconds", "2", "--warmup", "0.3", "--target", "split", "--gateways", "2")
+    assert figures["commands"] > 20 and figures["errors"] == [] and figures["stalls"] == 0
+    # the serving children's CPU, not only their supervisor's (hundreds of µs a command, not a few)
+    assert figures["cpu_us_per_command"]["gateway"] > 50
+    assert "--target split --gateways 2" in figures["command"]
+
+
 def test_at_once_every_awaited_seat_sends_on_the_same_view_and_none_is_stale():
     """Istanbul's answers, all seats at once (each with its view's version as expected_version): before the
     engine kept when each seat's decision began, 1.5 of them were refused stale per accepted command."""
