@@ -24,16 +24,13 @@ from typing import Any
 import msgspec
 import redis.asyncio as aioredis
 import structlog
-from redis.asyncio.client import PubSub
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 
 from contracts.envelope import CommandEnvelope, Reply
 from contracts.readmodels import ViewsUpdated
 from services.store import keys
 from services.runtime import metrics
 from services.store.codec import encoder, reply_decoder
-from services.store.resp import Resp
+from services.store.resp import Resp, Subscriber
 from services.engine.service import command_key
 from services.gateway import fanout
 from services.gateway.errors import ApiError
@@ -68,41 +65,26 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-class _PubSub(PubSub):
-    """A pub/sub connection that never comes back by itself: redis-py would reconnect it and subscribe again
-    silently, without the catch-up."""
-
-    async def on_connect(self, connection) -> None:  # called when the connection is made again, never the first time
-        raise aioredis.ConnectionError("reconnected under the listener: subscribing again, with a catch-up")
-
-
 class _Subscription:
-    """A background task reading one pub/sub subscription and handing each message to ``on_message``; on any
-    failure it reconnects, subscribes again and calls ``catch_up``."""
+    """A background task holding one pub/sub subscription (``services.store.resp.Subscriber``) and handing each
+    message to ``on_message``; on any failure it reconnects, subscribes again and calls ``catch_up``."""
 
     name = "listener"
 
     def __init__(self, redis: aioredis.Redis) -> None:
         self.redis = redis
         self.hot = Resp.like(redis)  # the per-command reads and writes: one auto-pipelined connection
-        # Its own connection, without redis-py's silent retries: every reconnection goes through ``_listen``,
-        # so none happens without a catch-up.
-        pool = redis.connection_pool
-        kwargs = {**pool.connection_kwargs, "retry": Retry(NoBackoff(), 0)}
-        kwargs["socket_connect_timeout"] = kwargs.get("socket_connect_timeout") or PING_ANSWER
-        kwargs["socket_timeout"] = kwargs.get("socket_timeout") or PING_ANSWER
-        self._client = aioredis.Redis.from_pool(aioredis.ConnectionPool(connection_class=pool.connection_class,
-                                                                        **kwargs))
         self.state = ListenerState()
         self._was_connected = False
         self._task: asyncio.Task | None = None
         self._ready = asyncio.Event()
+        self._subscriber: Subscriber | None = None
 
-    async def subscribe(self, pubsub) -> int:
-        """Subscribes; returns how many subscription confirmations to expect."""
+    def subscriptions(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The channels and the patterns to subscribe to."""
         raise NotImplementedError
 
-    def on_message(self, message: dict) -> None:
+    def on_message(self, channel: bytes, data: bytes) -> None:
         raise NotImplementedError
 
     async def catch_up(self) -> None:
@@ -122,51 +104,58 @@ class _Subscription:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
             self._task = None
-        await self._client.aclose()
         await self.hot.aclose()
+
+    def _deliver(self, channel: bytes, data: bytes) -> None:
+        try:
+            self.on_message(channel, data)
+        except Exception as exc:  # noqa: BLE001 - one bad message must not stop the listener
+            log.warning("listener_message_dropped", listener=self.name, error=_describe(exc))
 
     async def _listen(self) -> None:
         delay = BACKOFF_FIRST
         while True:
-            pubsub = _PubSub(self._client.connection_pool)
+            subscriber = self._subscriber = Subscriber.like(self.redis, self._deliver)
             try:
-                expected = await self.subscribe(pubsub)
-                while expected:  # subscribed once Redis confirms it: only then can the catch-up miss nothing
-                    message = await pubsub.get_message(timeout=PING_ANSWER)
-                    if message is None:
-                        raise TimeoutError("no subscription confirmation")
-                    if message["type"] in ("subscribe", "psubscribe"):
-                        expected -= 1
+                channels, patterns = self.subscriptions()
+                # subscribed once Redis confirms it: only then can the catch-up miss nothing
+                await asyncio.wait_for(subscriber.start(channels, patterns), PING_ANSWER)
                 await self.catch_up()
                 self._connected()
                 delay = BACKOFF_FIRST
-                await self._read(pubsub)
+                await self._read(subscriber)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - whatever broke the connection, listen again
                 self._disconnected(exc)
             finally:
                 with contextlib.suppress(Exception):
-                    await pubsub.aclose()
+                    await subscriber.aclose()
             await asyncio.sleep(delay)
             delay = min(delay * 2, BACKOFF_MAX)
 
-    async def _read(self, pubsub) -> None:
-        pinged = False
+    async def _read(self, subscriber: Subscriber) -> None:
+        """Until the connection ends; one silent for ``IDLE_PING`` is pinged, and given up without an answer
+        within ``PING_ANSWER``."""
+        loop = asyncio.get_running_loop()
+        pinged_at: float | None = None
         while True:
-            message = await pubsub.get_message(timeout=PING_ANSWER if pinged else IDLE_PING)
-            if message is None:
-                if pinged:
+            now = loop.time()
+            if pinged_at is not None and subscriber.heard > pinged_at:
+                pinged_at = None
+            if pinged_at is None:
+                wait = subscriber.heard + IDLE_PING - now
+                if wait <= 0:
+                    subscriber.ping()
+                    pinged_at = now
+                    wait = PING_ANSWER
+            else:
+                wait = pinged_at + PING_ANSWER - now
+                if wait <= 0:
                     raise TimeoutError(f"no answer to PING within {PING_ANSWER} s")
-                await pubsub.ping()
-                pinged = True
-                continue
-            pinged = False
-            if message["type"] in ("message", "pmessage"):
-                try:
-                    self.on_message(message)
-                except Exception as exc:  # noqa: BLE001 - one bad message must not stop the listener
-                    log.warning("listener_message_dropped", listener=self.name, error=_describe(exc))
+            done, _ = await asyncio.wait({subscriber.lost}, timeout=wait)
+            if done:
+                raise subscriber.lost.result()
 
     def _connected(self) -> None:
         state = self.state
@@ -201,12 +190,11 @@ class Replies(_Subscription):
         # (game, seat, command id) -> the command and its answer to come, shared by concurrent resends
         self.waiting: dict[tuple[str, int | None, str], _Waiting] = {}
 
-    async def subscribe(self, pubsub) -> int:
-        await pubsub.subscribe(self.channel)
-        return 1
+    def subscriptions(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return (self.channel,), ()
 
-    def on_message(self, message: dict) -> None:
-        reply = reply_decoder.decode(message["data"])
+    def on_message(self, channel: bytes, data: bytes) -> None:
+        reply = reply_decoder.decode(data)
         waiting = self.waiting.get((reply.game_id, reply.seat, reply.command_id))
         if waiting is None and reply.seat is not None:  # a join: sent for no seat, answered with the seat taken
             waiting = self.waiting.get((reply.game_id, None, reply.command_id))
@@ -436,15 +424,14 @@ class Updates(_Subscription):
         super().__init__(redis)
         self.games: dict[str, _Game] = {}
 
-    async def subscribe(self, pubsub) -> int:
-        await pubsub.psubscribe(keys.view_updates("*"))
-        return 1
+    def subscriptions(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return (), (keys.view_updates("*"),)
 
-    def on_message(self, message: dict) -> None:
-        game = self.games.get(message["channel"][self._prefix:].decode())
+    def on_message(self, channel: bytes, data: bytes) -> None:
+        game = self.games.get(channel[self._prefix:].decode())
         if game is None:  # nobody here waits on that game
             return
-        version = _notice_decoder.decode(message["data"]).version
+        version = _notice_decoder.decode(data).version
         game.reached(version)
         if game.behind(version):
             game.views.request()

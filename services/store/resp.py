@@ -8,10 +8,11 @@ tens that redis-py's general client spends (connection pool, retries, per-comman
 
 Used where Souk sends many small commands: the engine's and the projector's batch scripts, the gateway's hot path
 (a seat's token, the game's name, queuing a command, the views pushed to sockets) and the benchmark driver.
-Everything else (FastStream's consumer groups, pub/sub listeners, the gateway's other routes, tests) uses redis-py. Errors are redis-py's
-exception classes, so callers handle both clients alike.
+Everything else (FastStream's consumer groups, the gateway's other routes, tests) uses redis-py. Errors are
+redis-py's exception classes, so callers handle both clients alike.
 
-``Subscriber`` is the pub/sub side: one connection whose pushed messages go to a callback.
+``Subscriber`` is the pub/sub side: one connection whose pushed messages go to a callback (the gateway's listeners
+of replies and view updates, the benchmark's).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 import hiredis
 from redis.connection import parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
 _pack = hiredis.pack_command
 SEND_AT_ONCE = 32 * 1024  # a command this big (bytes) is written at once, not at the end of the loop's turn
@@ -32,7 +33,11 @@ SEND_AT_ONCE = 32 * 1024  # a command this big (bytes) is written at once, not a
 
 def _error(reply: hiredis.ReplyError) -> ResponseError:
     text = str(reply)
-    return NoScriptError(text) if text.startswith("NOSCRIPT") else ResponseError(text)
+    if text.startswith("NOSCRIPT"):
+        return NoScriptError(text)
+    if text.startswith("NOPERM"):
+        return NoPermissionError(text)
+    return ResponseError(text)
 
 
 class _Protocol(asyncio.Protocol):
@@ -200,35 +205,88 @@ class Resp:
 
 class Subscriber:
     """A pub/sub connection: every message on the channels and patterns subscribed goes to
-    ``on_message(channel, data)``. Subscribe before awaiting messages; it does not reconnect."""
+    ``on_message(channel, data)``. It does not reconnect: ``lost`` is resolved with the error when the connection
+    ends, and the owner starts a new one (the gateway's listeners, ``services.gateway.listeners``, then catch up).
 
-    def __init__(self, url: str, on_message: Callable[[bytes, bytes], None]) -> None:
-        self.params = parse_url(url)
+    ``start`` returns once Redis confirmed every subscription (a refusal, NOPERM say, raises); ``heard`` is the
+    monotonic time of the last thing Redis sent, and ``ping`` asks for something (a connection silent for long may
+    be dead without knowing it). A message costs a hiredis parse and a call, where redis-py's ``PubSub`` spent
+    several times that (its ``get_message`` loop with a timeout per message)."""
+
+    def __init__(self, url: str | None, on_message: Callable[[bytes, bytes], None], **params: Any) -> None:
+        self.params = parse_url(url) if url else params
         self.on_message = on_message
         self._proto: _Protocol | None = None
         self.lost: asyncio.Future | None = None
+        self.heard = 0.0
+        self._expected = 0  # subscription confirmations still to come
+        self._subscribed: asyncio.Future | None = None
+
+    @classmethod
+    def like(cls, client: Any, on_message: Callable[[bytes, bytes], None]) -> Subscriber:
+        """A subscriber on the server a redis-py client talks to."""
+        kw = client.connection_pool.connection_kwargs
+        return cls(None, on_message,
+                   **{k: kw[k] for k in ("host", "port", "path", "db", "username", "password") if kw.get(k)})
 
     async def start(self, channels: tuple[str, ...] = (), patterns: tuple[str, ...] = ()) -> None:
-        self.lost = asyncio.get_running_loop().create_future()
-        self._proto = await _open(self.params, self._on_reply, self._on_lost)
+        loop = asyncio.get_running_loop()
+        self.lost = loop.create_future()
+        self._subscribed = loop.create_future()
+        self._expected = len(channels) + len(patterns)
+        try:
+            self._proto = await _open(self.params, self._on_reply, self._on_lost)
+        except OSError as exc:
+            raise RedisConnectionError(f"cannot connect to Redis ({self.params.get('host')}:"
+                                       f"{self.params.get('port')}): {exc}") from exc
+        self.heard = loop.time()
+        write = self._proto.transport.write
         for hello in _hello(self.params):
-            self._proto.transport.write(_pack(hello))
+            write(_pack(hello))
         if channels:
-            self._proto.transport.write(_pack(("SUBSCRIBE", *channels)))
+            write(_pack(("SUBSCRIBE", *channels)))
         if patterns:
-            self._proto.transport.write(_pack(("PSUBSCRIBE", *patterns)))
+            write(_pack(("PSUBSCRIBE", *patterns)))
+        if not self._expected:
+            self._subscribed.set_result(None)
+        waiting = {self._subscribed, self.lost}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if not self._subscribed.done():
+            raise self.lost.result()
+        self._subscribed.result()  # a refused subscription raises here
+
+    def ping(self) -> None:
+        """Asks Redis for an answer (``heard`` moves when it comes)."""
+        if self._proto is not None and self._proto.transport is not None:
+            self._proto.transport.write(_pack(("PING",)))
 
     def _on_reply(self, reply: Any) -> None:
+        self.heard = asyncio.get_running_loop().time()
         if isinstance(reply, list):
             kind = reply[0]
             if kind == b"message":
                 self.on_message(reply[1], reply[2])
             elif kind == b"pmessage":
                 self.on_message(reply[2], reply[3])
+            elif kind in (b"subscribe", b"psubscribe"):
+                self._expected -= 1
+                if self._expected == 0 and self._subscribed is not None and not self._subscribed.done():
+                    self._subscribed.set_result(None)
+        elif isinstance(reply, hiredis.ReplyError):  # a hello or a subscription refused: this connection is no use
+            error = _error(reply)
+            if self._subscribed is not None and not self._subscribed.done():
+                self._subscribed.set_exception(error)
+            self._end(error)
 
     def _on_lost(self, proto: _Protocol, exc: Exception) -> None:
         if self.lost is not None and not self.lost.done():
             self.lost.set_result(exc)
+
+    def _end(self, exc: Exception) -> None:
+        if self.lost is not None and not self.lost.done():
+            self.lost.set_result(exc)
+        if self._proto is not None and self._proto.transport is not None:
+            self._proto.transport.close()
 
     async def aclose(self) -> None:
         if self._proto is not None and self._proto.transport is not None:
