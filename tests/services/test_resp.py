@@ -8,7 +8,7 @@ import hashlib
 import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
 from services.store.resp import Resp, Subscriber
 
@@ -180,6 +180,31 @@ async def test_the_subscriber_gets_channel_and_pattern_messages_as_bytes(redis_u
         await sub.aclose()
     lost = await asyncio.wait_for(sub.lost, 2)
     assert isinstance(lost, RedisConnectionError)
+
+
+async def test_the_subscriber_starts_once_redis_confirmed_and_a_refused_subscription_raises(redis_url, redis):
+    """What the gateway's listeners rely on: after ``start`` nothing published is missed; a subscription Redis
+    refuses (ACL) raises NoPermissionError and ends the connection; ``ping`` gets an answer (``heard`` moves)."""
+    sub = Subscriber(redis_url, lambda channel, data: None)
+    await sub.start(channels=("confirmed",), patterns=("confirmed:*",))
+    try:
+        numsub = dict(await redis.pubsub_numsub("confirmed"))  # no waiting: subscribed when start returned
+        assert numsub[b"confirmed"] == 1
+        before = sub.heard
+        await asyncio.sleep(0.01)
+        sub.ping()
+        await eventually(lambda: asyncio.sleep(0, sub.heard > before))
+    finally:
+        await sub.aclose()
+
+    await redis.execute_command("ACL", "SETUSER", "default", "resetchannels")
+    try:
+        refused = Subscriber(redis_url, lambda channel, data: None)
+        with pytest.raises(NoPermissionError):
+            await asyncio.wait_for(refused.start(channels=("forbidden",)), 2)
+        assert isinstance(await asyncio.wait_for(refused.lost, 2), NoPermissionError)
+    finally:
+        await redis.execute_command("ACL", "SETUSER", "default", "allchannels")
 
 
 async def test_binary_keys_and_values_round_trip_unchanged(resp, redis):
