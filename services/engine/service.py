@@ -27,7 +27,7 @@ from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import RuleViolation
 from services.store import keys
-from services.runtime import metrics
+from services.runtime import logs, metrics
 from services.engine.sealing import seal_events
 from services.store.codec import (
     command_decoder,
@@ -220,13 +220,13 @@ class Engine:
                     await self.park(env, "game_unreadable", str(exc), replies[index])
                 continue
             for index, env in items:
-                structlog.contextvars.bind_contextvars(game_id=game_id, seat=env.seat, command_id=env.command_id,
-                                                       trace_id=trace_id(env.traceparent))
+                logs.bind(game_id=game_id, seat=env.seat, command_id=env.command_id,
+                          trace_id=trace_id(env.traceparent))
                 append, reply, slot = await self._decide(slot, env)
                 decided.append((index, env, append, reply))
                 if slot.table.exists:
                     self.cache.put(game_id, slot)
-        structlog.contextvars.clear_contextvars()
+        logs.clear()
 
         redo: list[tuple[int, CommandEnvelope]] = []
         results = await self.store.append([a for _, _, a, _ in decided])

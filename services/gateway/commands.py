@@ -18,7 +18,7 @@ from contracts.table import TABLE_COMMANDS, UNDO_COMMANDS
 from services.gateway.auth import digest
 from services.gateway.listeners import Replies
 from services.gateway.stores import Reads
-from services.runtime import tracing
+from services.runtime import logs, tracing
 from services.store import keys
 from services.store.codec import command_decoder, encoder
 
@@ -38,7 +38,7 @@ class Commands:
         log its ``trace_id`` too."""
         if not env.traceparent:
             env = msgspec.structs.replace(env, traceparent=tracing.current.get())
-        with structlog.contextvars.bound_contextvars(game_id=env.game_id, seat=env.seat, command_id=env.command_id):
+        with logs.bound(game_id=env.game_id, seat=env.seat, command_id=env.command_id):
             reply = await self.replies.send(env)
             log.debug("command_answered", status=reply.status, code=reply.code, version=reply.version)
             if reply.status == "accepted":

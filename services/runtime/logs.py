@@ -1,9 +1,18 @@
-"""structlog set-up: JSON lines (or console) with game_id, seat and command_id bound by the handlers."""
+"""structlog set-up: JSON lines (or console) with game_id, seat and command_id bound by the handlers.
+
+The handlers bind what each line of a request or a command carries with ``bound`` (a ``with`` block) or ``bind``
+then ``clear`` (a loop): one context variable holding a dict, merged into every line by ``merge_context``.
+structlog's own ``bound_contextvars`` makes a context variable per key and reads them all back from a copy of the
+context each time: 5.4 µs a block of three keys against 0.6, twice on every command in the gateway and once per
+command in the engine and the projector.
+"""
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import sys
+from typing import Any
 
 import structlog
 
@@ -37,6 +46,42 @@ class Repeats(logging.Filter):
         return True
 
 
+_CONTEXT: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("souk_log_context", default=None)
+
+
+class bound:  # noqa: N801 - used as a context manager, like structlog's bound_contextvars
+    """``with bound(game_id=..., seat=...):`` every line logged inside carries these keys (a line's own keys win)."""
+
+    __slots__ = ("_token", "_values")
+
+    def __init__(self, **values: Any) -> None:
+        self._values = values
+        self._token: contextvars.Token | None = None
+
+    def __enter__(self) -> None:
+        outer = _CONTEXT.get()
+        self._token = _CONTEXT.set({**outer, **self._values} if outer else self._values)
+
+    def __exit__(self, *_: object) -> None:
+        _CONTEXT.reset(self._token)
+
+
+def bind(**values: Any) -> None:
+    """Every line logged from now on in this context carries these keys, until ``clear``."""
+    outer = _CONTEXT.get()
+    _CONTEXT.set({**outer, **values} if outer else values)
+
+
+def clear() -> None:
+    _CONTEXT.set(None)
+
+
+def merge_context(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    """The structlog processor that adds what ``bound`` and ``bind`` hold."""
+    context = _CONTEXT.get()
+    return {**context, **event_dict} if context else event_dict
+
+
 def configure(level: str = "info", fmt: str = "json") -> None:
     """structlog for Souk's own logs; the standard library's records (FastStream's, through ``LIBRARIES``, and
     any other library's) are rendered the same way, from WARNING up unless ``level`` is higher."""
@@ -46,6 +91,7 @@ def configure(level: str = "info", fmt: str = "json") -> None:
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
+            merge_context,
             structlog.processors.add_log_level,
             stamp,
             structlog.processors.format_exc_info,
@@ -58,7 +104,7 @@ def configure(level: str = "info", fmt: str = "json") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
-        foreign_pre_chain=[structlog.contextvars.merge_contextvars, structlog.stdlib.add_log_level,
+        foreign_pre_chain=[structlog.contextvars.merge_contextvars, merge_context, structlog.stdlib.add_log_level,
                            structlog.stdlib.add_logger_name, structlog.stdlib.ExtraAdder(allow=("repeated",)), stamp,
                            structlog.processors.format_exc_info],
     ))

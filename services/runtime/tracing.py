@@ -14,7 +14,7 @@ import contextvars
 import re
 import secrets
 
-import structlog
+from services.runtime import logs
 
 HEADER = "traceparent"
 # version - trace id - parent id - flags; a later version may append fields after a dash (the spec's rule).
@@ -69,7 +69,7 @@ def asgi_middleware(app):
 
         token = current.set(traceparent)
         try:
-            with structlog.contextvars.bound_contextvars(trace_id=trace_id(traceparent)):
+            with logs.bound(trace_id=trace_id(traceparent)):
                 await app(scope, receive, send_traced)
         finally:
             current.reset(token)

@@ -12,7 +12,7 @@ import structlog
 
 from contracts.envelope import EventEnvelope, chain_hash, seal
 from services.store import keys
-from services.runtime import tracing
+from services.runtime import logs, tracing
 from services.history.audit import verify_audit
 from services.engine.service import Engine
 from services.projector.service import Projector
@@ -29,11 +29,12 @@ TRACEPARENT = f"00-{TRACE}-00f067aa0ba902b7-01"
 def captured():
     """structlog's output as event dicts, context variables merged in, debug lines included."""
     capture = structlog.testing.LogCapture()
-    structlog.configure(processors=[structlog.contextvars.merge_contextvars, capture],
+    structlog.configure(processors=[structlog.contextvars.merge_contextvars, logs.merge_context, capture],
                         wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
     yield capture.entries
     structlog.reset_defaults()
     structlog.contextvars.clear_contextvars()
+    logs.clear()
 
 
 def traced(env, traceparent: str = TRACEPARENT):
