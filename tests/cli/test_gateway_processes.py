@@ -18,7 +18,7 @@ import pytest
 import redis
 
 from services.embedded.redis import free_port
-from tests.embedded.support import ROOT, clean_env
+from tests.embedded.support import ROOT, clean_env, stop
 
 
 def _children(pid: int) -> set[int]:
@@ -72,12 +72,7 @@ def split(redis_url):
         yield base, processes[2], redis.Redis.from_url(redis_url)
     finally:
         for process in reversed(processes):
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            stop(process)
 
 
 def _play_a_little(base: str) -> None:

@@ -16,7 +16,7 @@ import redis
 
 from services.embedded.redis import RedisServer, free_port
 from tests.cli.test_operator_mistakes import assert_one_line
-from tests.embedded.support import ROOT, clean_env, souk
+from tests.embedded.support import ROOT, clean_env, souk, stop
 
 
 @pytest.mark.parametrize("role", ["engine", "projector", "gateway"])
@@ -42,11 +42,7 @@ def test_a_service_started_before_its_redis_waits_for_it(role, tmp_path):
         assert process.poll() is None, process.communicate()[0]
         client.close()
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
         server.stop()
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from services.embedded.redis import free_port
+from tests.embedded.support import stop
 
 
 @contextlib.contextmanager
@@ -37,11 +38,7 @@ def serve(redis_url: str, views_url: str, log_path: Path, env: dict[str, str] | 
                 time.sleep(0.1)
             yield url
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            stop(process, 15)
 
 
 async def join_all(client: httpx.AsyncClient, game_id: str, seats: int) -> list[str]:

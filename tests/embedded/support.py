@@ -25,6 +25,17 @@ def clean_env(**extra: str) -> dict[str, str]:
     return {**env, "SOUK_LOG_LEVEL": "info", **extra}
 
 
+def stop(process: subprocess.Popen, timeout: float = 20) -> None:
+    """SIGTERM, and SIGKILL after ``timeout`` seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def souk(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "services.cli", *args], capture_output=True, text=True, env=env,
                           timeout=timeout, cwd=ROOT)
@@ -64,13 +75,7 @@ def embedded_serve(tmp_path: Path, **env: str) -> Iterator[Served]:
             time.sleep(0.1)
         yield Served(url, data_dir, log, process)
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop(process)
 
 
 def logged(log: Path, event: str) -> list[dict]:
