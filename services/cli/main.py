@@ -399,6 +399,7 @@ def _listen_processes(sock: socket.socket, settings: Settings) -> None:
                             log_level="warning", log_config=None, **UVICORN_OPTIONS)
     host, port = sock.getsockname()[:2]
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    sock.listen(config.backlog)  # connections wait in the backlog until a process accepts them
     log.info("listening", url=url, docs=f"{url}/schema", processes=settings.gateway_processes)
     Multiprocess(config, sockets=[sock]).run()
 

@@ -67,7 +67,9 @@ def _identity(client: redis.Redis, role: str, what: str, url: str) -> dict[str, 
 
 
 def _unreachable(exc: Exception) -> bool:
-    return isinstance(exc, (redis.ConnectionError, redis.TimeoutError))
+    """Redis did not answer (it may be starting); a refused password answered, so it is a mistake, not a wait."""
+    return isinstance(exc, (redis.ConnectionError, redis.TimeoutError)) and not isinstance(
+        exc, redis.AuthenticationError)
 
 
 def _reason(exc: Exception) -> str:

@@ -53,3 +53,19 @@ def test_a_redis_that_never_answers_still_ends_the_service_in_one_line():
     line = assert_one_line(done, "cannot use the event store", "Connection refused", "SOUK_STARTUP_WAIT_S")
     assert "1 s" in line
     assert time.monotonic() - started >= 1.0
+
+
+def test_a_refused_password_is_a_mistake_said_at_once_not_waited_for(tmp_path):
+    server = RedisServer(tmp_path / "redis", appendonly=False).start()
+    try:
+        client = redis.Redis.from_url(server.url)
+        client.config_set("requirepass", "right")
+        client.close()
+        started = time.monotonic()
+        done = souk("engine", env=clean_env(REDIS_URL=f"redis://:wrong@127.0.0.1:{server.port}/0",
+                                            SOUK_STARTUP_WAIT_S="20"))
+        line = assert_one_line(done, "cannot use the event store")
+        assert "SOUK_STARTUP_WAIT_S" not in line and "wrong" not in line  # the password is not shown either
+        assert time.monotonic() - started < 15
+    finally:
+        server.stop()
