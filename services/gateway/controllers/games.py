@@ -7,6 +7,7 @@ import uuid
 
 import msgspec
 from litestar import Request, Response, delete, get, post
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from contracts.api import Cancelled, Created, CreateGameRequest, Forked, ForkRequest, Joined
 from contracts.readmodels import LobbyEntry
@@ -49,8 +50,9 @@ class GamesController(AllowingController):
     tags = ["lobby"]
 
     @get("/")
-    async def list_games(self, gateway: GatewayDep, status: str | None = None, game: str | None = None,
-                         limit: int = 100, cursor: str | None = None) -> Response[list[LobbyEntry]]:
+    async def list_games(self, gateway: GatewayDep, status: FromQuery[str | None] = None,
+                         game: FromQuery[str | None] = None, limit: FromQuery[int] = 100,
+                         cursor: FromQuery[str | None] = None) -> Response[list[LobbyEntry]]:
         """The lobby, newest first; filter by ``status`` (open / playing / over / cancelled) and ``game`` (a name
         from /catalog). At most ``limit`` (1 to 200) games; when there are more, the ``X-Next-Cursor`` header
         holds the ``cursor`` of the next page. Reads one page of an index, whatever the number of games."""
@@ -87,7 +89,7 @@ class GamesController(AllowingController):
         return Response(entries, headers=headers)
 
     @post("/", dto=strict(CreateGameRequest), return_dto=None)
-    async def create_game(self, request: Request, data: CreateGameRequest, gateway: GatewayDep) -> Created:
+    async def create_game(self, request: Request, data: JSONBody[CreateGameRequest], gateway: GatewayDep) -> Created:
         """Create a game; then each player joins a seat. ``seed`` (64 hex digits) makes the game reproducible, only
         with ``unfair: true``, and the game says so to everyone. With a ``request_id``, a resent request answers the
         same game."""
@@ -100,11 +102,11 @@ class GamesController(AllowingController):
         return await _create(request, body, data.request_id, data.private, gateway)
 
     @get("/{game_id:str}")
-    async def get_game(self, game_id: str, gateway: GatewayDep) -> LobbyEntry:
+    async def get_game(self, game_id: FromPath[str], gateway: GatewayDep) -> LobbyEntry:
         return await gateway.reads.lobby_entry(game_id)
 
     @delete("/{game_id:str}", status_code=200)
-    async def cancel(self, request: Request, game_id: str, gateway: GatewayDep) -> Cancelled:
+    async def cancel(self, request: Request, game_id: FromPath[str], gateway: GatewayDep) -> Cancelled:
         """Cancel a game before it starts, with the ``creator_token`` its creation answered."""
         token = bearer(request)
         if not token:
@@ -118,7 +120,8 @@ class GamesController(AllowingController):
         return Cancelled(game_id, reply.version)
 
     @post("/{game_id:str}/fork", status_code=201, dto=strict(ForkRequest), return_dto=None)
-    async def fork(self, request: Request, game_id: str, data: ForkRequest, gateway: GatewayDep) -> Forked:
+    async def fork(self, request: Request, game_id: FromPath[str], data: JSONBody[ForkRequest],
+                   gateway: GatewayDep) -> Forked:
         """A new game from this finished game's position at ``version`` (what ``GET …/view?at=version`` shows; a
         version inside a command is the game before it), to play a what-if: its first events replay that
         position, it is marked ``forked_from`` in the lobby, its views and its record, and its seats are new

@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response, delete, get, post
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from contracts.api import (
     CommandRequest,
@@ -52,7 +53,7 @@ class SeatsController(AllowingController):
     path = "/games/{game_id:str}/seats"
 
     @post("/", tags=["lobby"], dto=strict(JoinRequest), return_dto=None)
-    async def join(self, game_id: str, data: JoinRequest, gateway: GatewayDep) -> Joined:
+    async def join(self, game_id: FromPath[str], data: JSONBody[JoinRequest], gateway: GatewayDep) -> Joined:
         """Take a seat (the lowest free one unless ``seat`` is given). Keep the returned token secret. With a
         ``request_id``, a resent request answers the same seat and token instead of taking another seat. With
         ``entropy`` (64 random hex digits), the seat adds its own chance to the game's (README, Fair chance)."""
@@ -70,7 +71,7 @@ class SeatsController(AllowingController):
         return Joined(game_id, reply.seat, token, reply.version)
 
     @delete("/{seat:int}", tags=["lobby"], status_code=200)
-    async def leave(self, request: Request, game_id: str, seat: int, gateway: GatewayDep) -> Left:
+    async def leave(self, request: Request, game_id: FromPath[str], seat: FromPath[int], gateway: GatewayDep) -> Left:
         """Give the seat back before the game starts (its token stops working); someone else may take it."""
         hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
         reply = await gateway.commands.submit(envelope(uuid.uuid4().hex, game_id, LeaveSeat(), seat=seat,
@@ -79,8 +80,8 @@ class SeatsController(AllowingController):
         return Left(game_id, seat, reply.version)
 
     @post("/{seat:int}/rematch", tags=["lobby"], status_code=201)
-    async def rematch(self, request: Request, game_id: str, seat: int, gateway: GatewayDep,
-                      entropy: str | None = None) -> Rematch:
+    async def rematch(self, request: Request, game_id: FromPath[str], seat: FromPath[int], gateway: GatewayDep,
+                      entropy: FromQuery[str | None] = None) -> Rematch:
         """A new game of a finished one, with the same title, options and players: each player calls this with
         its seat token and gets its own seat (the one it had) and token in the same rematch; the last one in
         starts it. ``entropy`` (64 random hex digits): the seat's share of the rematch's chance, as when
@@ -105,8 +106,8 @@ class SeatsController(AllowingController):
         return Rematch(new_id, seat, token, reply.version)
 
     @get("/{seat:int}/view", tags=["seat"])
-    async def seat_view(self, request: Request, game_id: str, seat: int, gateway: GatewayDep,
-                        min_version: int = 0, at: int | None = None) -> Response[TableView]:
+    async def seat_view(self, request: Request, game_id: FromPath[str], seat: FromPath[int], gateway: GatewayDep,
+                        min_version: FromQuery[int] = 0, at: FromQuery[int | None] = None) -> Response[TableView]:
         """What this seat sees now (its secrets included), with the commands it may send. ``at``: what it saw at
         version ``at`` (1 to the game's version, else 400 ``bad_version``), never more than it could then; once
         the game is over, anyone may read any seat's view at any version, without a token."""
@@ -119,8 +120,8 @@ class SeatsController(AllowingController):
         return json_response(await gateway.reads.view_bytes(game_id, seat))
 
     @get("/{seat:int}/legal", tags=["seat"])
-    async def seat_legal(self, request: Request, game_id: str, seat: int, gateway: GatewayDep,
-                         at: int | None = None) -> LegalCommands:
+    async def seat_legal(self, request: Request, game_id: FromPath[str], seat: FromPath[int], gateway: GatewayDep,
+                         at: FromQuery[int | None] = None) -> LegalCommands:
         """The commands this seat may send now; post any of them back as ``command``. ``at``: the commands it
         could have sent at version ``at`` (as ``view?at=``)."""
         if at is not None:
@@ -131,14 +132,14 @@ class SeatsController(AllowingController):
         return LegalCommands(game_id, seat, view.version, view.legal)
 
     @get("/{seat:int}/history", tags=["seat"])
-    async def seat_history(self, request: Request, game_id: str, seat: int, gateway: GatewayDep,
-                           after: int = 0, limit: int = 100) -> HistoryPage:
+    async def seat_history(self, request: Request, game_id: FromPath[str], seat: FromPath[int], gateway: GatewayDep,
+                           after: FromQuery[int] = 0, limit: FromQuery[int] = 100) -> HistoryPage:
         await gateway.auth.authorize(game_id, seat, bearer(request))
         return await gateway.reads.history(game_id, seat, after, limit)
 
     @post("/{seat:int}/commands", tags=["seat"], status_code=200, dto=strict(CommandRequest), return_dto=None)
-    async def send_command(self, request: Request, game_id: str, seat: int, data: CommandRequest,
-                           gateway: GatewayDep) -> Reply:
+    async def send_command(self, request: Request, game_id: FromPath[str], seat: FromPath[int],
+                           data: JSONBody[CommandRequest], gateway: GatewayDep) -> Reply:
         """Send one command. 200: accepted, with the new version. 422: refused by the rules (``code``).
         Resending the same ``command_id`` returns the first answer and changes nothing."""
         hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
@@ -151,8 +152,8 @@ class SeatsController(AllowingController):
         return await _submit(gateway, game_id, seat, hashed, data.command_id, command, data.expected_version)
 
     @post("/{seat:int}/undo", tags=["seat"], status_code=200, dto=strict(UndoCommandRequest), return_dto=None)
-    async def request_undo(self, request: Request, game_id: str, seat: int, data: UndoCommandRequest,
-                           gateway: GatewayDep) -> Reply:
+    async def request_undo(self, request: Request, game_id: FromPath[str], seat: FromPath[int],
+                           data: JSONBody[UndoCommandRequest], gateway: GatewayDep) -> Reply:
         """Take back this seat's last command(s): back to ``to_version`` (one of ``undo.to_versions`` in its view).
         Granted at once when every move since is this seat's own; with the table's policy ``with_consent`` the
         other seats are asked otherwise (``undo.request`` in every view). 422 ``undo_not_allowed`` across a chance
@@ -163,16 +164,16 @@ class SeatsController(AllowingController):
 
     @post("/{seat:int}/undo/accept", tags=["seat"], status_code=200, dto=strict(UndoAnswerRequest),
           return_dto=None)
-    async def accept_undo(self, request: Request, game_id: str, seat: int, data: UndoAnswerRequest,
-                          gateway: GatewayDep) -> Reply:
+    async def accept_undo(self, request: Request, game_id: FromPath[str], seat: FromPath[int],
+                          data: JSONBody[UndoAnswerRequest], gateway: GatewayDep) -> Reply:
         """Agree to the pending undo request (this seat must be among ``undo.request.asked``); the last agreement
         applies the undo."""
         return await self._undo(request, game_id, seat, data.command_id, data.expected_version, AcceptUndo(), gateway)
 
     @post("/{seat:int}/undo/decline", tags=["seat"], status_code=200, dto=strict(UndoAnswerRequest),
           return_dto=None)
-    async def decline_undo(self, request: Request, game_id: str, seat: int, data: UndoAnswerRequest,
-                           gateway: GatewayDep) -> Reply:
+    async def decline_undo(self, request: Request, game_id: FromPath[str], seat: FromPath[int],
+                           data: JSONBody[UndoAnswerRequest], gateway: GatewayDep) -> Reply:
         """Refuse the pending undo request (it ends); sent by the requester, it withdraws its request."""
         return await self._undo(request, game_id, seat, data.command_id, data.expected_version, DeclineUndo(),
                                 gateway)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import msgspec
 from litestar import WebSocket, websocket
+from litestar.params import FromPath
 
 from contracts.api import MAX_INT
 from contracts.readmodels import HistoryPage
@@ -33,7 +34,7 @@ class SocketsController(AllowingController):
     path = "/games/{game_id:str}"
 
     @websocket("/ws")
-    async def spectator_socket(self, socket: WebSocket, game_id: str, gateway: GatewayDep) -> None:
+    async def spectator_socket(self, socket: WebSocket, game_id: FromPath[str], gateway: GatewayDep) -> None:
         """Pushes the spectator view (a TableView JSON text frame) at once and after every change. A game that
         does not exist: the socket is accepted, then closed with code 4404."""
         try:
@@ -44,7 +45,8 @@ class SocketsController(AllowingController):
         await push_views(gateway.updates, socket, game_id, None, since(socket), gateway.reads)
 
     @websocket("/seats/{seat:int}/ws")
-    async def seat_socket(self, socket: WebSocket, game_id: str, seat: int, gateway: GatewayDep) -> None:
+    async def seat_socket(self, socket: WebSocket, game_id: FromPath[str], seat: FromPath[int],
+                          gateway: GatewayDep) -> None:
         """Pushes this seat's view at once and after every change. Authenticate with ``?token=``. Refused, the
         socket is accepted, then closed with code 4000 + the HTTP status (4401: a missing or bad token; 4404: no
         such game) and the error's code as the reason."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Response, get
+from litestar.params import FromPath, FromQuery
 
 from contracts.api import Audit
 from contracts.readmodels import HistoryPage, TableView
@@ -25,8 +26,8 @@ class SpectatorController(AllowingController):
     tags = ["spectator"]
 
     @get("/view")
-    async def spectator_view(self, game_id: str, gateway: GatewayDep, min_version: int = 0,
-                             at: int | None = None) -> Response[TableView]:
+    async def spectator_view(self, game_id: FromPath[str], gateway: GatewayDep, min_version: FromQuery[int] = 0,
+                             at: FromQuery[int | None] = None) -> Response[TableView]:
         """What a spectator sees; ``min_version`` waits (up to 3 s) for the projection to reach it. ``at``: what a
         spectator saw at version ``at`` (1 to the game's version, else 400 ``bad_version``); once the game is over,
         each seat's view at any version is ``/seats/{seat}/view?at=``, without a token."""
@@ -37,13 +38,13 @@ class SpectatorController(AllowingController):
         return json_response(await gateway.reads.view_bytes(game_id, None))
 
     @get("/history")
-    async def spectator_history(self, game_id: str, gateway: GatewayDep, after: int = 0,
-                                limit: int = 100) -> HistoryPage:
+    async def spectator_history(self, game_id: FromPath[str], gateway: GatewayDep, after: FromQuery[int] = 0,
+                                limit: FromQuery[int] = 100) -> HistoryPage:
         """The history as a spectator may see it, paged: pass ``next_after`` as ``after``."""
         return await gateway.reads.history(game_id, None, after, limit)
 
     @get("/audit")
-    async def audit(self, game_id: str, gateway: GatewayDep) -> Audit:
+    async def audit(self, game_id: FromPath[str], gateway: GatewayDep) -> Audit:
         """Once the game is over: every event unredacted with its hashes, and the seed behind ``seed_hash``."""
         entry = await gateway.reads.lobby_entry(game_id)
         if entry.status != "over":
@@ -54,7 +55,7 @@ class SpectatorController(AllowingController):
         return Audit(game_id, ended.seed, created.seed_hash, tuple(envelopes))
 
     @get("/record")
-    async def record(self, game_id: str, gateway: GatewayDep) -> Response[Any]:
+    async def record(self, game_id: FromPath[str], gateway: GatewayDep) -> Response[Any]:
         """Once the game has ended (over or cancelled): its portable record, as ``souk export`` prints it: the
         header, every accepted command, every event with its envelope and hash, the seed and its commitment.
         Anyone can check it (``souk verify FILE``, ``POST /verify``) and ``souk import`` makes it a game of
