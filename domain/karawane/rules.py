@@ -11,8 +11,9 @@ clockwise takes its turn. A turn, one stage after the other (``State.stage``, th
 - ``desert`` (owed when the move entered a desert hex or started on one): the places the caravan crossed this turn
   (the hexes it entered; its starting hex only if it entered it again) may be used, each use telling everyone a
   clue: ``Trade``, ``TakeArtifact``, ``BuyWater``, ``HireDrivers``; then ``Supply`` (water, then thieves): not in
-  order, the caravan is lost with its whole hand (``CaravanLost``), placed at home at its next turn, which it loses
-  (``CaravanReplaced``);
+  order, the caravan is lost with its whole hand (``CaravanLost``), placed at home at its next turn
+  (``CaravanReplaced``), which loses its move (no equip, no move; a token, artifacts bought and ``EndTurn`` as at
+  ``home``);
 - ``home`` (the move ended at home): the caravan that came home lays out its gold and artifacts and gives its
   equipment back (``CameHome``); ``BuyArtifact`` for 5 gold laid out; ``EndTurn``;
 - ``after`` (elsewhere in the known sector): ``EndTurn``.
@@ -281,8 +282,7 @@ def _start_turn(state: State, seat: int, chance: Chance) -> list[Any]:
     started = TurnStarted(seat=seat, round=state.round)
     if not state.players[seat].lost:
         return [started]
-    events: list[Any] = [started, CaravanReplaced(seat=seat), TurnEnded(seat=seat)]
-    return events + _next(fold(state, events), chance)
+    return [started, CaravanReplaced(seat=seat)]  # at home, no move: a token, artifacts bought, EndTurn
 
 
 def _next(state: State, chance: Chance) -> list[Any]:
@@ -698,8 +698,9 @@ def evolve(state: State, event: Any) -> State:
         turn = Turn(seat=event.seat, start=p.cell, from_desert=p.cell is not None and is_desert(p.cell))
         stage = ENDED if p.lost else EQUIP if p.cell == data.HOME else MOVE
         return replace(state, active=event.seat, turn=turn, stage=stage)
-    if kind is CaravanReplaced:
-        return _with(state, event.seat, cell=data.HOME, lost=False)
+    if kind is CaravanReplaced:  # the turn's move is lost: it goes on at home, moved (older streams end it at once)
+        state = _with(state, event.seat, cell=data.HOME, lost=False)
+        return replace(_turn(state, moved=True), stage=HOME)
     if kind is Equipped:
         assert event.camel_drivers is not None and event.water_skins is not None and event.goods is not None
         state = _hand(state, event.seat, camel_drivers=event.camel_drivers, water_skins=event.water_skins,
