@@ -7,7 +7,8 @@ clockwise takes its turn. A turn, one stage after the other (``State.stage``, th
 - ``move``: before moving, a token may be played (``PlayMap``, or ``PlayGenie`` then ``SwapWith`` in the
   ``genie`` stage); ``Step`` goes to a neighbouring hex (stage ``moving``) and the seat secretly looks at every
   face-down desert hex it enters (``HexLooked``); ``StopMoving`` or the third step ends the move (``MoveEnded``);
-- after the move, when no token was played before it, one may be played until the turn ends;
+- after the move, when no token was played before it, one may be played until the turn ends, but not once a place
+  was used in the desert (the turn's order: equip, move, token, adventures; the token may come before the move);
 - ``desert`` (owed when the move entered a desert hex or started on one): the places the caravan crossed this turn
   (the hexes it entered; its starting hex only if it entered it again) may be used, each use telling everyone a
   clue: ``Trade``, ``TakeArtifact``, ``BuyWater``, ``HireDrivers``; then ``Supply`` (water, then thieves): not in
@@ -27,6 +28,7 @@ the contents are not).
 Refusal codes (``RuleViolation.code``): ``no_such_seat``, ``game_over``, ``unknown_command``;
 ``not_your_turn``; ``wrong_phase`` (the command does not belong to the turn's current stage); ``bad_count``;
 ``hand_full`` (over 6 cards); ``supply_empty``; ``token_used`` (one token a turn, before or after the move);
+``too_late`` (a token after the move is played before the adventures, not once a place was used);
 ``no_token``; ``not_desert_hex`` (a known-sector cell, or no cell); ``face_up`` (a face-up hex is neither swapped nor
 revealed again); ``same_hex``; ``not_adjacent``; ``not_crossed`` (no such place among the hexes crossed this
 turn); ``city_limit`` (2 goods a turn at face-up cities); ``no_goods``; ``no_gold``; ``has_artifact``;
@@ -165,6 +167,7 @@ class Turn(msgspec.Struct, frozen=True):
     back: str = MOVE  # the stage a genie's swap returns to
     traded: int = 0
     desert: bool = False  # the desert phase is owed and not settled yet
+    adventures: bool = False  # a place was used (5.4 begun): no token any more (5.3 comes before it)
 
 
 class State(msgspec.Struct, frozen=True):
@@ -350,6 +353,8 @@ def _token_check(state: State, seat: int) -> None:
     assert state.turn is not None
     if state.turn.token:
         raise RuleViolation("token_used", "one token a turn: before or after the move, not both")
+    if state.turn.adventures:
+        raise RuleViolation("too_late", "a token after the move comes before the adventures: a place was used")
     if state.players[seat].tokens <= 0:
         raise RuleViolation("no_token", "you have no token left")
 
@@ -730,19 +735,21 @@ def evolve(state: State, event: Any) -> State:
         state = _hand(state, event.seat, goods=-event.goods, gold=event.goods)
         state = _pile(state, goods=event.goods, ones=-event.goods)
         assert state.turn is not None
-        state = _turn(state, traded=state.turn.traded + event.goods)
+        state = _turn(state, traded=state.turn.traded + event.goods, adventures=True)
         return _clue(state, event.seat, data.CITY, event.clue, event.face_down)
     if kind is ArtifactTaken:
         hand = state.players[event.seat].hand
         state = _with(state, event.seat, hand=replace(hand, artifacts=(*hand.artifacts, event.artifact)))
-        state = _artifact_pile(state, event.artifact, -1)
+        state = _turn(_artifact_pile(state, event.artifact, -1), adventures=True)
         return _clue(state, event.seat, magic_place(event.artifact), event.clue)
     if kind is WaterBought:
         state = _pile(_hand(state, event.seat, gold=-1, water_skins=event.count), ones=1, water_skins=-event.count)
+        state = _turn(state, adventures=True)
         return _clue(state, event.seat, data.OASIS, event.clue)
     if kind is DriversHired:
         state = _hand(state, event.seat, gold=-1, camel_drivers=event.count)
         state = _pile(state, ones=1, camel_drivers=-event.count)
+        state = _turn(state, adventures=True)
         return _clue(state, event.seat, data.CARAVANSERAI, event.clue)
     if kind is CaravanSupplied:
         if event.water == "skin":
@@ -806,7 +813,7 @@ def flow(state: State) -> Flow:
 def _tokens(state: State, seat: int) -> list[Any]:
     turn = state.turn
     assert turn is not None
-    if turn.token or state.players[seat].tokens <= 0:
+    if turn.token or turn.adventures or state.players[seat].tokens <= 0:
         return []
     down = face_down_cells(state)
     genies = [PlayGenie(hex=c) for c in down] if len(down) >= 2 else []

@@ -288,3 +288,25 @@ def test_a_caravan_carried_onto_a_place_by_a_genie_uses_it_only_if_it_enters_it(
     s = at(spec(thieves=0), 0, cell(2, 1), goods=2, water_skins=1)
     play(s, 0, PlayGenie(hex=cell(2, 1)), SwapWith(hex=CITY), Step(to=cell(2, 1)), StopMoving())
     assert Trade(goods=2) in GAME.legal_commands(s.state, 0)
+
+
+# --- a token after the move comes before the adventures -------------------------------------------------
+
+def test_a_token_after_the_move_is_played_before_the_adventures_not_once_a_place_was_used():
+    """Section 5 orders the turn: « équiper sa caravane, déplacer sa caravane, jouer un jeton, et raconter ses
+    aventures » (5.1 to 5.4); 5.3 lets the token come « avant » the move instead, never after the adventures. So a seat
+    cannot trade all its goods at a face-down city and then reveal that city for the others in the same turn: a
+    map played after the move, before trading, caps its own trade at two (« seulement échanger deux marchandises
+    par tour dans les villes [...] face visible »)."""
+    s = desert([CITY, OASIS], thieves=0, goods=3)
+    play(s, 0, Trade(goods=3))
+    s.when(0, PlayMap(hex=CITY)).then_error("too_late")
+    s.when(0, PlayGenie(hex=CITY)).then_error("too_late")
+    assert not any(isinstance(c, (PlayMap, PlayGenie)) for c in GAME.legal_commands(s.state, 0))
+    s = desert([CITY, OASIS], thieves=0, goods=3)
+    play(s, 0, PlayMap(hex=CITY))  # after the move, before the adventures
+    s.when(0, Trade(goods=3)).then_error("city_limit")
+    for used in (BuyWater(count=1), TakeArtifact(artifact="carpet")):
+        s = desert([OASIS, CITY, TOWER], thieves=0, gold=1)
+        play(s, 0, used)
+        s.when(0, PlayMap(hex=cell(0, 0))).then_error("too_late")
