@@ -15,8 +15,10 @@ clockwise takes its turn. A turn, one stage after the other (``State.stage``, th
   order, the caravan is lost with its whole hand (``CaravanLost``), placed at home at its next turn
   (``CaravanReplaced``), which loses its move (no equip, no move; a token, artifacts bought and ``EndTurn`` as at
   ``home``);
-- ``home`` (the move ended at home): the caravan that came home lays out its gold and artifacts and gives its
-  equipment back (``CameHome``); ``BuyArtifact`` for 5 gold laid out; ``EndTurn``;
+- ``home`` (the move ended at home, or passed through it): the caravan that came home lays out its gold and
+  artifacts and gives its equipment back (``CameHome``, at the end of the move, or before it leaves home again if it
+  only passed through: « au moment où une caravane revient à la maison »); ``BuyArtifact`` for 5 gold laid out;
+  ``EndTurn``;
 - ``after`` (elsewhere in the known sector): ``EndTurn``.
 The round in which a seat lays out (or buys) its third artifact is the last (``GameOver``).
 
@@ -168,6 +170,7 @@ class Turn(msgspec.Struct, frozen=True):
     traded: int = 0
     desert: bool = False  # the desert phase is owed and not settled yet
     adventures: bool = False  # a place was used (5.4 begun): no token any more (5.3 comes before it)
+    home: bool = False  # the caravan came home this turn (``CameHome``), perhaps in the middle of its move
 
 
 class State(msgspec.Struct, frozen=True):
@@ -398,7 +401,8 @@ def _step(state: State, seat: int, command: Step, chance: Chance) -> list[Any]:
     assert here is not None and state.turn is not None
     if not 0 <= command.to < len(data.CELLS) or command.to not in data.NEIGHBOURS[here]:
         raise RuleViolation("not_adjacent", f"cell {command.to} is not next to the caravan's cell {here}")
-    events: list[Any] = [CaravanStepped(seat=seat, to=command.to)]
+    # passing through home: it came home when it reached it (5.5 « au moment où »), laid out before it leaves
+    events: list[Any] = [*_home_coming(state, seat), CaravanStepped(seat=seat, to=command.to)]
     tile = state.board[command.to]
     me = state.players[seat]
     if tile != NO_HEX and tile not in state.face_up and tile not in me.seen:
@@ -425,12 +429,13 @@ def _end_move(state: State, seat: int, chance: Chance) -> list[Any]:
 
 
 def _home_coming(state: State, seat: int) -> list[Any]:
-    """The caravan came home (its move ended there, and it moved): gold and artifacts laid out, equipment back; if
-    the 1-gold cards have run out, laid-out 1-gold cards are exchanged for 3-gold ones (``_exchanges``)."""
+    """The caravan came home (it entered home this turn, and stands there: at the end of its move, or before it
+    leaves home again in the middle of it; once a turn): gold and artifacts laid out, equipment back; if the 1-gold
+    cards have run out, laid-out 1-gold cards are exchanged for 3-gold ones (``_exchanges``)."""
     me = state.players[seat]
     turn = state.turn
     assert turn is not None
-    if me.cell != data.HOME or not turn.path:
+    if me.cell != data.HOME or not turn.path or turn.home:
         return []
     came = CameHome(seat=seat, gold=me.hand.gold, artifacts=me.hand.artifacts, returned=me.hand.equipment)
     return [came, *_exchanges(evolve(state, came))]  # gold laid out while the 1-gold cards are out: exchanged
@@ -567,7 +572,7 @@ def _supply(state: State, seat: int, command: Supply, chance: Chance) -> list[An
                            else ()),
     )
     after = evolve(state, event)
-    if after.players[seat].cell == data.HOME:
+    if after.stage == HOME:
         return [event, *_home_coming(after, seat)]
     return [event, *_end_turn(after, chance)]
 
@@ -670,7 +675,7 @@ def _after_move(state: State, seat: int) -> str:
     assert turn is not None
     if turn.desert:
         return DESERT
-    return HOME if state.players[seat].cell == data.HOME else AFTER
+    return HOME if state.players[seat].cell == data.HOME or turn.home else AFTER
 
 
 def evolve(state: State, event: Any) -> State:
@@ -776,7 +781,8 @@ def evolve(state: State, event: Any) -> State:
         state = _pile(state, camel_drivers=hand.camel_drivers, water_skins=hand.water_skins, goods=hand.goods)
         state = _with(state, event.seat, hand=Hand(), ones=p.ones + hand.gold,
                       artifacts=(*p.artifacts, *hand.artifacts))
-        return replace(state, stage=HOME, ending=state.ending or complete(state.players[event.seat]))
+        state = _turn(state, home=True)  # the stage stays: home after a move that ended there, still moving if not
+        return replace(state, ending=state.ending or complete(state.players[event.seat]))
     if kind is ArtifactBought:
         p = state.players[event.seat]
         state = _with(state, event.seat, ones=p.ones - event.ones + event.change, threes=p.threes - event.threes,
