@@ -160,3 +160,15 @@ def test_gold_laid_out_on_coming_home_is_exchanged_when_the_1_gold_cards_have_ru
                                           GoldExchanged(seat=0, threes=1)])
     me = state.players[0]
     assert (me.ones, me.threes, me.gold) == (0, 1, 3) and state.supply.ones == 3 and state.supply.threes == 9
+
+
+def test_a_caravan_that_equips_and_stays_at_home_does_not_come_home_and_keeps_what_it_took():
+    """« revient à la maison », « atteint l'hexagone de départ » (5.5): a return; a caravan that never left has not
+    returned. It may still buy: « Si la caravane est à la maison (l'hexagone de départ), le joueur actif peut acheter
+    des artefacts »."""
+    s = spec()
+    s.state = with_seat(s.state, 0, ones=5)
+    play(s, 0, Equip(camel_drivers=2, water_skins=3, goods=1))
+    state = s.when(0, StopMoving()).then([MoveEnded(seat=0, desert=False)])
+    assert state.stage == rules.HOME and state.players[0].hand == rules.Hand(camel_drivers=2, water_skins=3, goods=1)
+    assert BuyArtifact(artifact="lamp") in GAME.legal_commands(state, 0)
