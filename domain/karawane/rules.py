@@ -7,14 +7,18 @@ clockwise takes its turn. A turn, one stage after the other (``State.stage``, th
 - ``move``: before moving, a token may be played (``PlayMap``, or ``PlayGenie`` then ``SwapWith`` in the
   ``genie`` stage); ``Step`` goes to a neighbouring hex (stage ``moving``) and the seat secretly looks at every
   face-down desert hex it enters (``HexLooked``); ``StopMoving`` or the third step ends the move (``MoveEnded``);
-- after the move, when no token was played before it, one may be played until the turn ends;
+- after the move, when no token was played before it, one may be played until the turn ends, but not once a place
+  was used in the desert (the turn's order: equip, move, token, adventures; the token may come before the move);
 - ``desert`` (owed when the move entered a desert hex or started on one): the places the caravan crossed this turn
   (the hexes it entered; its starting hex only if it entered it again) may be used, each use telling everyone a
   clue: ``Trade``, ``TakeArtifact``, ``BuyWater``, ``HireDrivers``; then ``Supply`` (water, then thieves): not in
-  order, the caravan is lost with its whole hand (``CaravanLost``), placed at home at its next turn, which it loses
-  (``CaravanReplaced``);
-- ``home`` (the move ended at home): the caravan that came home lays out its gold and artifacts and gives its
-  equipment back (``CameHome``); ``BuyArtifact`` for 5 gold laid out; ``EndTurn``;
+  order, the caravan is lost with its whole hand (``CaravanLost``), placed at home at its next turn
+  (``CaravanReplaced``), which loses its move (no equip, no move; a token, artifacts bought and ``EndTurn`` as at
+  ``home``);
+- ``home`` (the move ended at home, or passed through it): the caravan that came home lays out its gold and
+  artifacts and gives its equipment back (``CameHome``, at the end of the move, or before it leaves home again if it
+  only passed through: « au moment où une caravane revient à la maison »); ``BuyArtifact`` for 5 gold laid out;
+  ``EndTurn``;
 - ``after`` (elsewhere in the known sector): ``EndTurn``.
 The round in which a seat lays out (or buys) its third artifact is the last (``GameOver``).
 
@@ -26,6 +30,7 @@ the contents are not).
 Refusal codes (``RuleViolation.code``): ``no_such_seat``, ``game_over``, ``unknown_command``;
 ``not_your_turn``; ``wrong_phase`` (the command does not belong to the turn's current stage); ``bad_count``;
 ``hand_full`` (over 6 cards); ``supply_empty``; ``token_used`` (one token a turn, before or after the move);
+``too_late`` (a token after the move is played before the adventures, not once a place was used);
 ``no_token``; ``not_desert_hex`` (a known-sector cell, or no cell); ``face_up`` (a face-up hex is neither swapped nor
 revealed again); ``same_hex``; ``not_adjacent``; ``not_crossed`` (no such place among the hexes crossed this
 turn); ``city_limit`` (2 goods a turn at face-up cities); ``no_goods``; ``no_gold``; ``has_artifact``;
@@ -164,6 +169,8 @@ class Turn(msgspec.Struct, frozen=True):
     back: str = MOVE  # the stage a genie's swap returns to
     traded: int = 0
     desert: bool = False  # the desert phase is owed and not settled yet
+    adventures: bool = False  # a place was used (5.4 begun): no token any more (5.3 comes before it)
+    home: bool = False  # the caravan came home this turn (``CameHome``), perhaps in the middle of its move
 
 
 class State(msgspec.Struct, frozen=True):
@@ -281,8 +288,7 @@ def _start_turn(state: State, seat: int, chance: Chance) -> list[Any]:
     started = TurnStarted(seat=seat, round=state.round)
     if not state.players[seat].lost:
         return [started]
-    events: list[Any] = [started, CaravanReplaced(seat=seat), TurnEnded(seat=seat)]
-    return events + _next(fold(state, events), chance)
+    return [started, CaravanReplaced(seat=seat)]  # at home, no move: a token, artifacts bought, EndTurn
 
 
 def _next(state: State, chance: Chance) -> list[Any]:
@@ -350,6 +356,8 @@ def _token_check(state: State, seat: int) -> None:
     assert state.turn is not None
     if state.turn.token:
         raise RuleViolation("token_used", "one token a turn: before or after the move, not both")
+    if state.turn.adventures:
+        raise RuleViolation("too_late", "a token after the move comes before the adventures: a place was used")
     if state.players[seat].tokens <= 0:
         raise RuleViolation("no_token", "you have no token left")
 
@@ -393,7 +401,8 @@ def _step(state: State, seat: int, command: Step, chance: Chance) -> list[Any]:
     assert here is not None and state.turn is not None
     if not 0 <= command.to < len(data.CELLS) or command.to not in data.NEIGHBOURS[here]:
         raise RuleViolation("not_adjacent", f"cell {command.to} is not next to the caravan's cell {here}")
-    events: list[Any] = [CaravanStepped(seat=seat, to=command.to)]
+    # passing through home: it came home when it reached it (5.5 « au moment où »), laid out before it leaves
+    events: list[Any] = [*_home_coming(state, seat), CaravanStepped(seat=seat, to=command.to)]
     tile = state.board[command.to]
     me = state.players[seat]
     if tile != NO_HEX and tile not in state.face_up and tile not in me.seen:
@@ -420,12 +429,13 @@ def _end_move(state: State, seat: int, chance: Chance) -> list[Any]:
 
 
 def _home_coming(state: State, seat: int) -> list[Any]:
-    """The caravan came home (its move ended there, and it moved): gold and artifacts laid out, equipment back; if
-    the 1-gold cards have run out, laid-out 1-gold cards are exchanged for 3-gold ones (``_exchanges``)."""
+    """The caravan came home (it entered home this turn, and stands there: at the end of its move, or before it
+    leaves home again in the middle of it; once a turn): gold and artifacts laid out, equipment back; if the 1-gold
+    cards have run out, laid-out 1-gold cards are exchanged for 3-gold ones (``_exchanges``)."""
     me = state.players[seat]
     turn = state.turn
     assert turn is not None
-    if me.cell != data.HOME or not turn.path:
+    if me.cell != data.HOME or not turn.path or turn.home:
         return []
     came = CameHome(seat=seat, gold=me.hand.gold, artifacts=me.hand.artifacts, returned=me.hand.equipment)
     return [came, *_exchanges(evolve(state, came))]  # gold laid out while the 1-gold cards are out: exchanged
@@ -562,7 +572,7 @@ def _supply(state: State, seat: int, command: Supply, chance: Chance) -> list[An
                            else ()),
     )
     after = evolve(state, event)
-    if after.players[seat].cell == data.HOME:
+    if after.stage == HOME:
         return [event, *_home_coming(after, seat)]
     return [event, *_end_turn(after, chance)]
 
@@ -665,7 +675,7 @@ def _after_move(state: State, seat: int) -> str:
     assert turn is not None
     if turn.desert:
         return DESERT
-    return HOME if state.players[seat].cell == data.HOME else AFTER
+    return HOME if state.players[seat].cell == data.HOME or turn.home else AFTER
 
 
 def evolve(state: State, event: Any) -> State:
@@ -698,8 +708,9 @@ def evolve(state: State, event: Any) -> State:
         turn = Turn(seat=event.seat, start=p.cell, from_desert=p.cell is not None and is_desert(p.cell))
         stage = ENDED if p.lost else EQUIP if p.cell == data.HOME else MOVE
         return replace(state, active=event.seat, turn=turn, stage=stage)
-    if kind is CaravanReplaced:
-        return _with(state, event.seat, cell=data.HOME, lost=False)
+    if kind is CaravanReplaced:  # the turn's move is lost: it goes on at home, moved (older streams end it at once)
+        state = _with(state, event.seat, cell=data.HOME, lost=False)
+        return replace(_turn(state, moved=True), stage=HOME)
     if kind is Equipped:
         assert event.camel_drivers is not None and event.water_skins is not None and event.goods is not None
         state = _hand(state, event.seat, camel_drivers=event.camel_drivers, water_skins=event.water_skins,
@@ -729,19 +740,21 @@ def evolve(state: State, event: Any) -> State:
         state = _hand(state, event.seat, goods=-event.goods, gold=event.goods)
         state = _pile(state, goods=event.goods, ones=-event.goods)
         assert state.turn is not None
-        state = _turn(state, traded=state.turn.traded + event.goods)
+        state = _turn(state, traded=state.turn.traded + event.goods, adventures=True)
         return _clue(state, event.seat, data.CITY, event.clue, event.face_down)
     if kind is ArtifactTaken:
         hand = state.players[event.seat].hand
         state = _with(state, event.seat, hand=replace(hand, artifacts=(*hand.artifacts, event.artifact)))
-        state = _artifact_pile(state, event.artifact, -1)
+        state = _turn(_artifact_pile(state, event.artifact, -1), adventures=True)
         return _clue(state, event.seat, magic_place(event.artifact), event.clue)
     if kind is WaterBought:
         state = _pile(_hand(state, event.seat, gold=-1, water_skins=event.count), ones=1, water_skins=-event.count)
+        state = _turn(state, adventures=True)
         return _clue(state, event.seat, data.OASIS, event.clue)
     if kind is DriversHired:
         state = _hand(state, event.seat, gold=-1, camel_drivers=event.count)
         state = _pile(state, ones=1, camel_drivers=-event.count)
+        state = _turn(state, adventures=True)
         return _clue(state, event.seat, data.CARAVANSERAI, event.clue)
     if kind is CaravanSupplied:
         if event.water == "skin":
@@ -768,7 +781,8 @@ def evolve(state: State, event: Any) -> State:
         state = _pile(state, camel_drivers=hand.camel_drivers, water_skins=hand.water_skins, goods=hand.goods)
         state = _with(state, event.seat, hand=Hand(), ones=p.ones + hand.gold,
                       artifacts=(*p.artifacts, *hand.artifacts))
-        return replace(state, stage=HOME, ending=state.ending or complete(state.players[event.seat]))
+        state = _turn(state, home=True)  # the stage stays: home after a move that ended there, still moving if not
+        return replace(state, ending=state.ending or complete(state.players[event.seat]))
     if kind is ArtifactBought:
         p = state.players[event.seat]
         state = _with(state, event.seat, ones=p.ones - event.ones + event.change, threes=p.threes - event.threes,
@@ -805,7 +819,7 @@ def flow(state: State) -> Flow:
 def _tokens(state: State, seat: int) -> list[Any]:
     turn = state.turn
     assert turn is not None
-    if turn.token or state.players[seat].tokens <= 0:
+    if turn.token or turn.adventures or state.players[seat].tokens <= 0:
         return []
     down = face_down_cells(state)
     genies = [PlayGenie(hex=c) for c in down] if len(down) >= 2 else []

@@ -1,6 +1,6 @@
 """The desert phase: owed after a move that left the known sector or started outside it; the places crossed this
 turn (not the starting hex unless entered again) may be used, each use a public clue; then water and thieves, or
-the caravan is lost with its hand, placed at home at its next turn (which it loses), and plays the turn after."""
+the caravan is lost with its hand, placed at home at its next turn (which loses its move), and plays the turn after."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 from contracts.karawane import (
     ArtifactTaken,
+    BuyArtifact,
     BuyWater,
     CaravanLost,
     CaravanReplaced,
@@ -217,11 +218,34 @@ def test_a_lost_caravan_is_placed_at_home_next_turn_without_moving_and_plays_the
     play(s, 0, Supply(water=None, thieves=None))
     assert s.state.active == 1
     events = play(s, 1, Equip(), StopMoving(), EndTurn())
-    assert [type(e).__name__ for e in events[-4:]] == ["TurnStarted", "CaravanReplaced", "TurnEnded", "TurnStarted"]
-    assert events[-3] == CaravanReplaced(seat=0) and events[-1] == TurnStarted(seat=1, round=2)
+    assert [type(e).__name__ for e in events[-2:]] == ["TurnStarted", "CaravanReplaced"]
+    assert events[-1] == CaravanReplaced(seat=0)
     assert s.state.players[0].cell == rules.data.HOME and not s.state.players[0].lost
+    assert s.state.stage == rules.HOME and s.state.turn.moved  # its move is lost
+    assert play(s, 0, EndTurn()) == [TurnEnded(seat=0), TurnStarted(seat=1, round=2)]
     play(s, 1, Equip(), StopMoving(), EndTurn())
     assert s.state.active == 0 and s.state.stage == rules.EQUIP  # it plays normally again
+
+
+def test_a_lost_caravan_s_player_may_play_a_token_and_buy_in_the_turn_its_caravan_is_placed_at_home():
+    """5.4.3: « Au prochain tour, il remet sa caravane dans l'hexagone de départ mais ne peut pas encore déplacer sa
+    caravane »: only the move is lost. The tokens are the player's (« Chaque joueur prend une caravane [...] et quatre
+    jetons »), and a caravan at home may buy (« Si la caravane est à la maison [...] le joueur actif peut acheter des
+    artefacts »); it does not equip (5.1: only a turn that *starts* at home)."""
+    s = desert([OASIS], thieves=1, seats=2)
+    s.state = with_seat(s.state, 0, ones=5)
+    play(s, 0, Supply(water=None, thieves=None))
+    events = play(s, 1, Equip(), StopMoving(), EndTurn())
+    assert events[-2:] == [TurnStarted(seat=0, round=2), CaravanReplaced(seat=0)]
+    assert s.state.active == 0 and s.state.players[0].cell == rules.data.HOME
+    legal = GAME.legal_commands(s.state, 0)
+    assert EndTurn() in legal and PlayMap(hex=TOWER) in legal and BuyArtifact(artifact="lamp") in legal
+    assert not any(isinstance(c, (Equip, Step, StopMoving)) for c in legal)
+    s.when(0, Step(to=KNOWN_3)).then_error("wrong_phase")
+    s.when(0, Equip()).then_error("wrong_phase")
+    play(s, 0, PlayMap(hex=TOWER), BuyArtifact(artifact="lamp"))
+    assert s.state.players[0].tokens == 3 and s.state.players[0].artifacts == ("lamp",)
+    assert s.decide(0, EndTurn()) == [TurnEnded(seat=0), TurnStarted(seat=1, round=2)]
 
 
 def test_a_caravan_may_cross_the_desert_without_water_and_be_in_order_at_the_end():
@@ -264,3 +288,25 @@ def test_a_caravan_carried_onto_a_place_by_a_genie_uses_it_only_if_it_enters_it(
     s = at(spec(thieves=0), 0, cell(2, 1), goods=2, water_skins=1)
     play(s, 0, PlayGenie(hex=cell(2, 1)), SwapWith(hex=CITY), Step(to=cell(2, 1)), StopMoving())
     assert Trade(goods=2) in GAME.legal_commands(s.state, 0)
+
+
+# --- a token after the move comes before the adventures -------------------------------------------------
+
+def test_a_token_after_the_move_is_played_before_the_adventures_not_once_a_place_was_used():
+    """Section 5 orders the turn: « équiper sa caravane, déplacer sa caravane, jouer un jeton, et raconter ses
+    aventures » (5.1 to 5.4); 5.3 lets the token come « avant » the move instead, never after the adventures. So a seat
+    cannot trade all its goods at a face-down city and then reveal that city for the others in the same turn: a
+    map played after the move, before trading, caps its own trade at two (« seulement échanger deux marchandises
+    par tour dans les villes [...] face visible »)."""
+    s = desert([CITY, OASIS], thieves=0, goods=3)
+    play(s, 0, Trade(goods=3))
+    s.when(0, PlayMap(hex=CITY)).then_error("too_late")
+    s.when(0, PlayGenie(hex=CITY)).then_error("too_late")
+    assert not any(isinstance(c, (PlayMap, PlayGenie)) for c in GAME.legal_commands(s.state, 0))
+    s = desert([CITY, OASIS], thieves=0, goods=3)
+    play(s, 0, PlayMap(hex=CITY))  # after the move, before the adventures
+    s.when(0, Trade(goods=3)).then_error("city_limit")
+    for used in (BuyWater(count=1), TakeArtifact(artifact="carpet")):
+        s = desert([OASIS, CITY, TOWER], thieves=0, gold=1)
+        play(s, 0, used)
+        s.when(0, PlayMap(hex=cell(0, 0))).then_error("too_late")

@@ -9,7 +9,7 @@ from domain.karawane import GAME
 from tests.domain.harness import golden_transcript
 from tests.domain.karawane.support import random_game
 
-SEATS, SEED = 3, 2  # ends in round 37
+SEATS, SEED = 3, 2  # ends in round 41
 GOLDEN = Path(__file__).parent / "golden" / f"karawane-{SEATS}p-seed{SEED}.json"
 
 

@@ -121,11 +121,30 @@ def test_only_what_is_laid_out_counts():
     assert isinstance(events[-1], GameOver) and events[-1].winners == (0,)
 
 
-def test_passing_through_home_is_not_coming_home():
+def test_a_caravan_passing_through_home_comes_home_at_that_moment_and_may_buy_after_its_move():
+    """5.5: « L'or et les artefacts sont sauvegardés au moment où une caravane revient à la maison. Quand votre
+    caravane atteint l'hexagone de départ [...], vous placez les cartes or et les cartes artefacts de votre main face
+    visible »; 5.2: « les joueurs peuvent utiliser les options de chacun des hexagones traversés et pas seulement de
+    celui où la caravane s'arrête ». The move need not end there; it does not equip (5.1: at the start of a turn)."""
+    s = at(spec(), 0, NEXT_TO_HOME, gold=2, artifacts=("carpet",), water_skins=1)
+    s.state = with_seat(s.state, 0, ones=3)
+    play(s, 0, Step(to=data.HOME))
+    events = s.decide(0, Step(to=NEXT_TO_HOME))
+    assert events == [CameHome(seat=0, gold=2, artifacts=("carpet",), returned=1),
+                      CaravanStepped(seat=0, to=NEXT_TO_HOME)]  # laid out on the home hex, before it leaves
+    me = s.given(events).state.players[0]
+    assert me.hand == rules.Hand() and (me.ones, me.artifacts) == (5, ("carpet",)) and me.cell == NEXT_TO_HOME
+    state = s.when(0, Step(to=data.HOME)).then([CaravanStepped(seat=0, to=data.HOME),  # home again, third step:
+                                                MoveEnded(seat=0, desert=False)])  # it came home once this turn
+    assert state.stage == rules.HOME
     s = at(spec(), 0, NEXT_TO_HOME, gold=2)
-    events = play(s, 0, Step(to=data.HOME), Step(to=NEXT_TO_HOME), StopMoving())
-    assert not any(isinstance(e, CameHome) for e in events) and s.state.players[0].hand.gold == 2
-    assert events[1] == CaravanStepped(seat=0, to=NEXT_TO_HOME)
+    s.state = with_seat(s.state, 0, ones=3)
+    play(s, 0, Step(to=data.HOME), Step(to=NEXT_TO_HOME))
+    state = s.when(0, StopMoving()).then([MoveEnded(seat=0, desert=False)])
+    assert state.stage == rules.HOME and BuyArtifact(artifact="lamp") in GAME.legal_commands(state, 0)
+    assert not any(isinstance(c, Equip) for c in GAME.legal_commands(state, 0))
+    s.given(s.decide(0, StopMoving()))
+    assert state.players[0].cell == NEXT_TO_HOME and s.decide(0, BuyArtifact(artifact="lamp")) == [ArtifactBought(seat=0, artifact="lamp", ones=5, threes=0)]
 
 
 def test_gold_laid_out_on_coming_home_is_exchanged_when_the_1_gold_cards_have_run_out():
@@ -141,3 +160,15 @@ def test_gold_laid_out_on_coming_home_is_exchanged_when_the_1_gold_cards_have_ru
                                           GoldExchanged(seat=0, threes=1)])
     me = state.players[0]
     assert (me.ones, me.threes, me.gold) == (0, 1, 3) and state.supply.ones == 3 and state.supply.threes == 9
+
+
+def test_a_caravan_that_equips_and_stays_at_home_does_not_come_home_and_keeps_what_it_took():
+    """« revient à la maison », « atteint l'hexagone de départ » (5.5): a return; a caravan that never left has not
+    returned. It may still buy: « Si la caravane est à la maison (l'hexagone de départ), le joueur actif peut acheter
+    des artefacts »."""
+    s = spec()
+    s.state = with_seat(s.state, 0, ones=5)
+    play(s, 0, Equip(camel_drivers=2, water_skins=3, goods=1))
+    state = s.when(0, StopMoving()).then([MoveEnded(seat=0, desert=False)])
+    assert state.stage == rules.HOME and state.players[0].hand == rules.Hand(camel_drivers=2, water_skins=3, goods=1)
+    assert BuyArtifact(artifact="lamp") in GAME.legal_commands(state, 0)
