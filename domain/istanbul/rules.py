@@ -538,7 +538,7 @@ def _advance(state: State, chance: Chance) -> list[Any]:
                 run(_game_over(s, "deck"))
                 continue
             return run.events
-        if not s.solo_done and len(s.display) < 2:
+        if len(s.display) < 2:  # solo: after the turn and again after the discarded card's use
             if not s.location_deck:
                 run(_game_over(s, "display"))
                 continue

@@ -143,7 +143,32 @@ def test_solo_after_each_turn_the_left_card_is_discarded_and_used_as_an_opponent
     events = s.decide(0, TakeBonus())
     s.given(events)
     assert events[-1] == TurnStarted(seat=0, round=2) and s.state.players[0].bonus == 1
-    assert len(s.state.display) == 1
+    assert len(s.state.display) == 2  # refilled after the discard: « pour en avoir toujours 2 de disponible »
+
+
+def test_solo_the_display_is_refilled_after_the_discarded_card_so_each_turn_starts_with_two_face_up_cards():
+    """« Après chacun de vos tours, défaussez la carte Lieu de gauche » with the 2-player rules' « remettez une carte
+    Lieu pour en avoir toujours 2 de disponible »; the solo mark places a card « à gauche ou à droite de celle
+    présente sur la table »: one card is there at every refill, so the display is refilled after the discard too."""
+    s = at_act("8", seats=1, display=("2", "4"), deck=(card_of("9"), card_of("13")))  # both marked left
+    answer_all(s, {0: act("8")})
+    s.given(s.decide(0, Draw(source="right")))  # takes the 4; the 9 goes left of the 2 and is discarded
+    assert s.state.played == card_of("9") and s.state.display == (card_of("2", 1),)
+    events = s.decide(0, TakeBonus())
+    s.given(events)
+    refill = LocationRevealed(card=card_of("13"), slot="left")
+    assert refill in events and events.index(refill) < events.index(TurnStarted(seat=0, round=2))
+    assert s.state.display == (card_of("13"), card_of("2", 1))
+    assert {PlayLocation(source="left"), PlayLocation(source="right")} <= set(GAME.legal_commands(s.state, 0))
+
+
+def test_solo_the_game_ends_at_once_when_the_display_cannot_be_refilled_after_the_discard():
+    s = at_act("8", seats=1, display=("2", "4"))
+    answer_all(s, {0: act("8")})
+    s.given(s.decide(0, Draw(source="right")))
+    s.state = replace(s.state, location_deck=())
+    events = s.decide(0, TakeBonus())
+    assert isinstance(events[-1], GameOver) and events[-1].reason == "display"
 
 
 def test_solo_refills_place_each_card_left_or_right_by_its_mark():
