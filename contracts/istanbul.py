@@ -275,9 +275,14 @@ class LocationTaken(Event, tag="istanbul.LocationTaken"):
 
 
 class SoloCardDiscarded(Event, tag="istanbul.SoloCardDiscarded"):
-    """Solo: after the turn the left display card is discarded; the player may use it as an opponent would."""
+    """Solo: after the turn the left display card is discarded; the player may use it as an opponent would.
+
+    ``after_turn``: the turn's ruby cards were tucked and its caravan card returned before this discard, so the
+    use of this card tucks and returns its own afterwards. False in games stored before that correction, where the
+    turn's and the use's were settled together after the use."""
 
     card: int
+    after_turn: bool = False
 
 
 class SeatScore(msgspec.Struct, frozen=True):

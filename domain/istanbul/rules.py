@@ -5,9 +5,10 @@ card every seat answers at once, each its own ``Act`` (the played location or an
 action icon there or a filled bonus action) or ``TakeBonus``; answers stay secret until the last one, then they
 resolve clockwise from the active seat (draws from the shared decks in that order). After a guild card only the
 active seat acts. Then the end of the action, automatic but for the seat's choices: caravan card 4's guild card
-to keep, the draw after a card from the hand, a fountain's good or upgrade; the display refilled; (solo: the left
-card discarded, used as an opponent would); ruby cards tucked at the letters where a ruby was taken; the caravan
-card used goes under its deck; the next turn, or the end.
+to keep, the draw after a card from the hand, a fountain's good or upgrade; the display refilled; ruby cards tucked
+at the letters where a ruby was taken; the caravan card used goes under its deck; the next turn, or the end. Solo:
+before the next turn the left card is discarded and used as an opponent would, and that use has its own end of the
+action (the display refilled, its ruby cards tucked, its caravan card returned).
 
 Every choice an action needs travels in one ``Act`` (``contracts.istanbul.Action``); ``legal_commands`` lists them
 all and ``decide`` accepts exactly those (it checks membership in the same enumeration after the specific
@@ -538,15 +539,12 @@ def _advance(state: State, chance: Chance) -> list[Any]:
                 run(_game_over(s, "deck"))
                 continue
             return run.events
-        if not s.solo_done and len(s.display) < 2:
+        if len(s.display) < 2:  # solo: after the turn and again after the discarded card's use
             if not s.location_deck:
                 run(_game_over(s, "display"))
                 continue
             run.reveal()
             continue
-        if s.seats == 1 and not s.solo_done:
-            run(SoloCardDiscarded(card=s.display[0]))
-            return run.events
         for letter in data.LETTERS:
             if letter in s.letters_taken and run.state.ruby_deck:
                 run(RubyCardPlaced(letter=letter, card=run.state.ruby_deck[0], tucked=True))
@@ -554,6 +552,11 @@ def _advance(state: State, chance: Chance) -> list[Any]:
             run(CaravanReturned(card=s.caravan))
             run(CaravanTurned(card=run.state.caravan_deck[0]))
         s = run.state
+        if s.seats == 1 and not s.solo_done:
+            # « Après chacun de vos tours »: the turn's end of the action is done; the discarded card's use, as an
+            # opponent's, then has its own (refill, ruby cards, caravan card).
+            run(SoloCardDiscarded(card=s.display[0], after_turn=True))
+            return run.events
         last = (s.first - 1) % s.seats  # type: ignore[operator]
         if s.seats > 1 and s.active == last and any(p.rubies >= data.RUBY_TARGET for p in s.players):
             run(_game_over(s, "rubies"))
@@ -1008,6 +1011,8 @@ def evolve(state: State, event: Any) -> State:
         state = _with(state, event.seat, p)
         return replace(state, guild_discard=state.guild_discard + (event.discarded,))
     if kind is SoloCardDiscarded:
+        if event.after_turn:  # the turn's letters and caravan card were settled before the discard
+            state = replace(state, letters_taken=(), caravan_used=False)
         return replace(
             state,
             stage=ACT,
