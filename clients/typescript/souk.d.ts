@@ -725,10 +725,16 @@ export namespace istanbul {
 
   /**
    * Solo: after the turn the left display card is discarded; the player may use it as an opponent would.
+   *
+   * ``after_turn``: the turn's ruby cards were tucked and its caravan card returned before this discard, so the
+   * use of this card tucks and returns its own afterwards. False in games stored before that correction, where the
+   * turn's and the use's were settled together after the use; omitted when False, so that their payloads encode
+   * as they were stored (and hashed).
    */
   export interface SoloCardDiscarded {
     type: "istanbul.SoloCardDiscarded";
     card: number;
+    after_turn?: boolean;  // default false
   }
 
   /**

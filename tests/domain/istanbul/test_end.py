@@ -217,6 +217,8 @@ def test_a_solo_discard_stored_before_the_turn_was_settled_first_keeps_the_turns
     assert rules.evolve(state, old).letters_taken == ("A",) and rules.evolve(state, old).caravan_used
     new = rules.evolve(state, SoloCardDiscarded(card=20, after_turn=True))
     assert new.letters_taken == () and not new.caravan_used
+    # the stored bytes stay what they were: a payload re-encoded (verify, records) is the one that was hashed
+    assert msgspec.json.encode(old) == b'{"type":"istanbul.SoloCardDiscarded","card":20}'
 
 
 def test_solo_refills_place_each_card_left_or_right_by_its_mark():
