@@ -50,6 +50,11 @@ class Verdict:
                 "first_difference": self.first_difference, "summary": self.summary()}
 
 
+RULES_DIFFER = ("the hash chain, the commitments and the seed hold: only the re-run differs, so either the events were "
+                "made up and hashed again, or the game was played under rules this server has since corrected (its "
+                "record re-runs under today's rules)")
+
+
 class Difference(Exception):
     """The re-run does not give the record: ``seq`` is the first event that differs."""
 
@@ -204,5 +209,8 @@ def verify_record(record: Record, progress: Callable[[int], None] | None = None)
                 rerun_count += 1
     except Difference as exc:
         first = exc.seq
+        structure_holds = not problems
         problems.insert(0, exc.message)
+        if structure_holds:
+            problems.append(RULES_DIFFER)
     return Verdict(not problems, len(events), commands, tuple(problems), first, rerun_count)
