@@ -60,7 +60,8 @@ class Workers:
         self.engine = Engine(self.redis, self.store)
         self.partition = Partition.parse(settings.projector_partition)
         self.projector = Projector(self.views_redis, self.store, partition=self.partition,
-                                   snapshot_every=settings.snapshot_every)
+                                   snapshot_every=settings.snapshot_every, trim_every_s=settings.trim_events_s,
+                                   finished_ttl_s=settings.finished_ttl_s)
         if ENGINE in roles:
             batch_subscription(
                 self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import importlib.metadata
 import subprocess
 import sys
@@ -102,3 +104,10 @@ def test_a_missing_command_module_ends_souk_in_one_line():
         "services.history.archive") else souk("bench", "nothing-here", env=clean_env())
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith("souk: ")
+
+
+def test_every_setting_s_environment_variable_is_in_the_readme_s_table():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    rows = [line for line in readme.splitlines() if line.startswith("| `")]
+    missing = [var for var, _ in config.ENV.values() if not any(f"`{var}`" in row for row in rows)]
+    assert missing == []

@@ -52,3 +52,11 @@ async def test_a_projector_whose_redis_is_away_as_it_prepares_waits_for_it():
             await workers.redis.aclose()
             await workers.views_redis.aclose()
             server.stop()
+
+
+def test_the_projector_takes_its_cache_lifetime_and_trim_period_from_the_settings(monkeypatch):
+    monkeypatch.setenv("SOUK_FINISHED_TTL_S", "42")
+    monkeypatch.setenv("SOUK_TRIM_EVENTS_S", "0.5")
+    settings = Settings.from_env(redis_url="redis://127.0.0.1:1/0")  # nothing is connected to
+    projector = Workers(settings, roles=("projector",)).projector
+    assert (projector.finished_ttl_s, projector.trim_every_s) == (42, 0.5)
