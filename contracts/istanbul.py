@@ -21,8 +21,17 @@ Source = Literal["hand", "left", "right"]
 Via = Literal["free", "icon", "bonus"]
 
 
-class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Istanbul has no options yet (the player count chooses the sheet side and the setup)."""
+class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Istanbul has no options yet (the player count chooses the sheet side and the setup).
+
+    ``rules``: the revision of the rules the game is played under (``domain.kernel.rules_revision``). A new game gets
+    its title's newest (the engine writes it into the CreateGame it stores, ``domain.table.newest_rules``); a game
+    keeps its revision for good, so that its record re-runs as it was played. 1: the rules as the game landed,
+    which every game stored before revisions plays (its options do not name one: 1 is left out of the encoding).
+    Revision 2 (2026-11-26, a second reading of the solo rules): the display is refilled after the discarded card's
+    use; the left card is discarded after the turn's end of the action."""
+
+    rules: int = 1
 
 
 class Action(msgspec.Struct, frozen=True):

@@ -24,8 +24,17 @@ WaterBy = Literal["oasis", "skin"]
 GuardBy = Literal["clear", "show", "driver", "caravanserai"]
 
 
-class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """1001 Karawane has no options yet (the board and the cards are data: ``domain.karawane.data``)."""
+class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """1001 Karawane has no options yet (the board and the cards are data: ``domain.karawane.data``).
+
+    ``rules``: the revision of the rules the game is played under (``domain.kernel.rules_revision``). A new game gets
+    its title's newest (the engine writes it into the CreateGame it stores, ``domain.table.newest_rules``); a game
+    keeps its revision for good, so that its record re-runs as it was played. 1: the rules as the game landed,
+    which every game stored before revisions plays (its options do not name one: 1 is left out of the encoding).
+    Revision 2 (2026-11-26, a second reading of the text): a token after the move comes before the adventures; a
+    lost caravan's next turn loses its move only; a caravan passing through home comes home then."""
+
+    rules: int = 1
 
 
 # --- commands -------------------------------------------------------------------------------------------

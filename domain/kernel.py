@@ -125,6 +125,13 @@ class ModularGame:
         return self.views_module.redact(event, seat)
 
 
+def rules_revision(game: Any) -> int | None:
+    """The newest revision of a game's rules (its optional ``rules_revision``), None for a game without revisions.
+    A game with revisions has a ``rules`` option: the revision a game is played under, fixed at its creation (a
+    rules fix would otherwise change what an old game's recorded commands give when they are re-run)."""
+    return getattr(game, "rules_revision", None)
+
+
 def is_barrier(game: Game, event: Any) -> bool:
     """Whether no undo may go back over ``event``: the game's own hook, else True (every event is a barrier)."""
     hook = getattr(game, "is_barrier", None)

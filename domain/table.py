@@ -57,7 +57,7 @@ from contracts.table import (
 )
 from domain import text
 from domain.chance import ENTROPY_BYTES, SEED_BYTES, Chance, chance_hash, check_mix, seed_hash
-from domain.kernel import Game, RuleViolation, get_game, is_barrier
+from domain.kernel import Game, RuleViolation, get_game, is_barrier, rules_revision
 
 OPEN, PLAYING, OVER, CANCELLED = "open", "playing", "over", "cancelled"
 NO_UNDO, OWN_TURN, WITH_CONSENT = UNDO_POLICIES
@@ -233,6 +233,16 @@ def _evolve_undo(table: Table, event: Any, version: int) -> Table:
     return msgspec.structs.replace(table, state=state, version=version, request=None,
                                    window=Window(window.base, window.anchor, kept),
                                    undone=(*table.undone, undone))
+
+
+def newest_rules(command: CreateGame) -> CreateGame:
+    """A new game's CreateGame naming the newest revision of its title's rules when it names none (the engine
+    applies it before deciding and storing the command: a re-run of the stored command keeps the revision)."""
+    game = get_game(command.game)
+    revision = rules_revision(game) if game is not None else None
+    if revision is None or "rules" in command.options:
+        return command
+    return msgspec.structs.replace(command, options={**command.options, "rules": revision})
 
 
 def stored_options(game: Game, options: dict[str, Any]) -> Any:

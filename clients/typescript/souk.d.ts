@@ -632,8 +632,16 @@ export namespace istanbul {
 
   /**
    * Istanbul has no options yet (the player count chooses the sheet side and the setup).
+   *
+   * ``rules``: the revision of the rules the game is played under (``domain.kernel.rules_revision``). A new game gets
+   * its title's newest (the engine writes it into the CreateGame it stores, ``domain.table.newest_rules``); a game
+   * keeps its revision for good, so that its record re-runs as it was played. 1: the rules as the game landed,
+   * which every game stored before revisions plays (its options do not name one: 1 is left out of the encoding).
+   * Revision 2 (2026-11-26, a second reading of the solo rules): the display is refilled after the discarded card's
+   * use; the left card is discarded after the turn's end of the action.
    */
   export interface Options {
+    rules?: number;  // default 1
   }
 
   export interface PalaceView {
@@ -1089,8 +1097,16 @@ export namespace karawane {
 
   /**
    * 1001 Karawane has no options yet (the board and the cards are data: ``domain.karawane.data``).
+   *
+   * ``rules``: the revision of the rules the game is played under (``domain.kernel.rules_revision``). A new game gets
+   * its title's newest (the engine writes it into the CreateGame it stores, ``domain.table.newest_rules``); a game
+   * keeps its revision for good, so that its record re-runs as it was played. 1: the rules as the game landed,
+   * which every game stored before revisions plays (its options do not name one: 1 is left out of the encoding).
+   * Revision 2 (2026-11-26, a second reading of the text): a token after the move comes before the adventures; a
+   * lost caravan's next turn loses its move only; a caravan passing through home comes home then.
    */
   export interface Options {
+    rules?: number;  // default 1
   }
 
   /**

@@ -54,6 +54,7 @@ class Istanbul(ModularGame):
     view_types = VIEWS
     rules_module = rules
     views_module = views
+    rules_revision = rules.RULES  # the newest revision of its rules (``Options.rules``)
 
     def is_barrier(self, event: Any) -> bool:
         """No undo goes back over this event. The others follow from a seat's own choice and show nobody anything

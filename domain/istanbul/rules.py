@@ -160,6 +160,17 @@ class State(msgspec.Struct, frozen=True):
     column: int | None = None
 
 
+# The newest revision of these rules (``Options.rules``; a game keeps the one it was created with). 2: the second
+# reading of the solo rules, 2026-11-26 (``_advance``: the display refilled after the discarded card's use, the
+# discard after the turn's end of the action).
+RULES = 2
+
+
+def check_options(seats: int, options: Options) -> None:
+    if not 1 <= options.rules <= RULES:
+        raise RuleViolation("bad_options", f"rules is a revision of these rules, 1 to {RULES}, not {options.rules}")
+
+
 def initial_state(seats: int, options: Options) -> State:
     return State(seats=seats, options=options, side=data.side(seats))
 
@@ -539,12 +550,16 @@ def _advance(state: State, chance: Chance) -> list[Any]:
                 run(_game_over(s, "deck"))
                 continue
             return run.events
-        if len(s.display) < 2:  # solo: after the turn and again after the discarded card's use
+        revised = s.options.rules >= 2  # revision 1: the solo discard came before the refill and the tucks
+        if len(s.display) < 2 and (revised or not s.solo_done):  # solo: after the turn, and after the use
             if not s.location_deck:
                 run(_game_over(s, "display"))
                 continue
             run.reveal()
             continue
+        if not revised and s.seats == 1 and not s.solo_done:
+            run(SoloCardDiscarded(card=s.display[0]))
+            return run.events
         for letter in data.LETTERS:
             if letter in s.letters_taken and run.state.ruby_deck:
                 run(RubyCardPlaced(letter=letter, card=run.state.ruby_deck[0], tucked=True))
@@ -552,7 +567,7 @@ def _advance(state: State, chance: Chance) -> list[Any]:
             run(CaravanReturned(card=s.caravan))
             run(CaravanTurned(card=run.state.caravan_deck[0]))
         s = run.state
-        if s.seats == 1 and not s.solo_done:
+        if revised and s.seats == 1 and not s.solo_done:
             # « Après chacun de vos tours »: the turn's end of the action is done; the discarded card's use, as an
             # opponent's, then has its own (refill, ruby cards, caravan card).
             run(SoloCardDiscarded(card=s.display[0], after_turn=True))

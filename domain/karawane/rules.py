@@ -194,6 +194,21 @@ class State(msgspec.Struct, frozen=True):
     winners: tuple[int, ...] | None = None
 
 
+# The newest revision of these rules (``Options.rules``; a game keeps the one it was created with). 2: the second
+# reading of 2026-11-26 (``_revised``: a token before the adventures, a lost caravan's turn, passing through home).
+RULES = 2
+
+
+def check_options(seats: int, options: Options) -> None:
+    if not 1 <= options.rules <= RULES:
+        raise RuleViolation("bad_options", f"rules is a revision of these rules, 1 to {RULES}, not {options.rules}")
+
+
+def _revised(state: State) -> bool:
+    """Revision 2 (see ``RULES``); a game of revision 1 plays as the game landed, so that its record re-runs."""
+    return state.options.rules >= 2
+
+
 def initial_state(seats: int, options: Options) -> State:
     return State(seats=seats, options=options, players=tuple(Seat() for _ in range(seats)))
 
@@ -288,7 +303,10 @@ def _start_turn(state: State, seat: int, chance: Chance) -> list[Any]:
     started = TurnStarted(seat=seat, round=state.round)
     if not state.players[seat].lost:
         return [started]
-    return [started, CaravanReplaced(seat=seat)]  # at home, no move: a token, artifacts bought, EndTurn
+    if _revised(state):
+        return [started, CaravanReplaced(seat=seat)]  # at home, no move: a token, artifacts bought, EndTurn
+    events: list[Any] = [started, CaravanReplaced(seat=seat), TurnEnded(seat=seat)]  # revision 1: the turn is lost
+    return events + _next(fold(state, events), chance)
 
 
 def _next(state: State, chance: Chance) -> list[Any]:
@@ -356,7 +374,7 @@ def _token_check(state: State, seat: int) -> None:
     assert state.turn is not None
     if state.turn.token:
         raise RuleViolation("token_used", "one token a turn: before or after the move, not both")
-    if state.turn.adventures:
+    if state.turn.adventures and _revised(state):
         raise RuleViolation("too_late", "a token after the move comes before the adventures: a place was used")
     if state.players[seat].tokens <= 0:
         raise RuleViolation("no_token", "you have no token left")
@@ -402,7 +420,9 @@ def _step(state: State, seat: int, command: Step, chance: Chance) -> list[Any]:
     if not 0 <= command.to < len(data.CELLS) or command.to not in data.NEIGHBOURS[here]:
         raise RuleViolation("not_adjacent", f"cell {command.to} is not next to the caravan's cell {here}")
     # passing through home: it came home when it reached it (5.5 « au moment où »), laid out before it leaves
-    events: list[Any] = [*_home_coming(state, seat), CaravanStepped(seat=seat, to=command.to)]
+    # (revision 1: only a move that ended at home came home)
+    events: list[Any] = [*(_home_coming(state, seat) if _revised(state) else ()),
+                         CaravanStepped(seat=seat, to=command.to)]
     tile = state.board[command.to]
     me = state.players[seat]
     if tile != NO_HEX and tile not in state.face_up and tile not in me.seen:
@@ -819,7 +839,7 @@ def flow(state: State) -> Flow:
 def _tokens(state: State, seat: int) -> list[Any]:
     turn = state.turn
     assert turn is not None
-    if turn.token or turn.adventures or state.players[seat].tokens <= 0:
+    if turn.token or (turn.adventures and _revised(state)) or state.players[seat].tokens <= 0:
         return []
     down = face_down_cells(state)
     genies = [PlayGenie(hex=c) for c in down] if len(down) >= 2 else []

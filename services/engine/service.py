@@ -295,6 +295,8 @@ class Engine:
                 < table.version):  # not an answer of a simultaneous step decided where the step began
             return await reject("stale", f"the game is at version {table.version}, not {env.expected_version}: "
                                    "look at it again and decide")
+        if isinstance(command, CreateGame) and not table.exists:
+            command = tbl.newest_rules(command)  # a new game plays its title's newest rules, for good
         try:
             seed = slot.seed
             if isinstance(command, CreateGame) and not table.exists:

@@ -344,8 +344,9 @@ def _command_of(game_id: str, group: Group, table: tbl.Table, ledger: Ledger) ->
         event = table_event_decoder.decode(first.payload)
         creator = token_hash(try_.creator_token) if try_.creator_token else getattr(event, "creator_hash", "")
         extra = {"creator_hash": creator} if creator else {}
-        return None, None, CreateGame(try_.game, try_.title, try_.seats, {}, try_.seed, try_.seed is not None,
-                                      **extra)
+        # as the engine decides it: a new game plays its title's newest rules (``tbl.newest_rules``)
+        return None, None, tbl.newest_rules(CreateGame(try_.game, try_.title, try_.seats, {}, try_.seed,
+                                                       try_.seed is not None, **extra))
     if first.type == "table.SeatJoined":
         event = table_event_decoder.decode(first.payload)
         try_ = ledger.joins.get((game_id, event.name))

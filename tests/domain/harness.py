@@ -173,19 +173,19 @@ def plain(value: Any) -> Any:
 Turns = Callable[[int, int], Iterable[tuple[Any, int, Any, Sequence[Any]]]]
 
 
-def golden_transcript(game: Game, path: Path, seats: int, seed: int, turns: Turns) -> Result:
+def golden_transcript(game: Game, path: Path, seats: int, seed: int, turns: Turns, options: Any = None) -> Result:
     """Replays the golden game stored at ``path`` (recorded first from ``turns(seats, seed)`` when the file is
     missing and ``SOUK_REGEN_GOLDEN`` is set): the setup and every command's events must be what the file holds;
     returns the final result, which must be the stored scores. The file has one line per command, so that a rule
-    change shows as a readable diff."""
+    change shows as a readable diff. ``options``: the game's (default: its options type's defaults)."""
+    options = game.options_type() if options is None else options
     if os.environ.get("SOUK_REGEN_GOLDEN"):
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(_dump(_record(game, seats, seed, turns)))
+        path.write_text(_dump(_record(game, seats, seed, turns, options)))
     assert path.exists(), f"{path} is missing: run with SOUK_REGEN_GOLDEN=1"
     golden = json.loads(path.read_text())
     commands = msgspec.json.Decoder(Union[tuple(game.command_types)])  # type: ignore[misc]
     secret = golden["seed"].to_bytes(8, "big")
-    options = game.options_type()
     state = game.initial_state(golden["seats"], options)
     setup = game.setup(golden["seats"], options, Chance(secret, 0))
     assert plain(setup) == golden["setup"]
@@ -202,9 +202,8 @@ def golden_transcript(game: Game, path: Path, seats: int, seed: int, turns: Turn
     return final
 
 
-def _record(game: Game, seats: int, seed: int, turns: Turns) -> dict:
+def _record(game: Game, seats: int, seed: int, turns: Turns, options: Any) -> dict:
     events = msgspec.json.Decoder(Union[tuple(game.event_types)])  # type: ignore[misc]
-    options = game.options_type()
     setup = game.setup(seats, options, Chance(seed.to_bytes(8, "big"), 0))
     transcript = [{"seat": seat, "command": plain(command), "events": plain(new)}
                   for _, seat, command, new in turns(seats, seed)]

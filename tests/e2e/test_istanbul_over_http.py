@@ -131,7 +131,7 @@ async def test_a_solo_game_of_istanbul_is_played_to_the_end_over_http(souk_url):
     async with SoukClient(souk_url) as souk:
         [info] = [g for g in await souk.catalog() if g.name == "istanbul"]
         assert (info.title, info.min_seats, info.max_seats, info.options) == (
-            "Istanbul: Choose & Write", 1, 5, {"undo": "own_turn"})  # the table's option only
+            "Istanbul: Choose & Write", 1, 5, {"undo": "own_turn", "rules": 2})  # the table's, the rules' revision
         created = await souk.create("istanbul", "solo", 1, seed="1507" * 16, unfair=True)
         players = [await souk.join(created.game_id, "solo")]
         watch = Watch(souk, created.game_id, players)

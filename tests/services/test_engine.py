@@ -301,3 +301,27 @@ async def test_seats_answering_one_simultaneous_step_on_the_same_version_are_not
     assert (a.status, b.status) == ("accepted", "accepted"), (a, b)
     [again] = await engine.handle([choose(awaited[0], "a2")])  # the first seat again, on the old version
     assert again.code in ("stale", "not_your_turn"), again
+
+
+async def test_a_new_game_plays_its_titles_newest_rules_and_an_old_one_keeps_its_own(engine):
+    """A rules fix must not change what an old game's recorded commands give when re-run (``souk verify``): the
+    engine writes the newest revision into a new game's CreateGame before it decides and stores it; a CreateGame
+    stored without one (a game created before revisions, re-run from its record) plays revision 1."""
+    from domain import table as tbl
+    from domain.karawane import rules as karawane
+
+    created = CreateGame("karawane", "k", 2, {}, "00ff" * 16, unfair=True)
+    [reply] = await engine.handle([cmd("new", created, cid="create-new")])
+    assert reply.status == "accepted"
+    slot = await engine.load("new")
+    assert slot.table.options.rules == karawane.RULES
+    envelopes, commands = await engine.store.read_with_commands("new")
+    assert msgspec.json.decode(envelopes[0].payload)["options"] == {"rules": karawane.RULES}
+    assert {"rules": karawane.RULES} in commands[1]  # the stored CreateGame names it: a re-run reads it
+
+    # a game created before revisions: its stored CreateGame names none, its GameCreated options are {}
+    old = tbl.decide(tbl.EMPTY, None, None, created, tbl.Chance(bytes.fromhex("00ff" * 16), 0))
+    assert msgspec.to_builtins(old[0])["options"] == {}
+    assert tbl.fold(old).options.rules == 1
+    assert tbl.newest_rules(CreateGame("karawane", "k", 2, {"rules": 1})).options == {"rules": 1}  # kept as named
+    assert tbl.newest_rules(CreateGame("yspahan", "y", 2, {})).options == {}  # a title without revisions

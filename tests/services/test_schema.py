@@ -19,5 +19,7 @@ def test_souk_schema_describes_every_command_event_and_view_of_every_game(tmp_pa
     assert defs["ChooseCard"]["properties"]["type"]["enum"] == ["samarkand.ChooseCard"]
     assert defs["ChooseCard"].get("additionalProperties") is False  # strict at the door
     options = defs[schema["properties"]["istanbul.Options"]["$ref"].rsplit("/", 1)[1]]
-    assert options["properties"] == {} and options["additionalProperties"] is False  # Istanbul has no options
+    # Istanbul has no options but the revision of its rules a game plays under (``rules``, 1 when not named)
+    assert options["properties"] == {"rules": {"type": "integer", "default": 1}}
+    assert options["additionalProperties"] is False
     assert "GameCreated" in defs and "seed_hash" in defs["GameCreated"]["properties"]

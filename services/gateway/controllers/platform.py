@@ -9,7 +9,7 @@ from litestar import MediaType, Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
 
 from contracts.api import MAX_RECORD_BYTES, ApiErrorBody, GameInfo, RecordVerdict
-from domain.kernel import games
+from domain.kernel import games, rules_revision
 from domain.table import OWN_TURN
 from services.gateway import asyncapi
 from services.gateway.dependencies import GatewayDep
@@ -68,9 +68,11 @@ class PlatformController(AllowingController):
     @get("/catalog")
     async def catalog(self) -> list[GameInfo]:
         """The games this server plays, with their seat counts and default options (``undo``, the table's undo
-        policy, among them: every game takes it)."""
+        policy, among them: every game takes it; ``rules``, for a game whose rules were revised, the revision a new
+        game plays: the newest)."""
         return [GameInfo(g.name, g.title, g.min_seats, g.max_seats,
-                         {**msgspec.to_builtins(g.options_type()), "undo": OWN_TURN}) for g in games().values()]
+                         {**msgspec.to_builtins(g.options_type()), "undo": OWN_TURN,
+                          **({"rules": rules_revision(g)} if rules_revision(g) else {})}) for g in games().values()]
 
     @get("/metrics", include_in_schema=False)
     async def prometheus_metrics(self, gateway: GatewayDep) -> Response:

@@ -79,8 +79,9 @@ def table_setup(
     return events
 
 
-def spec(seats: int, hands: Sequence[str], **kwargs: Any) -> Spec:
-    return Spec(GAME, seats, Options()).given(table_setup(seats, hands, **kwargs))
+def spec(seats: int, hands: Sequence[str], rules_revision: int = rules.RULES, **kwargs: Any) -> Spec:
+    """A game at its start (``table_setup``), under the newest rules unless ``rules_revision`` says another."""
+    return Spec(GAME, seats, Options(rules=rules_revision)).given(table_setup(seats, hands, **kwargs))
 
 
 def sheet(state: rules.State, seat: int) -> rules.Seat:
@@ -127,7 +128,7 @@ def act(location: str, via: str = "free", **fields: Any) -> Act:
     return Act(location=location, via=via, **fields)
 
 
-def random_game(seats: int, seed: int, policy: Any = None):
+def random_game(seats: int, seed: int, policy: Any = None, rules_revision: int = rules.RULES):
     """A random game on the bare decider (no table): yields (state, seat, command, events) per command, the state
     being the one the command was decided on. ``policy(rng, state, seat, legal)`` picks the command (default:
     uniformly among the legal ones)."""
@@ -137,7 +138,7 @@ def random_game(seats: int, seed: int, policy: Any = None):
 
     rng = random.Random(seed)
     secret = seed.to_bytes(8, "big")
-    options = Options()
+    options = Options(rules=rules_revision)
     state = GAME.initial_state(seats, options)
     for event in GAME.setup(seats, options, Chance(secret, 0)):
         state = GAME.evolve(state, event)

@@ -221,6 +221,20 @@ def test_a_solo_discard_stored_before_the_turn_was_settled_first_keeps_the_turns
     assert msgspec.json.encode(old) == b'{"type":"istanbul.SoloCardDiscarded","card":20}'
 
 
+def test_under_revision_1_the_solo_discard_comes_before_the_refill_and_the_display_keeps_one_card():
+    """The rules as the game landed (``Options.rules`` 1), which the solo games created before revision 2 keep."""
+    s = at_act("8", seats=1, display=("2", "4"), deck=(card_of("4"),), rules_revision=1)
+    answer_all(s, {0: act("8")})
+    events = s.decide(0, Draw(source="right"))
+    s.given(events)
+    discarded = [e for e in events if isinstance(e, SoloCardDiscarded)]
+    assert discarded == [SoloCardDiscarded(card=s.state.played)] and GAME.flow(s.state).phase == "solo"
+    events = s.decide(0, TakeBonus())
+    s.given(events)
+    assert events[-1] == TurnStarted(seat=0, round=2) and s.state.players[0].bonus == 1
+    assert len(s.state.display) == 1
+
+
 def test_solo_refills_place_each_card_left_or_right_by_its_mark():
     left_marked, right_marked = card_of("9"), card_of("4")  # ids 8 and 3: even ids are marked left
     assert data.LOCATION_CARDS[left_marked].mark == "left" and data.LOCATION_CARDS[right_marked].mark == "right"

@@ -59,8 +59,9 @@ def table_setup(first: int = 0, thieves: int = 1,
                                                                                                          round=1)]
 
 
-def spec(seats: int = 3, **kwargs: Any) -> Spec:
-    return Spec(GAME, seats, Options()).given(table_setup(**kwargs))
+def spec(seats: int = 3, rules_revision: int = rules.RULES, **kwargs: Any) -> Spec:
+    """A game at its start (``table_setup``), under the newest rules unless ``rules_revision`` says another."""
+    return Spec(GAME, seats, Options(rules=rules_revision)).given(table_setup(**kwargs))
 
 
 def with_seat(state: rules.State, seat: int, **fields: Any) -> rules.State:
@@ -109,13 +110,13 @@ def play(s: Spec, seat: int, *commands: Any) -> list[Any]:
 distance, target, seeker = bot.distance, bot.target, bot.choose  # the game's own bot (domain/karawane/bot.py)
 
 
-def random_game(seats: int, seed: int, policy: Any = seeker, max_rounds: int | None = None
-                ) -> Iterator[tuple[rules.State, int, Any, list[Any]]]:
+def random_game(seats: int, seed: int, policy: Any = seeker, max_rounds: int | None = None,
+                rules_revision: int = rules.RULES) -> Iterator[tuple[rules.State, int, Any, list[Any]]]:
     """A random game on the bare decider (no table): yields (state, seat, command, events) per command, the state
     being the one the command was decided on; stops at the end, or after ``max_rounds`` rounds."""
     rng = random.Random(seed)
     secret = seed.to_bytes(8, "big")
-    options = Options()
+    options = Options(rules=rules_revision)
     state = GAME.initial_state(seats, options)
     for event in GAME.setup(seats, options, Chance(secret, 0)):
         state = GAME.evolve(state, event)

@@ -33,6 +33,7 @@ from contracts.karawane import (
     WaterBought,
 )
 from domain.karawane import GAME, rules
+from domain.kernel import RuleViolation
 from tests.domain.karawane.support import at, cell, play, spec, with_seat
 
 replace = msgspec.structs.replace
@@ -40,9 +41,9 @@ EDGE, KNOWN_2, KNOWN_3 = cell(4, 0), cell(5, 0), cell(6, 0)
 CITY, OASIS, SERAI, TOWER = cell(3, 0), cell(3, 1), cell(3, 2), cell(2, 0)
 
 
-def desert(path, thieves=1, start=EDGE, seats=3, **hand):
+def desert(path, thieves=1, start=EDGE, seats=3, rules_revision=rules.RULES, **hand):
     """Seat 0 starts its turn at ``start`` holding ``hand``, moves along ``path`` and stops: the desert phase."""
-    s = at(spec(seats=seats, thieves=thieves), 0, start, **hand)
+    s = at(spec(seats=seats, thieves=thieves, rules_revision=rules_revision), 0, start, **hand)
     play(s, 0, *[Step(to=c) for c in path])
     if len(path) < 3:
         play(s, 0, StopMoving())
@@ -310,3 +311,33 @@ def test_a_token_after_the_move_is_played_before_the_adventures_not_once_a_place
         s = desert([OASIS, CITY, TOWER], thieves=0, gold=1)
         play(s, 0, used)
         s.when(0, PlayMap(hex=cell(0, 0))).then_error("too_late")
+
+
+# --- revision 1: the rules as the game landed, which the games created before revision 2 keep ----------------
+
+def test_under_revision_1_a_lost_caravan_s_next_turn_is_lost_at_once():
+    s = desert([OASIS], thieves=1, seats=2, rules_revision=1)
+    play(s, 0, Supply(water=None, thieves=None))
+    events = play(s, 1, Equip(), StopMoving(), EndTurn())
+    assert [type(e).__name__ for e in events[-4:]] == ["TurnStarted", "CaravanReplaced", "TurnEnded", "TurnStarted"]
+    assert events[-3] == CaravanReplaced(seat=0) and events[-1] == TurnStarted(seat=1, round=2)
+    assert s.state.players[0].cell == rules.data.HOME and not s.state.players[0].lost
+    play(s, 1, Equip(), StopMoving(), EndTurn())
+    assert s.state.active == 0 and s.state.stage == rules.EQUIP
+
+
+def test_under_revision_1_a_token_may_follow_the_adventures():
+    s = desert([CITY, OASIS], thieves=0, goods=3, rules_revision=1)
+    play(s, 0, Trade(goods=3))
+    assert PlayMap(hex=CITY) in GAME.legal_commands(s.state, 0)
+    play(s, 0, PlayMap(hex=CITY))
+
+
+def test_a_revision_this_build_does_not_have_is_refused_as_bad_options():
+    from contracts.karawane import Options
+
+    with pytest.raises(RuleViolation) as refused:
+        GAME.check_options(3, Options(rules=rules.RULES + 1))
+    assert refused.value.code == "bad_options"
+    with pytest.raises(RuleViolation):
+        GAME.check_options(3, Options(rules=0))

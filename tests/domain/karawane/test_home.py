@@ -172,3 +172,11 @@ def test_a_caravan_that_equips_and_stays_at_home_does_not_come_home_and_keeps_wh
     state = s.when(0, StopMoving()).then([MoveEnded(seat=0, desert=False)])
     assert state.stage == rules.HOME and state.players[0].hand == rules.Hand(camel_drivers=2, water_skins=3, goods=1)
     assert BuyArtifact(artifact="lamp") in GAME.legal_commands(state, 0)
+
+
+def test_under_revision_1_passing_through_home_is_not_coming_home():
+    """The rules as the game landed (``Options.rules`` 1), which the games created before revision 2 keep."""
+    s = at(spec(rules_revision=1), 0, NEXT_TO_HOME, gold=2)
+    events = play(s, 0, Step(to=data.HOME), Step(to=NEXT_TO_HOME), StopMoving())
+    assert not any(isinstance(e, CameHome) for e in events) and s.state.players[0].hand.gold == 2
+    assert events[1] == CaravanStepped(seat=0, to=NEXT_TO_HOME)
