@@ -121,7 +121,7 @@ def bench_domain(game_name: str, seats: int, seconds: float, seed: int) -> dict:
     while time.perf_counter() < deadline:
         secret = rng.randbytes(16)
         table = tbl.EMPTY
-        for command, seat in [(CreateGame(game_name, "bench", seats), None)] + [
+        for command, seat in [(tbl.newest_rules(CreateGame(game_name, "bench", seats)), None)] + [
                 (JoinSeat(f"p{s}", f"h{s}"), None) for s in range(seats)]:
             for e in tbl.decide(table, seat, None, command, Chance(secret, table.version)):
                 table = tbl.evolve(table, e)

@@ -108,7 +108,8 @@ def start_table(game: Game, seats: int, options: dict | None = None, seed: bytes
             table = tbl.evolve(table, event)
         events.extend(new)
 
-    apply(None, None, CreateGame(game=game.name, title="test", seats=seats, options=options or {}))
+    # a new game, as the engine makes it: under its title's newest rules
+    apply(None, None, tbl.newest_rules(CreateGame(game=game.name, title="test", seats=seats, options=options or {})))
     for seat in range(seats):
         apply(None, None, JoinSeat(name=f"p{seat}", token_hash=token_hash(seat)))
     return table, events
@@ -234,7 +235,8 @@ class Played:
         self.events: list[Any] = []
         self.origins: list[tbl.Origin] = []
         self.commands = 0
-        self.send(None, CreateGame(game=game.name, title="test", seats=seats, options=options or {}), token=None)
+        self.send(None, tbl.newest_rules(CreateGame(game=game.name, title="test", seats=seats, options=options or {})),
+                  token=None)
         for seat in range(seats):
             self.send(None, JoinSeat(name=f"p{seat}", token_hash=token_hash(seat)), token=None)
 
