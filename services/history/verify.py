@@ -51,8 +51,8 @@ class Verdict:
 
 
 RULES_DIFFER = ("the hash chain, the commitments and the seed hold: only the re-run differs, so either the events were "
-                "made up and hashed again, or the game was played under rules this server has since corrected (its "
-                "record re-runs under today's rules)")
+                "made up and hashed again, or the game was played under rules this server changed without keeping "
+                "them as a revision (a game keeps its rules revision: docs/rules-decisions.md, Rules revisions)")
 
 
 class Difference(Exception):
