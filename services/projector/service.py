@@ -17,12 +17,14 @@ import contextlib
 import hashlib
 import logging
 import time
+import uuid
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 import msgspec
 import structlog
 
@@ -43,6 +45,10 @@ log = structlog.get_logger("souk.projector")
 MAX_ATTEMPTS = 10
 CHUNK = 64  # games per Lua call in a big batch
 REBUILD_LOCK = "souk:projection:rebuilding"
+# The rebuild's lock is a lease its holder renews every third of it: a projector killed in the middle of a rebuild
+# leaves a lock that lapses within this many seconds, and a projector waiting for the rebuild takes it over (it
+# used to wait behind an hour's expiry, its views behind all that time).
+REBUILD_LEASE_S = 10.0
 TRIM_EVERY_S = 5.0  # how often a projector trims souk:events behind every projector group
 # A finished game's history read model is a cache (services/projector/history.py derives it from the game stream
 # when it is gone): kept this long after the end, for the players' last looks, then it expires. A page derived
@@ -318,14 +324,37 @@ class Projector:
         rebuilt, or None when the read store was already initialised."""
         if await self.redis.exists(keys.READ_STORE_MARK):
             return None
-        if not await self.redis.set(REBUILD_LOCK, "1", nx=True, ex=3600):  # another projector is at it
-            while not await self.redis.exists(keys.READ_STORE_MARK):
-                await asyncio.sleep(0.2)
+        holder = uuid.uuid4().hex
+        while not await self.redis.set(REBUILD_LOCK, holder, nx=True, px=int(REBUILD_LEASE_S * 1000)):
+            # another projector is at it: wait for its end mark, or take over once its lease lapsed (it died)
+            if await self.redis.exists(keys.READ_STORE_MARK):
+                return None
+            await asyncio.sleep(0.2)
+        if await self.redis.exists(keys.READ_STORE_MARK):  # rebuilt by the previous holder meanwhile
+            await self._release(holder)
             return None
+        renewing = asyncio.create_task(self._renew(holder))
         try:
             return await self.rebuild()
         finally:
-            await self.redis.delete(REBUILD_LOCK)
+            renewing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewing
+            await self._release(holder)
+
+    async def _renew(self, holder: str) -> None:
+        """Renews the rebuild's lease every third of it while this projector holds it."""
+        while True:
+            await asyncio.sleep(REBUILD_LEASE_S / 3)
+            with contextlib.suppress(RedisError, OSError):  # a store away a moment: the next renewal tries again
+                await self.redis.eval(_RENEW, 1, REBUILD_LOCK, holder, int(REBUILD_LEASE_S * 1000))
+
+    async def _release(self, holder: str) -> None:
+        await self.redis.eval(_RELEASE, 1, REBUILD_LOCK, holder)
+
+
+_RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
+_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
 
 async def forget_read_models(views: aioredis.Redis, game_id: str, game: str) -> None:

@@ -165,6 +165,45 @@ async def test_a_projector_facing_an_empty_read_store_rebuilds_it_first(redis):
     assert await projector.initialise() is None
 
 
+async def test_a_rebuild_whose_projector_was_killed_is_taken_over_not_waited_for_an_hour(redis, monkeypatch):
+    """souk chaos (CI): the read store flushed, its projector killed (-9) in the middle of the rebuild; the projector
+    started in its place waited for the rebuild's end mark behind the dead one's lock (an hour's expiry): the views
+    stayed behind for the rest of the run. The lock is a lease its holder renews: a dead holder's lapses, and the
+    projector waiting takes the rebuild over."""
+    from services.projector import service
+
+    monkeypatch.setattr(service, "REBUILD_LEASE_S", 0.6)
+    store = RedisEventStore(redis)
+    await started(Engine(redis, store))
+    await redis.set(service.REBUILD_LOCK, "a projector killed mid-rebuild", px=int(service.REBUILD_LEASE_S * 2000))
+    projector = Projector(redis, store)
+    assert await asyncio.wait_for(projector.initialise(), 10) == 1
+    assert view_of(await redis.hget(keys.views("g1"), "spectator")).version == 5
+    assert not await redis.exists(service.REBUILD_LOCK)
+
+
+async def test_a_long_rebuild_keeps_its_lease_and_nobody_takes_it_over(redis, monkeypatch):
+    from services.projector import service
+
+    monkeypatch.setattr(service, "REBUILD_LEASE_S", 0.3)
+    store = RedisEventStore(redis)
+    await started(Engine(redis, store))
+    projector = Projector(redis, store)
+    rebuild = projector.rebuild
+
+    async def slow_rebuild(*args, **kwargs):
+        await asyncio.sleep(1.0)  # three leases long
+        assert await redis.get(service.REBUILD_LOCK) is not None  # renewed all along
+        return await rebuild(*args, **kwargs)
+
+    monkeypatch.setattr(projector, "rebuild", slow_rebuild)
+    other = Projector(redis, store)
+    first = asyncio.create_task(projector.initialise())
+    await asyncio.sleep(0.1)
+    assert await asyncio.wait_for(other.initialise(), 10) is None  # waited for the mark, did not rebuild too
+    assert await first == 1
+
+
 async def test_each_projection_announces_the_version_status_and_awaited_seats(redis):
     from contracts.readmodels import ViewsUpdated
 
