@@ -31,11 +31,11 @@ from services.runtime import logs, metrics
 from services.engine.sealing import seal_events
 from services.store.codec import (
     command_decoder,
+    command_runs,
     decode_stream,
     encoder,
     origins,
     reply_decoder,
-    same_command,
     stored_command,
 )
 from services.store.lru import Lru
@@ -84,14 +84,8 @@ class AcceptedRun:
 def accepted_runs(envelopes: Sequence[EventEnvelope]) -> dict[str, list[AcceptedRun]]:
     """Every accepted command of a game by command id, from the events it appended: one command's events are
     consecutive, with its command id and the time it was decided."""
-    runs: list[list[EventEnvelope]] = []
-    for e in envelopes:
-        if runs and same_command(runs[-1][-1], e):
-            runs[-1].append(e)
-        else:
-            runs.append([e])
     out: dict[str, list[AcceptedRun]] = {}
-    for run in runs:
+    for run in command_runs(envelopes):
         out.setdefault(run[0].command_id, []).append(AcceptedRun(
             frozenset(e.seat for e in run if e.type != _SEAT_JOINED),
             next((e.seat for e in run if e.type == _SEAT_JOINED), None), run[-1].seq, len(run)))
@@ -125,13 +119,11 @@ def fold_with_since(envelopes: Sequence[EventEnvelope]) -> tuple[tbl.Table, tupl
     events = decode_stream(list(envelopes))
     table, since = tbl.EMPTY, ()
     start = 0
-    for i, env in enumerate(envelopes):
-        if i + 1 == len(envelopes) or not same_command(env, envelopes[i + 1]):  # the command's last event
-            run = envelopes[start:i + 1]
-            before = table
-            table = tbl.fold(events[start:i + 1], table, origins(run))
-            since = tbl.awaited_since(since, before, table, run[0].seat if run[0].type != _SEAT_JOINED else None)
-            start = i + 1
+    for run in command_runs(envelopes):
+        before = table
+        table = tbl.fold(events[start:start + len(run)], table, origins(run))
+        since = tbl.awaited_since(since, before, table, run[0].seat if run[0].type != _SEAT_JOINED else None)
+        start += len(run)
     return table, since
 
 

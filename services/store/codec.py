@@ -95,6 +95,17 @@ def same_command(a: EventEnvelope, b: EventEnvelope) -> bool:
     return a.command_id == b.command_id and a.recorded_at == b.recorded_at
 
 
+def command_runs(envelopes: Sequence[EventEnvelope]) -> list[list[EventEnvelope]]:
+    """A game's events split by the command that appended them (``same_command``), in order."""
+    runs: list[list[EventEnvelope]] = []
+    for e in envelopes:
+        if runs and same_command(runs[-1][-1], e):
+            runs[-1].append(e)
+        else:
+            runs.append([e])
+    return runs
+
+
 def origins(envelopes: Sequence[EventEnvelope]) -> list[Origin]:
     """Who made each event (its envelope's seat and command id), one per envelope: what ``domain.table`` needs
     to decide an undo (``tbl.fold``/``tbl.evolve``/``tbl.table_at``'s ``origins``)."""
