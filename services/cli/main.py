@@ -238,15 +238,19 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _url(sock: socket.socket) -> str:
+    """The gateway's URL on its bound socket (an IPv6 address in brackets)."""
+    host, port = sock.getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+
 def _listen(app, sock: socket.socket, settings: Settings) -> None:
     """uvicorn on the bound socket; one log line with the URL once it serves."""
     import uvicorn
 
     from services.gateway.inputs import UVICORN_OPTIONS
 
-    host, port = sock.getsockname()[:2]
-    shown_host = f"[{host}]" if ":" in host else host
-    url = f"http://{shown_host}:{port}"
+    url = _url(sock)
 
     class Server(uvicorn.Server):
         async def startup(self, sockets=None) -> None:
@@ -397,8 +401,7 @@ def _listen_processes(sock: socket.socket, settings: Settings) -> None:
                        "SOUK_LOG_LEVEL": settings.log_level, "SOUK_LOG_FORMAT": settings.log_format})
     config = uvicorn.Config("services.gateway.app:from_env", factory=True, workers=settings.gateway_processes,
                             log_level="warning", log_config=None, **UVICORN_OPTIONS)
-    host, port = sock.getsockname()[:2]
-    url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    url = _url(sock)
     sock.listen(config.backlog)  # connections wait in the backlog until a process accepts them
     log.info("listening", url=url, docs=f"{url}/schema", processes=settings.gateway_processes)
     Multiprocess(config, sockets=[sock]).run()
