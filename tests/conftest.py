@@ -69,6 +69,17 @@ def redis_url(redis_server_url: str) -> str:
 
 
 @pytest.fixture
+def views_url(redis_url: str) -> str:
+    """A second database of the test's Redis, empty, for a read store of its own (``redis_url`` empties its own
+    only: a read store left there by another test would hold another event store's role)."""
+    url = redis_url.rsplit("/", 1)[0] + "/1"
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    client.close()
+    return url
+
+
+@pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
 

@@ -51,11 +51,10 @@ def _reply_channels(client: redis.Redis) -> int:
 
 
 @pytest.fixture
-def split(redis_url):
+def split(redis_url, views_url):
     """`souk engine`, `souk projector` and `souk gateway --processes 2` on the test's Redis."""
     port = free_port()
-    views = redis_url.rsplit("/", 1)[0] + "/1"
-    env = clean_env(REDIS_URL=redis_url, SOUK_VIEWS_REDIS_URL=views, SOUK_PORT=str(port), SOUK_LOG_LEVEL="warning",
+    env = clean_env(REDIS_URL=redis_url, SOUK_VIEWS_REDIS_URL=views_url, SOUK_PORT=str(port), SOUK_LOG_LEVEL="warning",
                     SOUK_RATE_PER_CLIENT="0", SOUK_OPEN_GAMES_PER_CLIENT="0")
     roles = [["engine"], ["projector"], ["gateway", "--processes", "2"]]
     processes = [subprocess.Popen([sys.executable, "-m", "services.cli", *role], env=env, cwd=ROOT,

@@ -68,10 +68,9 @@ def test_a_taken_port_is_said_before_anything_starts(command, tmp_path, redis_ur
     assert not (tmp_path / "data").exists()  # no embedded Redis was started
 
 
-def test_the_gateway_says_where_it_listens_once_the_port_is_bound(redis_url):
+def test_the_gateway_says_where_it_listens_once_the_port_is_bound(redis_url, views_url):
     port = free_port()
-    views = redis_url.rsplit("/", 1)[0] + "/1"
-    env = clean_env(REDIS_URL=redis_url, SOUK_VIEWS_REDIS_URL=views, SOUK_PORT=str(port))
+    env = clean_env(REDIS_URL=redis_url, SOUK_VIEWS_REDIS_URL=views_url, SOUK_PORT=str(port))
     process = subprocess.Popen([sys.executable, "-m", "services.cli", "gateway"], env=env, cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
