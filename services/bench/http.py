@@ -476,8 +476,8 @@ async def _driver(base: str, config: dict, control, results) -> None:
             results.put(("ready", index, None))
             window.start, window.end = await _get(control, 300)
             await task
-            results.put(("done", index, {"latencies": stats.latencies, "answers": stats.answers, "rejected": stats.rejected,
-                                         "stalls": stats.stalls, "games_finished": stats.games_finished,
+            results.put(("done", index, {"latencies": stats.latencies, "answers": stats.answers,
+                                         "rejected": stats.rejected, "stalls": stats.stalls, "games_finished": stats.games_finished,
                                          "errors": stats.errors[:5]}))
         else:
             await _hold_sockets(base, config, control, results)
@@ -535,12 +535,13 @@ def _process_cpu(pid: int) -> float:
 
 def _tree_cpu(pid: int) -> float:
     """CPU seconds of a process and of every process below it (`souk gateway --processes N`'s children)."""
+    from services.bench.pipeline import _stat
+
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                with open(f"/proc/{entry}/stat") as f:
-                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+                parents[int(entry)] = int(_stat(int(entry))[1])
             except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
                 continue
     tree, grew = {pid}, True

@@ -187,10 +187,15 @@ async def _xadd_rate(redis: Resp, seconds: float = 2.0) -> float:
     return n / (time.perf_counter() - start)
 
 
+def _stat(pid: int) -> list[str]:
+    """A process's /proc/PID/stat fields after its name (state, ppid, ...; Linux)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
 def _process_cpu(pid: int) -> float:
     """CPU seconds (user + system) a process has used so far (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
+    fields = _stat(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
