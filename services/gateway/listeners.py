@@ -78,7 +78,6 @@ class _Subscription:
         self._was_connected = False
         self._task: asyncio.Task | None = None
         self._ready = asyncio.Event()
-        self._subscriber: Subscriber | None = None
 
     def subscriptions(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The channels and the patterns to subscribe to."""
@@ -115,7 +114,7 @@ class _Subscription:
     async def _listen(self) -> None:
         delay = BACKOFF_FIRST
         while True:
-            subscriber = self._subscriber = Subscriber.like(self.redis, self._deliver)
+            subscriber = Subscriber.like(self.redis, self._deliver)
             try:
                 channels, patterns = self.subscriptions()
                 # subscribed once Redis confirms it: only then can the catch-up miss nothing

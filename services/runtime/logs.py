@@ -4,7 +4,7 @@ The handlers bind what each line of a request or a command carries with ``bound`
 then ``clear`` (a loop): one context variable holding a dict, merged into every line by ``merge_context``.
 structlog's own ``bound_contextvars`` makes a context variable per key and reads them all back from a copy of the
 context each time: 5.4 µs a block of three keys against 0.6, twice on every command in the gateway and once per
-command in the engine and the projector.
+command in the engine (the projector binds only when it logs at debug level).
 """
 
 from __future__ import annotations
