@@ -138,15 +138,16 @@ class _Subscription:
         within ``PING_ANSWER``."""
         loop = asyncio.get_running_loop()
         pinged_at: float | None = None
+        answers_then = 0  # replies heard before the ping: any reply after it is an answer (not a time: see resp)
         while True:
             now = loop.time()
-            if pinged_at is not None and subscriber.heard > pinged_at:
+            if pinged_at is not None and subscriber.answers > answers_then:
                 pinged_at = None
             if pinged_at is None:
                 wait = subscriber.heard + IDLE_PING - now
                 if wait <= 0:
                     subscriber.ping()
-                    pinged_at = now
+                    pinged_at, answers_then = now, subscriber.answers
                     wait = PING_ANSWER
             else:
                 wait = pinged_at + PING_ANSWER - now

@@ -209,8 +209,9 @@ class Subscriber:
     ends, and the owner starts a new one (the gateway's listeners, ``services.gateway.listeners``, then catch up).
 
     ``start`` returns once Redis confirmed every subscription (a refusal, NOPERM say, raises); ``heard`` is the
-    monotonic time of the last thing Redis sent, and ``ping`` asks for something (a connection silent for long may
-    be dead without knowing it). A message costs a hiredis parse and a call, where redis-py's ``PubSub`` spent
+    monotonic time of the last thing Redis sent, ``answers`` how many replies it has sent (a count, not a time: under
+    uvloop the loop's clock moves in whole milliseconds, and a PONG read in its PING's tick leaves ``heard``
+    unchanged), and ``ping`` asks for something (a connection silent for long may be dead without knowing it). A message costs a hiredis parse and a call, where redis-py's ``PubSub`` spent
     several times that (its ``get_message`` loop with a timeout per message)."""
 
     def __init__(self, url: str | None, on_message: Callable[[bytes, bytes], None], **params: Any) -> None:
@@ -219,6 +220,7 @@ class Subscriber:
         self._proto: _Protocol | None = None
         self.lost: asyncio.Future | None = None
         self.heard = 0.0
+        self.answers = 0
         self._expected = 0  # subscription confirmations still to come
         self._subscribed: asyncio.Future | None = None
 
@@ -262,6 +264,7 @@ class Subscriber:
 
     def _on_reply(self, reply: Any) -> None:
         self.heard = asyncio.get_running_loop().time()
+        self.answers += 1
         if isinstance(reply, list):
             kind = reply[0]
             if kind == b"message":

@@ -289,3 +289,28 @@ async def _value(result: object) -> object:
 
 async def commands_queued(redis: aioredis.Redis, count: int) -> bool:
     return await redis.xlen(keys.COMMANDS) == count
+
+
+def test_an_idle_listener_under_uvloop_keeps_its_connection_when_redis_answers_its_pings_at_once(redis_url, monkeypatch):
+    """Issue #18 item 3: uvloop's ``loop.time()`` has a 1 ms resolution, so a PONG read in the same tick as its
+    PING leaves ``heard == pinged_at``; the listener took that for no answer and reconnected every 15-20 s."""
+    uvloop = pytest.importorskip("uvloop")
+    from services.gateway import listeners
+
+    monkeypatch.setattr(listeners, "IDLE_PING", 0.002)  # a ping every few ms: many land in the PONG's tick
+    monkeypatch.setattr(listeners, "PING_ANSWER", 0.3)
+
+    async def idle_for_a_while() -> tuple[int, str | None, str]:
+        redis = aioredis.Redis.from_url(redis_url)
+        replies = Replies(redis, timeout=1.0)
+        try:
+            await replies.start()
+            await asyncio.sleep(3.0)
+            return replies.state.reconnects, replies.state.last_error, type(asyncio.get_running_loop()).__module__
+        finally:
+            await replies.stop()
+            await redis.aclose()
+
+    reconnects, last_error, loop_module = uvloop.run(idle_for_a_while())
+    assert loop_module.startswith("uvloop")
+    assert (reconnects, last_error) == (0, None)
