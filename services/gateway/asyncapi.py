@@ -51,7 +51,7 @@ def _components() -> dict[str, Any]:
     table_view["properties"]["legal"] = {"type": "array", "items": {"$ref": REF + SEAT_COMMAND},
                                          "description": "The commands this seat may send now (POST them back)"}
     return {
-        "schemas": dict(sorted(schemas.items())),
+        "schemas": {name: _asyncapi_schema(schema) for name, schema in sorted(schemas.items())},
         "messages": {"view": {
             "name": "view", "title": "A view of the game", "contentType": "application/json",
             "summary": "The game as this audience sees it now: one text frame per version, newest only (a slow "
@@ -63,6 +63,18 @@ def _components() -> dict[str, Any]:
                            "<= the view's version, redacted as this audience's history is",
                 "payload": {"$ref": REF + "HistoryPage"}}},
     }
+
+
+def _asyncapi_schema(schema: Any) -> Any:
+    """The schema as AsyncAPI's Schema Object has it: a ``discriminator`` is the name of the property (a string),
+    where OpenAPI's is an object (``propertyName`` and a ``mapping``, which AsyncAPI does not have: each ``oneOf``
+    member names its tag in its ``type`` property, an ``enum`` of one). The official parser refuses the OpenAPI form."""
+    if isinstance(schema, dict):
+        return {key: value["propertyName"] if key == "discriminator" and isinstance(value, dict)
+                else _asyncapi_schema(value) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_asyncapi_schema(item) for item in schema]
+    return schema
 
 
 def document(host: str, secure: bool = False) -> dict[str, Any]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,6 +22,29 @@ from domain.kernel import games
 from tests.e2e.support import join_all
 
 pytestmark = pytest.mark.anyio
+
+PARSE = """
+import { Parser } from "@asyncapi/parser";
+import { readFileSync } from "node:fs";
+const { document, diagnostics } = await new Parser().parse(readFileSync(process.argv[2], "utf8"));
+console.log(JSON.stringify({ parsed: document !== undefined, diagnostics: diagnostics.map(
+  (d) => ({ severity: d.severity, code: d.code, message: d.message, path: d.path.join("/") })) }));
+"""
+
+
+@pytest.fixture(scope="module")
+def asyncapi_parser(tmp_path_factory) -> str:
+    """The official AsyncAPI parser (@asyncapi/parser, from the npm registry: a few seconds): a script that parses
+    the file it is given and prints its diagnostics as JSON. Skipped without node and npm."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("node and npm are not installed")
+    where = tmp_path_factory.mktemp("asyncapi-parser")
+    done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(where),
+                           "@asyncapi/parser@3"], capture_output=True, text=True, timeout=180, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"npm could not install @asyncapi/parser: {done.stderr[-500:]}")
+    (where / "parse.mjs").write_text(PARSE)
+    return str(where / "parse.mjs")
 
 
 def pointer(document: dict[str, Any], ref: str) -> Any:
@@ -83,3 +108,18 @@ async def test_the_asyncapi_document_describes_the_client_websockets_typed_and_n
         async with aconnect_ws(f"{souk_url}/games/{game_id}/seats/1/ws?token={tokens[1]}&from=1", client) as ws:
             page, frame = json.loads(await ws.receive_text()), json.loads(await ws.receive_text())
         assert not list(pages.iter_errors(page)) and page["entries"] and not list(validator.iter_errors(frame))
+
+
+async def test_the_official_asyncapi_parser_reads_the_document_without_an_error_or_a_warning(souk_url, asyncapi_parser,
+                                                                                            tmp_path):
+    """Issue #18 item 14: @asyncapi/parser refused the document (74 errors, all from the OpenAPI-style
+    ``discriminator`` objects: AsyncAPI's Schema Object wants the property's name, a string)."""
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        r = await client.get("/asyncapi.json")
+    (tmp_path / "asyncapi.json").write_text(r.text)
+    done = subprocess.run(["node", asyncapi_parser, str(tmp_path / "asyncapi.json")], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads(done.stdout)
+    serious = [d for d in verdict["diagnostics"] if d["severity"] <= 1]  # 0 error, 1 warning (2 info, 3 hint)
+    assert verdict["parsed"] and serious == [], serious[:5]
