@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from functools import cache
+
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
@@ -50,10 +53,35 @@ _HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 
 _HTTP_MESSAGES = {413: f"the body is over {MAX_BODY_BYTES} bytes"}
 
 
-def on_http(_: Request, exc: HTTPException) -> Response:
-    """Litestar's own refusals, with their headers (a 405 names the methods the path allows: ``Allow``)."""
+def on_http(request: Request, exc: HTTPException) -> Response:
+    """Litestar's own refusals, with their headers (a 405 names the methods the path allows: ``Allow``). A path
+    that no route takes only because an integer parameter is not an integer (``/games/X/seats/abc/view``) is a 400,
+    as a query parameter that is not one is."""
+    if exc.status_code == 404 and (name := _not_an_integer(request.app.routes, request.scope["path"])):
+        return error_response(400, "bad_request", f"path parameter {name!r}: expected an integer")
     message = _HTTP_MESSAGES.get(exc.status_code, str(exc.detail))
     return error_response(exc.status_code, _HTTP_CODES.get(exc.status_code, "http_error"), message, exc.headers)
+
+
+def _not_an_integer(routes: list, path: str) -> str | None:
+    """The integer parameter that keeps ``path`` from a route, if another value there would have matched."""
+    for pattern in _integer_routes(tuple(route.path for route in routes)):
+        if (match := pattern.fullmatch(path)) is not None:
+            for name, value in match.groupdict().items():
+                if not re.fullmatch(r"-?\d+", value):
+                    return name
+    return None
+
+
+@cache
+def _integer_routes(paths: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """Each route with an integer parameter as a pattern that takes any segment there (named groups)."""
+    def segment(part: str) -> str:
+        if (param := re.fullmatch(r"\{(\w+):int\}", part)) is not None:
+            return f"(?P<{param[1]}>[^/]+)"
+        return ".*" if re.fullmatch(r"\{\w+:path\}", part) else "[^/]+" if part.startswith("{") else re.escape(part)
+    return tuple(re.compile("/".join(segment(part) for part in path.split("/")))
+                 for path in paths if ":int}" in path)
 
 
 def on_crash(_: Request, exc: Exception) -> Response:

@@ -4,7 +4,8 @@ uvicorn's default parser, h11, is pure Python: it took 27% of the gateway's CPU 
 ``JsonHttpToolsProtocol`` (replacing the earlier JSON refusals on h11) answers what its parser refuses with
 ``{"code", "message"}`` with 431 ``headers_too_large`` when the request line and headers outgrow
 ``MAX_HEAD_BYTES`` (llhttp sets no such bound: the bytes of a head still incomplete are counted here), else 400
-``bad_request``; then it half-closes and drops what the client still sends for ``LINGER_S`` at most (closed at
+``bad_request`` (a request in another version than HTTP/1.0 and HTTP/1.1 too, which llhttp reads like the rest);
+then it half-closes and drops what the client still sends for ``LINGER_S`` at most (closed at
 once with unread data, the connection would be reset and the client would lose the answer).
 """
 
@@ -25,6 +26,7 @@ class JsonHttpToolsProtocol(HttpToolsProtocol):
     _head_bytes = 0  # bytes received while the current request's head was incomplete
     _head_size = 0  # the current request's URL and headers as parsed
     _too_large = False
+    _version: str | None = None  # an HTTP version refused (not 1.0 nor 1.1)
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
@@ -51,6 +53,10 @@ class JsonHttpToolsProtocol(HttpToolsProtocol):
         if self._head_size > MAX_HEAD_BYTES:  # whole, but too large: the parser stops (send_400_response says 431)
             self._too_large = True
             raise ValueError("the request line and headers are too large")
+        version = self.parser.get_http_version()
+        if version not in ("1.1", "1.0"):  # llhttp reads "HTTP/0.9" and any other digit as a request like the rest
+            self._version = version
+            raise ValueError(f"HTTP/{version} is not served")
         self._head_done, self._head_bytes = True, 0
         super().on_headers_complete()
 
@@ -61,6 +67,8 @@ class JsonHttpToolsProtocol(HttpToolsProtocol):
     def send_400_response(self, msg: str) -> None:
         if self._too_large:
             self._refuse(431, "headers_too_large", f"the request line and headers are over {MAX_HEAD_BYTES} bytes")
+        elif self._version is not None:
+            self._refuse(400, "bad_request", f"HTTP/{self._version} is not served: HTTP/1.0 and HTTP/1.1 are")
         else:
             self._refuse(400, "bad_request", "the request is not valid HTTP/1.1")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -235,3 +236,33 @@ def test_a_request_that_is_not_http_gets_a_json_400(souk_url):
         status, headers, body = raw_request(souk_url, head)
         assert status == 400 and headers["content-type"].startswith("application/json"), (status, headers, body)
         assert json.loads(body)["code"] == "bad_request"
+
+
+async def test_a_seat_that_is_not_an_integer_in_the_path_gets_a_400_as_the_readme_says(souk_url):
+    """Issue #18 item 16: the README's "a path or query parameter that is not an integer" is a 400 ``bad_request``;
+    ``/games/X/seats/abc/view`` answered 404 (no route took it)."""
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        game_id, auth = await a_started_game(client)
+        g = f"/games/{game_id}"
+        for method, url in [("GET", f"{g}/seats/abc/view"), ("GET", f"{g}/seats/1.5/legal"),
+                            ("GET", f"{g}/seats/abc/history"), ("POST", f"{g}/seats/x/commands"),
+                            ("POST", f"{g}/seats/abc/undo"), ("DELETE", f"{g}/seats/abc")]:
+            r = await client.request(method, url, headers=auth[0], json={"command_id": "a", "command": {}})
+            refused(r, 400, "bad_request")
+            assert "seat" in r.json()["message"], r.text
+        refused(await client.get(f"{g}/seats/0/nothing-here", headers=auth[0]), 404, "not_found")
+        refused(await client.get(f"{g}/nothing-here/abc"), 404, "not_found")
+
+
+def test_http_1_0_is_served_and_other_versions_get_a_json_400_as_the_readme_says(souk_url):
+    """Issue #18 item 16: the README said a request that is not HTTP/1.1 is refused; HTTP/1.0 is served (load
+    balancers' health checks speak it), and the README now says so."""
+    status, headers, body = raw_request(souk_url, b"GET /catalog HTTP/1.0\r\nHost: souk\r\n\r\n")
+    assert status == 200 and json.loads(body), (status, headers, body[:200])
+    for head in (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", b"GET /catalog HTTP/3.0\r\nHost: souk\r\n\r\n",
+                 b"GET /catalog HTTP/0.9\r\nHost: souk\r\n\r\n"):
+        status, headers, body = raw_request(souk_url, head)
+        assert status == 400 and headers["content-type"].startswith("application/json"), (head, status, body)
+        assert json.loads(body)["code"] == "bad_request"
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert "HTTP/1.0 and HTTP/1.1 are served" in readme
