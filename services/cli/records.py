@@ -42,6 +42,8 @@ def verify_file(path: str, progress: bool | None) -> Verdict:
         verdict = verify_record(record, progress=bar.advance)
     if verdict.ok:
         click.echo(verdict.summary())
+        if verdict.unverified:
+            click.echo("not determined by the events, so not checked: the header's " + ", ".join(verdict.unverified))
     else:
         for problem in verdict.problems:
             click.echo(problem)
