@@ -8,10 +8,10 @@ Layout (``Record``; a ``.souk.json`` file):
 
 - ``format`` ("souk.record") and ``version`` (1): what reads it.
 - ``header``: what the events give (``header_of``; ``verify`` checks each field against them but
-  ``archived_at``, which they cannot give): the game's id, name, title, seats, options, players' names, status (over or cancelled), result,
-  creation and end times, the number of events and the chain head (the last event's hash), whether the game is
-  unfair (its creator chose the seed), the game it is a rematch of, the game whose record it was imported from,
-  and for a fork the game and version its position comes from (its CreateGame holds that position's events).
+  ``archived_at``, which they cannot give): the game's id, name, title, seats, options, players' names, status
+  (over or cancelled), result, creation and end times, the number of events and the chain head (the last
+  event's hash), whether the game is unfair (its creator chose the seed), the game it is a rematch of, the game
+  whose record it was imported from, and for a fork the game and version its position comes from (its CreateGame holds that position's events).
 - ``seed`` (hex) and ``seed_hash``, the commitment published at creation (sha256 of the seed): ``GameCreated``
   holds the commitment, ``GameEnded`` the seed. The game's chance is that seed mixed with the seats' entropy
   (their ``SeatJoined``), committed by ``GameStarted.chance_hash``: ``verify`` checks it (``tbl.check_chance``).

@@ -2,8 +2,9 @@
 
 It checks what ``record.verify`` checks (the hash chain from the genesis to the header's head, each commitment
 against its payload, the seed against the commitment published at creation and the one revealed at the end, every
-field of the header against the events, naming in ``unverified`` those they cannot determine), then re-runs every recorded command through the rules (``domain.table.decide`` with
-``Chance(seed, version)``, as the engine does) and seals the events they give as the engine does
+field of the header against the events, naming in ``unverified`` those they cannot determine), then re-runs every
+recorded command through the rules (``domain.table.decide`` with ``Chance(seed, version)``, as the engine does)
+and seals the events they give as the engine does
 (``services.engine.sealing``): each must equal the recorded envelope byte for byte (its payload, what a spectator
 sees, the commitment, the hash...). The first event that differs is named. A record whose commands are missing
 (written before Souk kept them) does not verify: its events could have been made up and hashed again.

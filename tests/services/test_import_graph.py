@@ -58,7 +58,8 @@ def _shown(found: list[tuple[str, str, int]]) -> str:
 
 def test_the_reader_sees_imports_inside_functions_and_relative_ones(tmp_path):
     source = tmp_path / "m.py"
-    source.write_text("import os\n\ndef f():\n    from services.cli.main import run\n    from ..gateway import errors\n")
+    source.write_text("import os\n\ndef f():\n    from services.cli.main import run\n"
+                      "    from ..gateway import errors\n")
     found = {t for t, _ in _imports(source, "services.history.m")}
     assert {"os", "services.cli.main", "services.cli.main.run", "services.gateway", "services.gateway.errors"} <= found
 
