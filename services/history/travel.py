@@ -25,7 +25,7 @@ from redis.exceptions import RedisError
 from contracts.envelope import EventEnvelope
 from domain import table as tbl
 from services.store import keys
-from services.store.snapshots import snapshot_member, snapshot_table  # noqa: F401 - time travel reads them
+from services.store.snapshots import snapshot_table
 from services.store.codec import (
     event_envelope_decoder,
     fold_stream,
