@@ -175,3 +175,6 @@ class RecordVerdict(msgspec.Struct, frozen=True):
     summary: str  # "OK: ..." or the first problem (naming the first event that differs)
     problems: tuple[str, ...] = ()
     first_difference: int | None = None  # the seq of the first event the re-run does not give as recorded
+    # The header's fields the events cannot determine, taken on the word of whoever wrote the record (its
+    # ``archived_at``); every other field of the header is checked against the events (a lie is a problem).
+    unverified: tuple[str, ...] = ()

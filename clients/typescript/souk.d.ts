@@ -204,6 +204,7 @@ export interface RecordVerdict {
   summary: string;
   problems: string[];  // default []
   first_difference: number | null;  // default null
+  unverified: string[];  // default []
 }
 
 /**

@@ -35,7 +35,7 @@ from contracts.envelope import CommandEnvelope
 from contracts.readmodels import ViewsUpdated
 from contracts.table import CreateGame, JoinSeat
 from services.store import keys
-from services.cli import progress
+from services.runtime import progress
 from services.runtime import tracing
 from services.store.codec import encoder, reply_decoder
 from services.store.resp import Resp, Subscriber
@@ -93,7 +93,7 @@ def main(args: argparse.Namespace) -> None:
     if args.kind == "domain":
         result = bench_domain(args.game, seats, args.seconds, args.seed)
     else:
-        from services.cli.main import run
+        from services.runtime.loop import run
 
         result = run(bench_pipeline(args, seats))
     if args.json:
@@ -206,7 +206,7 @@ async def _redis_cpu(redis: Resp) -> float:
 
 
 async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
-    from services.cli.main import embedded_redis
+    from services.embedded.redis import embedded_redis
     from services.embedded.redis import die_with_parent
 
     # The machine's Python speed, before anything else runs: pipeline figures from different machines compare

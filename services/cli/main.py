@@ -24,6 +24,7 @@ import click
 
 from services.runtime import config
 from services.runtime.config import Settings, SettingError
+from services.runtime.loop import run  # noqa: F401 - souk's commands run their coroutines with it
 
 
 class _Log:
@@ -189,10 +190,10 @@ def _unavailable(name: str, short: str, message: str) -> click.Command:
 LAZY = {
     "types": ("services.client.typescript:command", "the wire format as TypeScript types (clients/typescript)"),
     "chaos": ("services.reliability.chaos:command", "the real processes under load and faults, then the checks"),
-    "archive": ("services.history.archive:command", "export finished games to records and remove their hot keys"),
-    "export": ("services.history.records_cli:export_command", "print a finished game's record (JSON)"),
-    "import": ("services.history.records_cli:import_command", "make a verified record a finished game here"),
-    "replay": ("services.history.records_cli:replay_command", "print a record's game and scores at version N"),
+    "archive": ("services.cli.archive:command", "export finished games to records and remove their hot keys"),
+    "export": ("services.cli.records:export_command", "print a finished game's record (JSON)"),
+    "import": ("services.cli.records:import_command", "make a verified record a finished game here"),
+    "replay": ("services.cli.records:replay_command", "print a record's game and scores at version N"),
 }
 BENCH = {
     "pipeline": ("services.bench.pipeline:pipeline_command",
@@ -337,28 +338,13 @@ def serve(ctx: click.Context, host: str, port: int, redis_url: str, views_redis_
                                    redis_url=embedded.events.url, views_redis_url=embedded.views.url)
         _check_stores(settings, wait=True)
         from services.gateway import create_app
-        from services.runtime.workers import Workers
+        from services.cli.workers import Workers
 
         _listen(create_app(settings, Workers(settings)), sock, settings)
     finally:
         sock.close()
         if embedded is not None:
             embedded.stop()
-
-
-def embedded_redis(data_dir: str, fsync: str = "always") -> list:
-    """Two real redis-servers, unsupervised and unrecorded (the benchmark's temporary stores): the event store
-    (AOF, in DATA_DIR/events, fsynced before each answer unless ``fsync`` is everysec) and the read store (no
-    persistence: the projector rebuilds it when it starts empty)."""
-    from pathlib import Path
-
-    from services.embedded.redis import RedisServer
-
-    events = RedisServer(Path(data_dir) / "events", appendonly=True, fsync=fsync).start()
-    views = RedisServer(Path(data_dir) / "views", appendonly=False).start()
-    log.info("embedded_redis_started", events=events.url, views=views.url, data_dir=data_dir,
-             redis_server=events.binary.path, redis_version=events.binary.version_text)
-    return [events, views]
 
 
 @cli.command()
@@ -407,19 +393,10 @@ def _listen_processes(sock: socket.socket, settings: Settings) -> None:
     Multiprocess(config, sockets=[sock]).run()
 
 
-def run(coro):
-    """asyncio.run on uvloop where it is installed (it cuts the event loop's share of each command)."""
-    try:
-        import uvloop
-    except ImportError:
-        import asyncio
-
-        return asyncio.run(coro)
-    return uvloop.run(coro)
 
 
 def _worker(ctx: click.Context, role: str, **options: Any) -> None:
-    from services.runtime.workers import Workers
+    from services.cli.workers import Workers
 
     settings = _stores(settings_of(ctx, **options), views=role != "engine", wait=True)
     log.info("worker_starting", role=role, consumer=settings.consumer, redis=_shown(settings.redis_url),
@@ -475,7 +452,7 @@ def verify(target: str, server: str, progress: bool | None) -> None:
     import os
 
     if target == "-" or os.path.isfile(target) or target.endswith(".json"):
-        from services.history.records_cli import verify_file
+        from services.cli.records import verify_file
 
         if not verify_file(target, progress).ok:
             sys.exit(1)
@@ -526,7 +503,7 @@ def rebuild(ctx: click.Context, force: bool, progress: bool | None, **options: A
     """Project every game again from its first event into the read store."""
     import redis.asyncio as aioredis
 
-    from services.cli.progress import Progress
+    from services.runtime.progress import Progress
     from services.projector.service import Projector
     from services.store import keys
     from services.store.events import RedisEventStore

@@ -165,16 +165,17 @@ class SoukClient:
         self._games[created.game_id] = game
         return created
 
-    async def fork(self, game_id: str, version: int, title: str | None = None, *, request_id: str | None = None
-                   ) -> Forked:
+    async def fork(self, game_id: str, version: int, title: str | None = None, *, request_id: str | None = None,
+                   token: str | None = None) -> Forked:
         """A new game from this finished game's position at ``version`` (README, Forks): its players then join it
         (``join``, each with its entropy: the fork's chance after the position is its own). Returns its id, where
-        it comes from and its creator token."""
+        it comes from and its creator token. ``token``: a seat's, which a private game's fork needs (the fork is
+        private then: its answer holds the invite code)."""
         body: dict[str, Any] = {"version": version, "request_id": request_id or _request_id()}
         if title is not None:
             body["title"] = title
-        forked = msgspec.json.decode((await self._call("POST", f"/games/{game_id}/fork", json=body)).content,
-                                     type=Forked)
+        forked = msgspec.json.decode((await self._call("POST", f"/games/{game_id}/fork", token=token,
+                                                       json=body)).content, type=Forked)
         self._games[forked.game_id] = self._games.get(game_id) or (await self.game(game_id)).game
         return forked
 

@@ -153,3 +153,17 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         self.process = None
+
+
+def embedded_redis(data_dir: str, fsync: str = "always") -> list:
+    """Two real redis-servers, unsupervised and unrecorded (the benchmark's temporary stores): the event store
+    (AOF, in DATA_DIR/events, fsynced before each answer unless ``fsync`` is everysec) and the read store (no
+    persistence: the projector rebuilds it when it starts empty)."""
+    import structlog
+
+    events = RedisServer(Path(data_dir) / "events", appendonly=True, fsync=fsync).start()
+    views = RedisServer(Path(data_dir) / "views", appendonly=False).start()
+    structlog.get_logger("souk").info("embedded_redis_started", events=events.url, views=views.url,
+                                      data_dir=data_dir, redis_server=events.binary.path,
+                                      redis_version=events.binary.version_text)
+    return [events, views]

@@ -29,7 +29,7 @@ from services.runtime.config import Settings
 
 
 def create_app(settings: Settings, workers: Any = None) -> Litestar:
-    """The ASGI app. ``workers`` (a ``services.runtime.workers.Workers``) are started and stopped with it when
+    """The ASGI app. ``workers`` (a ``services.cli.workers.Workers``) are started and stopped with it when
     given."""
     gateway = Gateway(settings, workers)
     return Litestar(

@@ -5,8 +5,9 @@ answers every error as ``{"code", "message"}`` (``contracts.api.ApiErrorBody``),
 know. ``Documented``, a Litestar init plugin, sets on every HTTP route:
 
 - the errors it may answer, each as an ``ApiErrorBody`` (derived from its path and method: any request 400, 429,
-  431, 500 and 503; a game's routes 404; a seat's routes, and a game's cancellation, 401 (a seat's view and legal
-  commands take no token with ``at`` once the game is over: their security is optional); writes 409, 422, 504,
+  431, 500 and 503; a game's routes 404; a seat's routes, a game's cancellation and its fork, 401 (a seat's view
+  and legal commands take no token with ``at`` once the game is over, a fork only for a private game: their
+  security is optional); writes 409, 422, 504,
   and 413 for a body; the audit and the record 409), with ``Retry-After`` on 429 and 503;
 - the ``seatToken`` bearer scheme on the routes that take a token;
 - the ranges of the integer parameters the gateway checks itself (``seat``, ``after``, ``limit``,
@@ -115,12 +116,18 @@ def _description(path: str, code: int) -> str:
 
 
 def needs_token(path: str, method: str) -> bool:
-    return "{seat}" in path or (method == "DELETE" and path == "/games/{game_id}")
+    return "{seat}" in path or (method == "DELETE" and path == "/games/{game_id}") or _fork(path, method)
+
+
+def _fork(path: str, method: str) -> bool:
+    return method == "POST" and path == "/games/{game_id}/fork"
 
 
 def token_optional(path: str, method: str) -> bool:
-    """A seat's route that answers without a token in one case: ``at`` on a game that is over."""
-    return method == "GET" and path.startswith("/games/{game_id}/seats/{seat}/") and path.endswith(("/view", "/legal"))
+    """A seat's route that answers without a token in one case: ``at`` on a game that is over; a fork, which
+    needs a seat's token for a private game only."""
+    return (method == "GET" and path.startswith("/games/{game_id}/seats/{seat}/")
+            and path.endswith(("/view", "/legal"))) or _fork(path, method)
 
 
 def _operation_class(path: str) -> type[Operation]:

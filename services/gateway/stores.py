@@ -20,7 +20,7 @@ from services.gateway.errors import ApiError
 from services.gateway.inputs import in_range
 from services.gateway.listeners import Updates
 from services.history import travel
-from services.history.archive import archived_error
+from services.history.archive import archived
 from services.projector.history import read_history
 from services.runtime.config import Settings
 from services.store import keys
@@ -159,5 +159,7 @@ class Reads:
 
     async def _not_found(self, game_id: str) -> ApiError:
         """404 ``game_not_found``, or 410 ``archived`` (naming its record) for a game archived by `souk archive`."""
-        gone = await archived_error(self.events, game_id)
-        return gone if gone is not None else ApiError(404, "game_not_found", f"there is no game {game_id!r}")
+        gone = await archived(self.events, game_id)
+        if gone is not None:
+            return ApiError(410, gone.code, gone.message)
+        return ApiError(404, "game_not_found", f"there is no game {game_id!r}")

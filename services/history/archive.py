@@ -1,4 +1,5 @@
-"""``souk archive --older-than DURATION [--out DIR]``: finished games out of Redis, into record files.
+"""Archiving (``souk archive --older-than DURATION [--out DIR]``, services/cli/archive.py): finished games out of
+Redis, into record files.
 
 Each finished game (over or cancelled) whose last event is older than DURATION is written to
 ``DIR/{game_id}.souk.json`` (``services.history.record``, with the game's commands), the file is read back and
@@ -9,7 +10,8 @@ also leaves its tombstone), then its views, history, snapshots, position, seat t
 whose file does not verify is left as it was (and named).
 
 The tombstone (``souk:archived``, a hash: game id -> ``Tombstone`` JSON, about 150 bytes) lets the API answer
-410 ``archived`` for it, naming the record, instead of 404: ``archived_error`` is what the gateway raises.
+410 ``archived`` for it, naming the record, instead of 404: ``archived`` gives this module's ``Archived`` error,
+which the gateway maps to that answer.
 """
 
 from __future__ import annotations
@@ -21,12 +23,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import click
 import msgspec
 import redis.asyncio as aioredis
 
-from services.cli.main import progress_option, store_options
 from services.history import record as records
+from services.history.verify import verify_record
 from services.store import keys
 from services.store.codec import encoder
 from services.store.events import RedisEventStore
@@ -65,16 +66,22 @@ async def tombstone(events: aioredis.Redis, game_id: str) -> Tombstone | None:
     return _tombstone.decode(raw) if raw is not None else None
 
 
-async def archived_error(events: aioredis.Redis, game_id: str):
-    """The gateway's answer for a game it does not find: 410 ``archived`` when the game was archived (None when
-    it was not: then it is 404 ``game_not_found``)."""
-    from services.gateway.errors import ApiError
+class Archived(LookupError):
+    """A game that was archived: what is asked of it is no longer served (the gateway answers 410 ``archived``)."""
 
+    code = "archived"
+
+    def __init__(self, game_id: str, found: Tombstone) -> None:
+        super().__init__(f"game {game_id!r} ended and was archived to its record ({found.record}); "
+                         "it is no longer served")
+        self.game_id, self.tombstone = game_id, found
+        self.message = str(self)
+
+
+async def archived(events: aioredis.Redis, game_id: str) -> Archived | None:
+    """The error for a game that is not found: ``Archived`` when it was archived (None when it was not)."""
     found = await tombstone(events, game_id)
-    if found is None:
-        return None
-    return ApiError(410, "archived", f"game {game_id!r} ended and was archived to its record ({found.record}); "
-                                     "it is no longer served")
+    return Archived(game_id, found) if found is not None else None
 
 
 @dataclass
@@ -132,8 +139,6 @@ async def _archive_one(events: aioredis.Redis, views: aioredis.Redis, store: Red
     written = records.decode(path.read_bytes())
     problems = records.verify(written)
     if not problems and written.commands:  # a game played before Souk kept commands has none to re-run
-        from services.history.verify import verify_record
-
         problems = list(verify_record(written).problems)
     if problems:
         raise records.RecordError(f"{path} does not verify: {problems[0]}")
@@ -148,46 +153,3 @@ async def _archive_one(events: aioredis.Redis, views: aioredis.Redis, store: Red
     await pipe.execute()
     await forget_read_models(views, game_id, game)
     return True
-
-
-@click.command("archive")
-@click.option("--older-than", "older_than", required=True, metavar="DURATION",
-              help="archive the finished games whose last event is older than this: 30d, 12h, 1d12h, 90m, 45s")
-@click.option("--out", "out", default="archive", show_default=True, type=click.Path(file_okay=False),
-              help="the folder the record files go to ({game_id}.souk.json)")
-@store_options
-@progress_option
-@click.pass_context
-def command(ctx: click.Context, older_than: str, out: str, progress: bool | None, **options) -> None:
-    """Export each finished game older than the retention to a record file, verify it, then remove the game's
-    hot keys (it then answers 410 archived)."""
-    try:
-        seconds = parse_duration(older_than)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--older-than") from None
-    from services.cli.main import _stores, run, settings_of
-
-    settings = _stores(settings_of(ctx, **options))  # REDIS_URL, else the data folder's; checked: one line if not
-    report = run(_run(settings.redis_url, settings.views_url, seconds, Path(out), progress))
-    click.echo(f"archived {len(report.archived)} games to {out}/ ({report.skipped} not finished or too recent)")
-    for game_id, why in report.failed.items():
-        click.echo(f"not archived: {game_id}: {why}", err=True)
-    if report.failed:
-        raise SystemExit(1)
-
-
-async def _run(events_url: str, views_url: str, seconds: float, out: Path, progress: bool | None = None) -> Report:
-    from services.cli.progress import Progress
-
-    events, views = aioredis.Redis.from_url(events_url), aioredis.Redis.from_url(views_url or events_url)
-    try:
-        candidates = await events.zcount(keys.GAMES, "-inf", repr(time.time() - seconds))
-        with Progress(candidates, "archiving games", progress) as bar:
-            return await archive(events, views, seconds, out, progress=bar.advance)
-    finally:
-        await events.aclose()
-        await views.aclose()
-
-
-if __name__ == "__main__":
-    command()

@@ -3,6 +3,9 @@
 ``POST /games/{id}/fork {version, title?, seats?}`` (the gateway) asks ``fork_of`` for the fork's ``CreateGame``,
 built from the source's game stream:
 
+- a private source (joined by invite code) is forked by its seats only, with a seat's token (401
+  ``missing_token`` / ``bad_token`` otherwise), and its fork is private too (``source_is_private``): nothing
+  public names a private game;
 - the source must be over (a running game's state holds secrets a fork would expose; a cancelled game never had a
   position): 409 ``game_not_over`` otherwise;
 - the position is the game at ``version`` as time travel gives it (``GET …/view?at=``): a version inside a
@@ -21,6 +24,7 @@ Decks are kept as they were: the position is the source's position, the order of
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import msgspec
@@ -53,11 +57,21 @@ def position_version(envelopes: list[EventEnvelope], version: int) -> int:
     return envelopes[i].seq - 1
 
 
-def fork_of(source_id: str, envelopes: list[EventEnvelope], version: int, title: str | None) -> CreateGame:
-    """The CreateGame of a fork of ``source_id`` (its whole game stream: ``envelopes``) at ``version``."""
+def source_is_private(envelopes: list[EventEnvelope]) -> bool:
+    """Whether the game is private (created with an invite code): then so is its fork."""
+    events = decode_stream(envelopes[:1])
+    return bool(events) and isinstance(events[0], GameCreated) and bool(events[0].invite_hash)
+
+
+def fork_of(source_id: str, envelopes: list[EventEnvelope], version: int, title: str | None,
+            token_hash: str | None = None) -> CreateGame:
+    """The CreateGame of a fork of ``source_id`` (its whole game stream: ``envelopes``) at ``version``.
+    ``token_hash``: the hash of the caller's token, which a private source's seats need."""
     events = decode_stream(envelopes)
     if not events or not isinstance(events[0], GameCreated):
         raise ForkRefused(404, "game_not_found", f"there is no game {source_id!r}")
+    if events[0].invite_hash:
+        _check_a_seat(events, envelopes, token_hash)
     if not isinstance(events[-1], GameEnded):  # a game that is over ends with it (nothing follows the end)
         raise ForkRefused(409, "game_not_over", "only a game that is over can be forked: a running game's state "
                                                 "holds secrets that the fork would expose")
@@ -79,3 +93,13 @@ def fork_of(source_id: str, envelopes: list[EventEnvelope], version: int, title:
     name = title if title is not None else f"{created.title} (fork at {version})"[-TITLE_MAX:]
     return CreateGame(created.game, name, created.seats, options,
                       fork=Fork(ForkedFrom(source_id, version), tuple(live)))
+
+
+def _check_a_seat(events: list[Any], envelopes: list[EventEnvelope], token_hash: str | None) -> None:
+    """A private game is forked by one of its seats: the caller's token is one of theirs."""
+    if not token_hash:
+        raise ForkRefused(401, "missing_token", "a private game is forked by its players only: send a seat token "
+                                                "as 'Authorization: Bearer <token>'")
+    table = tbl.fold(events, origins=origins(envelopes))
+    if not any(p is not None and secrets.compare_digest(p.token_hash, token_hash) for p in table.players):
+        raise ForkRefused(401, "bad_token", "the token is not one of this game's seat tokens")

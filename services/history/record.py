@@ -7,10 +7,11 @@ the game's hot keys; ``souk import`` makes one a game again.
 Layout (``Record``; a ``.souk.json`` file):
 
 - ``format`` ("souk.record") and ``version`` (1): what reads it.
-- ``header``: the game's id, name, title, seats, options, players' names, status (over or cancelled), result,
-  creation and end times, the number of events and the chain head (the last event's hash), whether the game is
-  unfair (its creator chose the seed), the game it is a rematch of, the game whose record it was imported from,
-  and for a fork the game and version its position comes from (its CreateGame holds that position's events).
+- ``header``: what the events give (``header_of``; ``verify`` checks each field against them but
+  ``archived_at``, which they cannot give): the game's id, name, title, seats, options, players' names, status
+  (over or cancelled), result, creation and end times, the number of events and the chain head (the last
+  event's hash), whether the game is unfair (its creator chose the seed), the game it is a rematch of, the game
+  whose record it was imported from, and for a fork the game and version its position comes from (its CreateGame holds that position's events).
 - ``seed`` (hex) and ``seed_hash``, the commitment published at creation (sha256 of the seed): ``GameCreated``
   holds the commitment, ``GameEnded`` the seed. The game's chance is that seed mixed with the seats' entropy
   (their ``SeatJoined``), committed by ``GameStarted.chance_hash``: ``verify`` checks it (``tbl.check_chance``).
@@ -97,16 +98,50 @@ def make(game_id: str, envelopes: list[EventEnvelope], seed: bytes, archived_at:
     table = fold_stream(envelopes)
     if table.status not in (tbl.OVER, tbl.CANCELLED):
         raise RecordError(f"game {game_id} is {table.status}, not finished")
-    header = RecordHeader(
-        game_id=game_id, game=table.game, title=table.title, seats=table.seats,
-        options=_plain(table.options), players=tuple(p.name if p else None for p in table.players),
-        status=table.status, result=_plain(table.result),
-        created_at=envelopes[0].recorded_at, ended_at=envelopes[-1].recorded_at, events=len(envelopes),
-        head=envelopes[-1].hash, unfair=table.unfair, rematch_of=table.rematch_of,
-        archived_at=archived_at, imported_from=table.imported_from, forked_from=table.forked_from)
+    header = header_of(game_id, table, envelopes, archived_at)
     recorded = None if not commands else recorded_commands(table.game, envelopes, commands)
     return Record(header=header, seed=seed.hex(), seed_hash=table.seed_hash, events=tuple(envelopes),
                   commands=recorded)
+
+
+# The header's fields the events cannot determine: taken on the word of whoever wrote the record (``souk archive``'s
+# time). Every other field is what ``header_of`` derives from the events, and ``verify`` checks it against them.
+UNVERIFIED = ("archived_at",)
+CHECKED = ("game_id", "game", "title", "seats", "options", "players", "status", "result", "created_at", "ended_at",
+           "events", "head", "unfair", "rematch_of", "imported_from", "forked_from")
+
+
+def header_of(game_id: str, table: tbl.Table, envelopes: list[EventEnvelope], archived_at: float = 0.0
+              ) -> RecordHeader:
+    """The header the events give: ``table`` is them folded (``archived_at``, which they cannot give, apart)."""
+    return RecordHeader(
+        game_id=game_id, game=table.game, title=table.title, seats=table.seats,
+        options=_plain(table.options), players=tuple(p.name if p else None for p in table.players),
+        status=table.status, result=_plain(table.result),
+        created_at=envelopes[0].recorded_at if envelopes else 0.0,
+        ended_at=envelopes[-1].recorded_at if envelopes else 0.0, events=len(envelopes),
+        head=envelopes[-1].hash if envelopes else GENESIS_HASH, unfair=table.unfair, rematch_of=table.rematch_of,
+        archived_at=archived_at, imported_from=table.imported_from, forked_from=table.forked_from)
+
+
+def header_problems(record: Record, table: tbl.Table) -> list[str]:
+    """Each field of the record's header (but ``UNVERIFIED``'s) that is not what its events folded (``table``)
+    give: a header that lies about its title, players, dates, unfairness or the games it names."""
+    header = record.header
+    expected = header_of(header.game_id, table, list(record.events), header.archived_at)
+    problems = []
+    for name in CHECKED:
+        if name in ("events", "head", "game_id", "status", "result"):  # said by verify's own checks
+            continue
+        claimed, given = _plain(getattr(header, name)), _plain(getattr(expected, name))
+        if claimed != given:
+            problems.append(f"the header's {name} is {_brief(claimed)}, the events say {_brief(given)}")
+    return problems
+
+
+def _brief(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def recorded_commands(game: str, envelopes: list[EventEnvelope], stored: dict[int, Any]
@@ -154,6 +189,9 @@ def decode(data: bytes) -> Record:
 def verify(record: Record) -> list[str]:
     """Everything a record lets anyone check without the server; the problems found (none: it holds).
 
+    Every field of the header is checked against what the events give (``header_problems``) but those they cannot
+    give (``UNVERIFIED``: when it was archived), which a verdict names as taken on trust.
+
     The hash chain from the genesis to the header's head, each commitment against its payload, the seed against
     its commitment (``seed_hash`` and the one GameCreated published) and against the one GameEnded revealed, the
     game's chance mixed from it and the seats' entropy (``check_fair_chance``), and the events folded by the rules
@@ -190,4 +228,4 @@ def verify(record: Record) -> list[str]:
         problems.append(f"the events end the game {table.status!r}, the header says {header.status!r}")
     if _plain(table.result) != _plain(header.result):
         problems.append("the events give another result than the header's")
-    return problems
+    return problems + header_problems(record, table)

@@ -17,8 +17,6 @@ history`` times it.
 
 from __future__ import annotations
 
-import base64
-import zlib
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
@@ -27,6 +25,7 @@ from redis.exceptions import RedisError
 from contracts.envelope import EventEnvelope
 from domain import table as tbl
 from services.store import keys
+from services.store.snapshots import snapshot_table
 from services.store.codec import (
     event_envelope_decoder,
     fold_stream,
@@ -36,21 +35,6 @@ from services.store.codec import (
 )
 
 ANCHOR_BATCH = 16  # entries read back from a snapshot's version to find where its command's fields are
-
-
-def snapshot_member(table: tbl.Table) -> str:
-    """The sorted-set member of the table's snapshot: ``{version}:`` then the table, compressed, in base64."""
-    return f"{table.version}:" + base64.b64encode(zlib.compress(tbl.encode_table(table), 6)).decode()
-
-
-def snapshot_table(member: bytes) -> tbl.Table | None:
-    """The table of a snapshot member; None when it does not decode (a cache: the caller folds without it)."""
-    try:
-        version, _, data = member.partition(b":")
-        table = tbl.decode_table(zlib.decompress(base64.b64decode(data)))
-    except Exception:  # noqa: BLE001 - whatever is wrong with a cached snapshot, the events are the truth
-        return None
-    return table if table.exists and table.version == int(version) else None
 
 
 async def read_snapshot(views: aioredis.Redis, game_id: str, version: int) -> tbl.Table | None:

@@ -1,9 +1,10 @@
 """Verifying a game's record as anyone can, without the server: ``verify_record(record) -> Verdict``.
 
 It checks what ``record.verify`` checks (the hash chain from the genesis to the header's head, each commitment
-against its payload, the seed against the commitment published at creation and the one revealed at the end, the
-header against the events), then re-runs every recorded command through the rules (``domain.table.decide`` with
-``Chance(seed, version)``, as the engine does) and seals the events they give as the engine does
+against its payload, the seed against the commitment published at creation and the one revealed at the end, every
+field of the header against the events, naming in ``unverified`` those they cannot determine), then re-runs every
+recorded command through the rules (``domain.table.decide`` with ``Chance(seed, version)``, as the engine does)
+and seals the events they give as the engine does
 (``services.engine.sealing``): each must equal the recorded envelope byte for byte (its payload, what a spectator
 sees, the commitment, the hash...). The first event that differs is named. A record whose commands are missing
 (written before Souk kept them) does not verify: its events could have been made up and hashed again.
@@ -26,7 +27,7 @@ from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import RuleViolation
 from services.engine.sealing import Sealed, seal_events
-from services.history.record import Record, RecordedCommand, verify as verify_structure
+from services.history.record import UNVERIFIED, Record, RecordedCommand, verify as verify_structure
 from services.store.codec import command_decoder, encoder, same_command, stored_command
 
 
@@ -38,6 +39,7 @@ class Verdict:
     problems: tuple[str, ...] = ()
     first_difference: int | None = None  # the seq of the first event the re-run does not give as recorded
     rerun: int = 0  # events the re-run gave equal to the record's
+    unverified: tuple[str, ...] = ()  # the header's fields the events cannot determine (record.UNVERIFIED)
 
     def summary(self) -> str:
         if self.ok:
@@ -47,7 +49,8 @@ class Verdict:
 
     def to_builtins(self) -> dict[str, Any]:
         return {"ok": self.ok, "events": self.events, "commands": self.commands, "problems": list(self.problems),
-                "first_difference": self.first_difference, "summary": self.summary()}
+                "first_difference": self.first_difference, "summary": self.summary(),
+                "unverified": list(self.unverified)}
 
 
 RULES_DIFFER = ("the hash chain, the commitments and the seed hold: only the re-run differs, so either the events were "
@@ -213,4 +216,4 @@ def verify_record(record: Record, progress: Callable[[int], None] | None = None)
         problems.insert(0, exc.message)
         if structure_holds:
             problems.append(RULES_DIFFER)
-    return Verdict(not problems, len(events), commands, tuple(problems), first, rerun_count)
+    return Verdict(not problems, len(events), commands, tuple(problems), first, rerun_count, UNVERIFIED)

@@ -34,12 +34,12 @@ from contracts.table import TABLE_EVENTS, SeatJoined, SeatLeft
 from domain import table as tbl
 from services.store import keys
 from services.runtime import metrics
-from services.history.travel import snapshot_member
 from services.store.codec import encoder, event_decoder, event_envelope_decoder, fold_stream, game_name
 from services.store.lru import Lru
 from services.store.resp import Resp
 from services.store.events import EventStore
 from services.runtime.tracing import trace_id
+from services.store.snapshots import snapshot_member
 
 log = structlog.get_logger("souk.projector")
 MAX_ATTEMPTS = 10

@@ -318,7 +318,7 @@ def command(**options) -> None:
 
 
 def main(args: argparse.Namespace) -> None:
-    from services.cli.main import run
+    from services.runtime.loop import run
 
     seconds = args.seconds if args.seconds is not None else args.minutes * 60
     faults = tuple(f for f in args.faults.split(",") if f)

@@ -17,7 +17,7 @@ from services.runtime import config
 from tests.embedded.support import ROOT, clean_env, souk
 
 HEAVY = ("litestar", "uvicorn", "faststream", "redis", "httpx", "structlog", "msgspec", "services.gateway",
-         "services.client", "services.bench", "services.reliability", "services.runtime.workers")
+         "services.client", "services.bench", "services.reliability", "services.cli.workers")
 
 
 def test_souk_help_lists_every_command_and_imports_no_server_code():
@@ -79,7 +79,7 @@ def test_serve_help_shows_defaults_and_environment_variables():
 
 
 def test_the_lazy_maps_name_the_commands_of_other_modules():
-    assert LAZY["archive"][0] == "services.history.archive:command"
+    assert LAZY["archive"][0] == "services.cli.archive:command"
     assert BENCH["http"][0] == "services.bench.http:command" and BENCH["storage"][0] == "services.bench.storage:command"
     ctx = click.Context(cli, info_name="souk")
     for name, (target, _) in {**LAZY, **BENCH}.items():
@@ -101,7 +101,7 @@ def test_a_command_whose_module_does_not_exist_is_listed_as_not_available_and_sa
 
 def test_a_missing_command_module_ends_souk_in_one_line():
     done = souk("archive", "--older-than", "30d", env=clean_env()) if not cli_main.available(
-        "services.history.archive") else souk("bench", "nothing-here", env=clean_env())
+        "services.cli.archive") else souk("bench", "nothing-here", env=clean_env())
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith("souk: ")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from services.cli.progress import Progress, wait
+from services.runtime.progress import Progress, wait
 
 
 def test_progress_is_silent_away_from_a_terminal_unless_asked_for(capsys):

@@ -38,6 +38,7 @@ async def test_export_verify_import_and_replay_from_the_command_line(stores, fin
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert verified.stdout.startswith(f"OK: {len(record.events)} events and {len(record.commands)} commands")
     assert "re-running the record" in verified.stderr  # the progress, on stderr
+    assert verified.stdout.splitlines()[1] == "not determined by the events, so not checked: the header's archived_at"
 
     document = json.loads(path.read_text())
     rolled = next(e for e in document["events"] if e["type"] == "yspahan.DiceRolled")

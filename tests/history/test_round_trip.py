@@ -146,3 +146,21 @@ async def test_post_verify_names_the_first_event_that_differs(stores, finished, 
     verdict = r.json()
     assert not verdict["ok"] and verdict["first_difference"] == dropped["seq"]
     assert verdict["summary"] == verdict["problems"][0] and verdict["summary"].startswith(f"event {dropped['seq']} ")
+
+
+async def test_post_verify_refuses_a_header_that_lies_and_names_what_it_cannot_check(stores, finished, redis_url):
+    events, _ = stores
+    store = RedisEventStore(events)
+    record = await read_record(store, events, finished[0])
+    await store.aclose()
+    honest = records.encode(record)
+    document = json.loads(honest)
+    document["header"].update(title="a title of my own", players=["mallory", "eve"])
+    async with AsyncTestClient(app_on(redis_url)) as client:
+        forged = (await client.post("/verify", content=json.dumps(document, separators=(",", ":")).encode())).json()
+        kept = (await client.post("/verify", content=honest)).json()
+    assert not forged["ok"] and forged["first_difference"] is None, forged
+    assert [p for p in forged["problems"] if p.startswith("the header's ")] == [
+        f"the header's title is 'a title of my own', the events say {record.header.title!r}",
+        f"the header's players is ['mallory', 'eve'], the events say {list(record.header.players)!r}"]
+    assert kept["ok"] and kept["unverified"] == ["archived_at"], kept

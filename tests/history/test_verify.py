@@ -184,3 +184,56 @@ async def test_an_import_the_event_store_refuses_leaves_no_seed_behind(played, r
         assert await events.exists(keys.game_stream("refused-import")) == 0
     finally:
         await events.aclose()
+
+
+# --- the header (issue #18 item 10): every field the events determine is checked against them ----------------
+
+def _header(**fields):
+    return lambda d: d["header"].update(fields)
+
+
+HEADER_FORGERIES = {
+    "title": _header(title="the final of the world cup"),
+    "players": _header(players=["mallory", "eve"]),
+    "unfair": _header(unfair=True),
+    "created_at": _header(created_at=946_684_800.0),
+    "ended_at": _header(ended_at=946_684_900.0),
+    "imported_from": _header(imported_from="someone-elses"),
+    "rematch_of": _header(rematch_of="a-famous-game"),
+    "game": _header(game="istanbul"),
+    "seats": _header(seats=4),
+    "options": _header(options={"anything": True}),
+    "forked_from": _header(forked_from={"game_id": "elsewhere", "version": 12}),
+}
+
+
+@pytest.mark.parametrize("field", sorted(HEADER_FORGERIES))
+async def test_a_header_that_lies_about_what_the_events_say_does_not_verify(played, field):
+    verdict = verify_record(edited(played, HEADER_FORGERIES[field]))
+    assert not verdict.ok
+    assert any(p.startswith(f"the header's {field} ") for p in verdict.problems), verdict.problems
+
+
+async def test_the_verdict_names_the_header_fields_the_events_cannot_determine(played):
+    verdict = verify_record(edited(played, _header(archived_at=1.0)))
+    assert verdict.ok, verdict.problems  # an archiving time is the operator's word: not checked, said so
+    assert verdict.unverified == ("archived_at",)
+    assert verdict.to_builtins()["unverified"] == ["archived_at"]
+    assert set(records.UNVERIFIED) | set(records.CHECKED) == set(records.RecordHeader.__struct_fields__)
+
+
+async def test_a_record_whose_header_lies_is_not_imported(played, redis_url):
+    import redis.asyncio as aioredis
+
+    from services.history.transfer import import_record
+
+    events = aioredis.Redis.from_url(redis_url)
+    try:
+        before = await events.zcard(keys.GAMES)
+        for field in ("title", "players", "unfair", "created_at", "imported_from", "rematch_of"):
+            with pytest.raises(records.RecordError, match=f"the header's {field} "):
+                await import_record(events, edited(played, HEADER_FORGERIES[field]), game_id=f"forged-{field}")
+            assert not await events.exists(keys.seed(f"forged-{field}"))
+        assert await events.zcard(keys.GAMES) == before
+    finally:
+        await events.aclose()

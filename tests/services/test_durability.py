@@ -27,7 +27,7 @@ def test_the_shipped_event_store_configuration_fsyncs_every_write_and_bounds_mem
 
 
 def test_the_embedded_event_store_fsyncs_every_write(tmp_path):
-    from services.cli.main import embedded_redis
+    from services.embedded.redis import embedded_redis
 
     servers = embedded_redis(str(tmp_path))
     try:

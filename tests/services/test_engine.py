@@ -221,7 +221,7 @@ async def test_a_command_whose_rules_raise_is_refused_not_retried_for_ever(engin
 
 async def test_an_unreadable_envelope_is_parked_for_an_operator_and_acknowledged(redis, redis_url):
     from services.runtime.config import Settings
-    from services.runtime.workers import Workers
+    from services.cli.workers import Workers
 
     workers = Workers(Settings(redis_url=redis_url))
     try:

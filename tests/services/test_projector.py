@@ -15,7 +15,7 @@ from services.runtime.config import Settings
 from services.engine.service import Engine
 from services.projector.service import Partition, Projector
 from services.store.events import RedisEventStore
-from services.runtime.workers import Workers
+from services.cli.workers import Workers
 from tests.services.tally import Add
 from tests.services.test_engine import cmd, started, th
 
@@ -268,7 +268,7 @@ async def test_partitioned_projectors_each_project_their_own_games_and_together_
 
 async def test_two_partitioned_projector_workers_project_every_game_through_their_own_groups(redis, redis_url):
     from services.cli.main import _active_projectors
-    from services.runtime.workers import ENGINE, PROJECTOR
+    from services.cli.workers import ENGINE, PROJECTOR
 
     games = [f"w{i}" for i in range(6)]
     assert {Partition(1, 2).owns(g.encode()) for g in games} == {True, False}  # each worker has games to project

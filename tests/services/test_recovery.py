@@ -15,7 +15,7 @@ from services.store import keys
 from services.runtime.config import Settings
 from services.engine.service import command_key
 from services.embedded.redis import RedisServer
-from services.runtime.workers import Workers
+from services.cli.workers import Workers
 from tests.services.test_engine import cmd, th
 
 pytestmark = pytest.mark.anyio

@@ -60,7 +60,7 @@ async def test_the_engine_keeps_the_commands_stream_short_while_it_runs(redis, r
     import asyncio
 
     from services.runtime.config import Settings
-    from services.runtime.workers import ENGINE, Workers
+    from services.cli.workers import ENGINE, Workers
 
     workers = Workers(Settings(redis_url=redis_url, upkeep_s=0.1), roles=(ENGINE,))
     await workers.start()

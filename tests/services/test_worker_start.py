@@ -10,7 +10,7 @@ import pytest
 
 from services.embedded.redis import RedisServer
 from services.runtime.config import Settings
-from services.runtime.workers import ENGINE, Workers
+from services.cli.workers import ENGINE, Workers
 
 pytestmark = pytest.mark.anyio
 
@@ -36,7 +36,7 @@ async def test_an_engine_whose_redis_is_away_as_its_subscribers_start_starts_onc
 
 
 async def test_a_projector_whose_redis_is_away_as_it_prepares_waits_for_it():
-    from services.runtime.workers import PROJECTOR
+    from services.cli.workers import PROJECTOR
 
     with tempfile.TemporaryDirectory(prefix="souk-test-start-") as tmp:
         server = RedisServer(tmp, appendonly=False).start()

@@ -19,7 +19,7 @@ from services.gateway.dependencies import Gateway, GatewayDep
 from services.gateway.errors import ApiError, raise_if_rejected
 from services.gateway.inputs import in_range, strict
 from services.gateway.openapi import AllowingController
-from services.history.fork import ForkRefused, fork_of
+from services.history.fork import ForkRefused, fork_of, source_is_private
 from services.store import keys
 
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
@@ -127,17 +127,22 @@ class GamesController(AllowingController):
         position, it is marked ``forked_from`` in the lobby, its views and its record, and its seats are new
         (``seats``: names taking them at once, whose tokens the answer holds; else POST /games/{fork}/seats).
         Its chance after the position is fresh (its own seed, mixed with its seats' entropy); decks shuffled
-        before ``version`` are kept as they were (README, Forks). 409 ``game_not_over`` for a game still in
-        play (its state holds secrets), 422 ``not_a_position`` before the start or at the end."""
+        before ``version`` are kept as they were (README, Forks). A private game is forked by its seats only,
+        with a seat's token (401 ``missing_token`` / ``bad_token`` otherwise), and its fork is private whatever
+        ``private`` says. 409 ``game_not_over`` for a game still in play (its state holds secrets), 422
+        ``not_a_position`` before the start or at the end."""
         entry = await gateway.reads.lobby_entry(game_id)  # 404, or 410 archived
         names = data.seats or []
         if len(names) > len(entry.seats):
             raise ApiError(400, "bad_seats", f"this game has {len(entry.seats)} seats, not {len(names)}")
+        token = bearer(request)
+        envelopes = await gateway.stores.event_store.read(game_id)
         try:
-            body = fork_of(game_id, await gateway.stores.event_store.read(game_id), data.version, data.title)
+            body = fork_of(game_id, envelopes, data.version, data.title, token_hash(token) if token else None)
         except ForkRefused as exc:
             raise ApiError(exc.status, exc.code, exc.message) from None
-        created = await _create(request, body, data.request_id, data.private, gateway)
+        private = data.private or source_is_private(envelopes)  # nothing public names a private game
+        created = await _create(request, body, data.request_id, private, gateway)
         new_id, invite = created.game_id, created.invite_code
         seats = []
         for seat, name in enumerate(names):

@@ -45,8 +45,10 @@ class PlatformController(AllowingController):
     async def verify(self, request: Request) -> RecordVerdict:
         """Checks a record (the body: ``GET /games/{id}/record``'s JSON, exactly as served, at most 8 MiB): its hash
         chain, its seed against its commitment, and every command re-run by the rules giving the recorded events
-        byte for byte. ``ok`` false names the first event that differs (``first_difference``, ``problems``). A
-        body that is no record: 400 ``bad_record``."""
+        byte for byte, and every field of its header against its events. ``ok`` false names the first event that
+        differs (``first_difference``, ``problems``) or the header's field that lies; ``unverified`` names the
+        header's fields the events cannot determine (``archived_at``). A body that is no record: 400
+        ``bad_record``."""
         import anyio
 
         from services.history import record as records
@@ -63,7 +65,7 @@ class PlatformController(AllowingController):
             raise ApiError(400, "bad_record", str(exc)) from None
         verdict = await anyio.to_thread.run_sync(verify_record, found)  # CPU: off the event loop
         return RecordVerdict(verdict.ok, verdict.events, verdict.commands, verdict.summary(), verdict.problems,
-                             verdict.first_difference)
+                             verdict.first_difference, verdict.unverified)
 
     @get("/catalog")
     async def catalog(self) -> list[GameInfo]:

@@ -85,7 +85,7 @@ class SeatsController(AllowingController):
         """A new game of a finished one, with the same title, options and players: each player calls this with
         its seat token and gets its own seat (the one it had) and token in the same rematch; the last one in
         starts it. ``entropy`` (64 random hex digits): the seat's share of the rematch's chance, as when
-        joining."""
+        joining. The rematch of a private game is private."""
         hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
         entry = await gateway.reads.lobby_entry(game_id)
         if entry.status != "over":
@@ -94,13 +94,18 @@ class SeatsController(AllowingController):
         first = table_event_decoder.decode(event_envelope_decoder.decode(fields[b"e"]).payload)
         # one rematch per game, whoever asks first
         new_id = await gateway.commands.game_for_request(f"rematch:{game_id}")
-        body = CreateGame(first.game, entry.title, first.seats, first.options, rematch_of=game_id)
+        # the rematch of a private game is private (its seats join with the invite code derived for it, which no
+        # one else learns): nothing public names a private game
+        invite = (await gateway.auth.derived(f"invite:{new_id}"))[:12] if first.invite_hash else ""
+        invite_hash = token_hash(invite) if invite else ""
+        body = CreateGame(first.game, entry.title, first.seats, first.options, rematch_of=game_id,
+                          invite_hash=invite_hash)
         reply = await gateway.commands.submit(envelope(f"rematch-{game_id}", new_id, body))
         if reply.status != "accepted" and reply.code != "game_exists":
             raise_if_rejected(reply)
         token = await gateway.auth.derived(f"rematch:{new_id}:{seat}:{hashed}")
         name = entry.seats[seat].name or f"player {seat}"
-        join = JoinSeat(name, token_hash(token), seat, entropy=entropy or "")
+        join = JoinSeat(name, token_hash(token), seat, invite_hash=invite_hash, entropy=entropy or "")
         reply = await gateway.commands.submit(envelope(f"rematch-join-{seat}", new_id, join))
         raise_if_rejected(reply)
         return Rematch(new_id, seat, token, reply.version)

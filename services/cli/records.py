@@ -1,5 +1,6 @@
 """``souk export``, ``souk verify FILE``, ``souk import`` and ``souk replay``: records on the command line
-(``services.history.transfer`` does the work, ``services.history.verify`` the checking)."""
+(``services.history.transfer`` does the work, ``services.history.verify`` the checking: libraries that know
+nothing of the command line)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import msgspec
 import redis.asyncio as aioredis
 
 from domain import table as tbl
-from services.cli.main import OperatorError, progress_option, store_options
+from services.cli.main import OperatorError, _stores, progress_option, run, settings_of, store_options
 from services.history import record as records
 from services.history.transfer import import_record, read_record, replay, scores
 from services.history.verify import Verdict, verify_record
+from services.runtime.progress import Progress
 from services.store.events import RedisEventStore
 
 
@@ -35,13 +37,13 @@ def _load(path: str) -> records.Record:
 
 def verify_file(path: str, progress: bool | None) -> Verdict:
     """``souk verify FILE``: prints OK with the counts, or the problems (the first event that differs first)."""
-    from services.cli.progress import Progress
-
     record = _load(path)
     with Progress(len(record.events), "re-running the record", progress) as bar:
         verdict = verify_record(record, progress=bar.advance)
     if verdict.ok:
         click.echo(verdict.summary())
+        if verdict.unverified:
+            click.echo("not determined by the events, so not checked: the header's " + ", ".join(verdict.unverified))
     else:
         for problem in verdict.problems:
             click.echo(problem)
@@ -49,8 +51,6 @@ def verify_file(path: str, progress: bool | None) -> Verdict:
 
 
 def _settings(ctx: click.Context, **options: Any):
-    from services.cli.main import _stores, settings_of
-
     return _stores(settings_of(ctx, **options), views=False)
 
 
@@ -62,8 +62,6 @@ def _settings(ctx: click.Context, **options: Any):
 def export_command(ctx: click.Context, game_id: str, out: str | None, **options: Any) -> None:
     """Print a finished game's record (JSON): header, every accepted command, every event with its envelope and
     hash, the seed and its commitment. `souk verify FILE` checks it anywhere."""
-    from services.cli.main import run
-
     settings = _settings(ctx, **options)
 
     async def go() -> records.Record:
@@ -93,9 +91,6 @@ def export_command(ctx: click.Context, game_id: str, out: str | None, **options:
 def import_command(ctx: click.Context, path: str, progress: bool | None, **options: Any) -> None:
     """Make a record (souk export, GET /games/{id}/record) a finished game of this server, under a new id, once it
     verifies; prints the new id."""
-    from services.cli.main import run
-    from services.cli.progress import Progress
-
     record = _load(path)
     settings = _settings(ctx, **options)
 
@@ -123,8 +118,6 @@ def import_command(ctx: click.Context, path: str, progress: bool | None, **optio
 @progress_option
 def replay_command(path: str, to: int | None, seat: int | None, as_json: bool, progress: bool | None) -> None:
     """Print the state and the scores of a record's game at version N."""
-    from services.cli.progress import Progress
-
     record = _load(path)
     if to is not None and to > len(record.events):
         raise click.BadParameter(f"the record has {len(record.events)} events", param_hint="--to")
