@@ -3,8 +3,8 @@ number of open games a client may have created.
 
 Rates use GCRA (the generic cell rate algorithm, as redis-cell and many API gateways do) in one Lua call on the
 read store, so every gateway of a deployment shares one budget per client and per token. Over it: 429
-``rate_limited`` with ``Retry-After``. A client is its address as uvicorn sees it (behind a proxy, run uvicorn
-with ``--forwarded-allow-ips`` so that it is the player's, not the proxy's)."""
+``rate_limited`` with ``Retry-After``. A client is its connection's address, or, from a proxy named in
+``SOUK_TRUSTED_PROXIES``, the address that proxy forwarded (``protocols.uvicorn_config``)."""
 
 from __future__ import annotations
 

@@ -17,8 +17,8 @@ from litestar import Litestar, Request, post
 
 from contracts.api import MAX_BODY_BYTES, MAX_HEAD_BYTES
 from services.embedded.redis import free_port
-from services.gateway.inputs import UVICORN_OPTIONS
-from services.gateway.protocols import JsonHttpToolsProtocol
+from services.gateway.protocols import CountedWSProtocol, JsonHttpToolsProtocol, uvicorn_config
+from services.runtime.config import Settings
 
 
 @post("/echo", status_code=200, request_max_body_size=MAX_BODY_BYTES)
@@ -29,8 +29,8 @@ async def echo(request: Request) -> dict:
 @contextlib.contextmanager
 def serving() -> Iterator[int]:
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(Litestar([echo]), host="127.0.0.1", port=port, log_level="warning",
-                                           lifespan="off", **{**UVICORN_OPTIONS, "http": JsonHttpToolsProtocol}))
+    server = uvicorn.Server(uvicorn_config(Litestar([echo]), Settings(), host="127.0.0.1", port=port,
+                                           log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -68,7 +68,9 @@ def exchange(port: int, data: bytes, answers: int = 1) -> list[tuple[int, dict[s
 
 
 def test_the_gateway_runs_on_httptools_with_json_refusals():
-    assert UVICORN_OPTIONS["http"] is JsonHttpToolsProtocol
+    config = uvicorn_config(Litestar([echo]), Settings())
+    assert config.http is JsonHttpToolsProtocol and config.ws is CountedWSProtocol
+    assert not config.proxy_headers  # X-Forwarded-For believed from nobody unless SOUK_TRUSTED_PROXIES names it
 
 
 @pytest.mark.parametrize("size", [MAX_HEAD_BYTES + 1, 200 * 1024, 2 * 1024 * 1024])
