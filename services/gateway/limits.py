@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import msgspec
 import redis.asyncio as aioredis
 from litestar import Request
+from litestar.connection import ASGIConnection
 
 from services.gateway.errors import ApiError
 from services.store.resp import Resp
@@ -75,8 +76,9 @@ class Limits:
         return ApiError(429, "rate_limited", f"too many requests from this {what}; retry in {retry} s",
                         headers={"Retry-After": str(retry)})
 
-    async def check_request(self, request: Request) -> None:
-        """Every HTTP request takes from its client's budget, and a request with a seat token from the token's."""
+    async def check_request(self, request: ASGIConnection) -> None:
+        """Every HTTP request and WebSocket handshake takes from its client's budget, and one with a seat token
+        from the token's."""
         takes = []
         if self.per_client.on:
             takes.append(self._take(f"souk:rate:client:{client_of(request)}", self.per_client, "client"))
@@ -125,12 +127,14 @@ def _status(raw: bytes) -> str:
     return _status_decoder.decode(raw).status
 
 
-def client_of(request: Request) -> str:
+def client_of(request: ASGIConnection) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def _token(request: Request) -> str | None:
+def _token(request: ASGIConnection) -> str | None:
+    """The seat token: ``Authorization: Bearer``; on a WebSocket handshake, ``?token=`` (a browser's WebSocket
+    cannot set headers)."""
     header = request.headers.get("authorization", "")
     if header.lower().startswith("bearer "):
         return header[7:].strip()
-    return request.query_params.get("token")
+    return request.query_params.get("token") if request.scope["type"] == "websocket" else None
