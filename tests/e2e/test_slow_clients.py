@@ -144,3 +144,20 @@ class TestWebSocketHandshakes:
                 codes.append((info.value.code, info.value.reason))
         assert codes[0] == (4404, "game_not_found")
         assert codes.count((4429, "rate_limited")) >= 3, codes
+
+
+class TestWhatOneAddressHolds:
+    """``souk bench slow``'s measurement against a real gateway: what it holds stays at the cap, none longer than
+    the head deadline."""
+
+    @pytest.fixture
+    def souk_env(self) -> dict[str, str]:
+        return {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0",
+                "SOUK_CONNECTIONS_PER_CLIENT": "5", "SOUK_HEAD_TIMEOUT_S": "1"}
+
+    async def test_slow_heads_from_one_address_are_held_at_most_by_the_cap_and_the_deadline(self, souk_url):
+        from services.bench.slow import measure
+
+        figures = await measure(souk_url, sockets=30, every=0.3, seconds=5, pause=0.3)
+        assert figures["mean_held"] <= 6 and figures["longest_held_s"] < 2.5, figures
+        assert figures["answers"].get("408", 0) >= 5 and figures["answers"].get("429", 0) >= 20, figures
