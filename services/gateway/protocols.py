@@ -132,6 +132,8 @@ class JsonHttpToolsProtocol(HttpToolsProtocol):
         if isinstance(protocol, CountedWSProtocol) and self._counted is not None:  # it leaves the door when closed
             protocol.counted = (self._door, self._counted)
             self._counted = None
+        else:  # a WebSocket of another kind: this protocol hears of the connection no more
+            self._leave()
 
     def _arm_head_timer(self) -> None:
         if self._door is not None and self._door.head_timeout_s > 0 and self._head_timer is None:

@@ -47,7 +47,8 @@ def request(sock: socket.socket) -> int:
     while b"\r\n\r\n" not in data:
         data += sock.recv(65536)
     head, _, body = data.partition(b"\r\n\r\n")
-    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length"))
     while len(body) < length:
         body += sock.recv(65536)
     return int(head.split()[1])
@@ -115,7 +116,8 @@ class TestConnectionsPerAddress:
     async def test_websockets_count_as_connections_until_they_close(self, souk_url):
         async with httpx.AsyncClient(base_url=souk_url, timeout=30,
                                      limits=httpx.Limits(max_keepalive_connections=0)) as client:
-            game_id = (await client.post("/games", json={"game": "yspahan", "title": "ws", "seats": 2})).json()["game_id"]
+            body = {"game": "yspahan", "title": "ws", "seats": 2}
+            game_id = (await client.post("/games", json=body)).json()["game_id"]
             await join_all(client, game_id, 2)
             async with contextlib.AsyncExitStack() as sockets:
                 for _ in range(4):
