@@ -97,13 +97,13 @@ class Limits:
         or a resent create of a game the client already has)."""
         if self.open_games <= 0:
             return False
-        reserved, waiting = await self.redis.eval(_RESERVE, 2, f"souk:client-games:{client_of(request)}", lobby_key,
-                                                  game_id, self.open_games, PENDING_S, CLIENT_GAMES_TTL_S)
-        if not reserved:
+        allowed, count = await self.redis.eval(_RESERVE, 2, f"souk:client-games:{client_of(request)}", lobby_key,
+                                               game_id, self.open_games, PENDING_S, CLIENT_GAMES_TTL_S)
+        if not allowed:
             raise ApiError(429, "too_many_open_games",
-                           f"this client has {waiting} games waiting for players; at most "
+                           f"this client has {count} games waiting for players; at most "
                            f"{self.open_games}: fill or wait for one first", headers={"Retry-After": "60"})
-        return bool(waiting)
+        return bool(count)  # allowed: 1 place taken now, 0 the game had it
 
     async def release_open_game(self, request: Request, game_id: str) -> None:
         await self.redis.zrem(f"souk:client-games:{client_of(request)}", game_id)
