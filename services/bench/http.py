@@ -589,7 +589,7 @@ class Cluster:
         port = free_port()
         env = {**os.environ, "REDIS_URL": events.url, "SOUK_VIEWS_REDIS_URL": views.url, "SOUK_LOG_LEVEL": "warning",
                "SOUK_HOST": "127.0.0.1", "SOUK_PORT": str(port), "SOUK_RATE_PER_CLIENT": "0",
-               "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0",
+               "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0", "SOUK_CONNECTIONS_PER_CLIENT": "0",
                "SOUK_GATEWAY_PROCESSES": str(self.gateways)}
         roles = ["serve"] if self.target == "serve" else ["engine", "projector", "gateway"]
         for role in roles:
@@ -873,7 +873,8 @@ def _command_line(options: dict) -> str:
 @click.option("--gateways", type=click.IntRange(1), default=1,
               help="split: the gateway's processes (`souk gateway --processes N`)")
 @click.option("--url", default=None, envvar="SOUK_BENCH_URL", show_envvar=True,
-              help="a server already running (its rate limits off) instead of starting one; its CPU is not measured")
+              help="a server already running (its limits per client off) instead of starting one; its CPU is not "
+                   "measured")
 @click.option("--game", type=click.Choice(GAMES), default="samarkand")
 @click.option("--seats", type=click.IntRange(1, 8), default=None,
               help="seats per game (default: 4 samarkand, 3 yspahan, 3 istanbul)")

@@ -202,6 +202,7 @@ BENCH = {
     "http": ("services.bench.http:command", "load over HTTP and WebSocket against the gateway"),
     "storage": ("services.bench.storage:command", "bytes of Redis memory per finished game"),
     "history": ("services.bench.history:command", "reading a finished game's past: the view at a random version"),
+    "slow": ("services.bench.slow:command", "slow clients from one address: the connections the gateway holds"),
 }
 
 
@@ -249,7 +250,7 @@ def _listen(app, sock: socket.socket, settings: Settings) -> None:
     """uvicorn on the bound socket; one log line with the URL once it serves."""
     import uvicorn
 
-    from services.gateway.inputs import UVICORN_OPTIONS
+    from services.gateway.protocols import uvicorn_config
 
     url = _url(sock)
 
@@ -267,7 +268,7 @@ def _listen(app, sock: socket.socket, settings: Settings) -> None:
                 yield
                 getattr(self, "_captured_signals", []).clear()
 
-    server = Server(uvicorn.Config(app, log_level="warning", log_config=None, **UVICORN_OPTIONS))
+    server = Server(uvicorn_config(app, settings, log_level="warning", log_config=None))
     from services.runtime import collector
 
     collector.tune()  # the app is built: freeze it out of the collector, collect less often
@@ -378,15 +379,14 @@ def _listen_processes(sock: socket.socket, settings: Settings) -> None:
     this process resolved (the data folder's embedded Redis included) and its log settings."""
     import os
 
-    import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    from services.gateway.inputs import UVICORN_OPTIONS
+    from services.gateway.protocols import uvicorn_config
 
     os.environ.update({"REDIS_URL": settings.redis_url, "SOUK_VIEWS_REDIS_URL": settings.views_url,
                        "SOUK_LOG_LEVEL": settings.log_level, "SOUK_LOG_FORMAT": settings.log_format})
-    config = uvicorn.Config("services.gateway.app:from_env", factory=True, workers=settings.gateway_processes,
-                            log_level="warning", log_config=None, **UVICORN_OPTIONS)
+    config = uvicorn_config("services.gateway.app:from_env", settings, factory=True,
+                            workers=settings.gateway_processes, log_level="warning", log_config=None)
     url = _url(sock)
     sock.listen(config.backlog)  # connections wait in the backlog until a process accepts them
     log.info("listening", url=url, docs=f"{url}/schema", processes=settings.gateway_processes)

@@ -28,6 +28,8 @@ CLOSE_CODES = {
             "not a whole number from 0",
     "4401": "missing_token or bad_token: the seat's token is missing or not this seat's",
     "4404": "game_not_found: there is no such game",
+    "4429": "rate_limited: the handshake is over the client's (or the seat token's) requests a second, as an HTTP "
+            "request would be: reconnect after a pause",
 }
 SINCE = {"type": "integer", "minimum": -1, "description": (
     "The last version the client saw: views up to it are not sent again (the views only: the events in between "

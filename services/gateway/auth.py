@@ -28,11 +28,20 @@ def token_hash(token: str) -> str:
 
 
 def bearer(request: Request) -> str | None:
-    """The request's token: ``Authorization: Bearer <token>``, else ``?token=``."""
+    """The request's token: ``Authorization: Bearer <token>`` (an HTTP route takes it nowhere else)."""
     header = request.headers.get("authorization", "")
     if header.lower().startswith("bearer "):
         return header[7:].strip()
-    return request.query_params.get("token")
+    return None
+
+
+def refuse_token_in_query(request: Request) -> None:
+    """Litestar's ``before_request``: a ``?token=`` in an HTTP route's URL is refused, 400 ``token_in_query``: a URL
+    ends up in proxies' and servers' access logs. Only a WebSocket handshake takes one (a browser's WebSocket
+    cannot set headers)."""
+    if "token" in request.query_params:
+        raise ApiError(400, "token_in_query", "a token in the URL ends up in logs: send it as 'Authorization: "
+                                              "Bearer <token>' (only the WebSockets take ?token=)")
 
 
 def check_request_id(request_id: str) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 from litestar import Litestar, Request
 from litestar.di import NamedDependency, Provide
 
-from services.gateway.auth import Auth
+from services.gateway.auth import Auth, refuse_token_in_query
 from services.gateway.commands import Commands
 from services.gateway.inputs import check_headers
 from services.gateway.limits import Limits, Rate
@@ -51,6 +51,7 @@ class Gateway:
 
     async def before_request(self, request: Request) -> None:
         await check_headers(request)
+        refuse_token_in_query(request)
         if request.scope["path"] != "/metrics":  # a scraper is no player: never rate limited
             await self.limits.check_request(request)
 

@@ -5,8 +5,8 @@ A refusal is an ``ApiError`` (``{"code", "message"}``, a 4xx status) and changes
 
 - headers over ``MAX_HEADER_BYTES`` → 431 ``headers_too_large`` (``check_headers``, before the route runs). A
   request line and headers over ``MAX_HEAD_BYTES``, or a request that is not HTTP/1.1, never reach the app:
-  uvicorn's parser (httptools) refuses them, and ``JsonHttpToolsProtocol`` (``protocols``) makes that
-  answer JSON too (431 or 400);
+  uvicorn's parser (httptools) refuses them, and ``JsonHttpToolsProtocol`` (``protocols``, given to uvicorn by
+  ``protocols.uvicorn_config``) makes that answer JSON too (431 or 400);
 - a body over ``MAX_BODY_BYTES`` → 413 ``body_too_large`` (Litestar's ``request_max_body_size``);
 - a body that is not UTF-8, not JSON, nested deeper than ``MAX_BODY_DEPTH``, or not of the route's type →
   400 ``bad_request`` (``StrictBody``: decoded strictly, no ``"3"`` for ``3``, no unknown field);
@@ -26,7 +26,6 @@ from litestar.dto import MsgspecDTO
 
 from contracts.api import MAX_BODY_DEPTH, MAX_HEADER_BYTES, MAX_INT
 from services.gateway.errors import ApiError
-from services.gateway.protocols import JsonHttpToolsProtocol
 
 T = TypeVar("T")
 
@@ -96,6 +95,3 @@ async def check_headers(request: Request) -> None:
     if size > MAX_HEADER_BYTES:
         raise ApiError(431, "headers_too_large", f"the headers take {size} bytes; at most {MAX_HEADER_BYTES}")
 
-
-UVICORN_OPTIONS: dict[str, Any] = {"http": JsonHttpToolsProtocol}
-"""What ``uvicorn.run`` needs for the gateway's answers above (the parser's refusals in JSON, on httptools)."""

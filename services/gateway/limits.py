@@ -3,8 +3,8 @@ number of open games a client may have created.
 
 Rates use GCRA (the generic cell rate algorithm, as redis-cell and many API gateways do) in one Lua call on the
 read store, so every gateway of a deployment shares one budget per client and per token. Over it: 429
-``rate_limited`` with ``Retry-After``. A client is its address as uvicorn sees it (behind a proxy, run uvicorn
-with ``--forwarded-allow-ips`` so that it is the player's, not the proxy's)."""
+``rate_limited`` with ``Retry-After``. A client is its connection's address, or, from a proxy named in
+``SOUK_TRUSTED_PROXIES``, the address that proxy forwarded (``protocols.uvicorn_config``)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import hashlib
 import math
 from dataclasses import dataclass
 
-import msgspec
 import redis.asyncio as aioredis
 from litestar import Request
+from litestar.connection import ASGIConnection
 
 from services.gateway.errors import ApiError
 from services.store.resp import Resp
@@ -75,8 +75,9 @@ class Limits:
         return ApiError(429, "rate_limited", f"too many requests from this {what}; retry in {retry} s",
                         headers={"Retry-After": str(retry)})
 
-    async def check_request(self, request: Request) -> None:
-        """Every HTTP request takes from its client's budget, and a request with a seat token from the token's."""
+    async def check_request(self, request: ASGIConnection) -> None:
+        """Every HTTP request and WebSocket handshake takes from its client's budget, and one with a seat token
+        from the token's."""
         takes = []
         if self.per_client.on:
             takes.append(self._take(f"souk:rate:client:{client_of(request)}", self.per_client, "client"))
@@ -89,48 +90,60 @@ class Limits:
             if refused is not None:
                 raise refused
 
-    async def check_open_games(self, request: Request, lobby_key: str) -> None:
-        """At most ``open_games`` games created by one client may wait for players at once."""
+    async def reserve_open_game(self, request: Request, lobby_key: str, game_id: str) -> bool:
+        """Takes one of the client's ``open_games`` places for ``game_id``, or refuses with 429
+        ``too_many_open_games``: in one Lua call, so creates sent at once cannot all pass one count. True: the place
+        is new (give it back with ``release_open_game`` if the create is refused); False: none taken (no quota,
+        or a resent create of a game the client already has)."""
         if self.open_games <= 0:
-            return
-        key = f"souk:client-games:{client_of(request)}"
-        ids = await self.redis.zrange(key, 0, -1)
-        if not ids:
-            return
-        entries = await self.redis.hmget(lobby_key, ids)
-        done = [game_id for game_id, raw in zip(ids, entries)
-                if raw is not None and _status(raw) != "open"]
-        if done:
-            await self.redis.zrem(key, *done)
-        if len(ids) - len(done) >= self.open_games:
+            return False
+        allowed, count = await self.redis.eval(_RESERVE, 2, f"souk:client-games:{client_of(request)}", lobby_key,
+                                               game_id, self.open_games, PENDING_S, CLIENT_GAMES_TTL_S)
+        if not allowed:
             raise ApiError(429, "too_many_open_games",
-                           f"this client has {len(ids) - len(done)} games waiting for players; at most "
+                           f"this client has {count} games waiting for players; at most "
                            f"{self.open_games}: fill or wait for one first", headers={"Retry-After": "60"})
+        return bool(count)  # allowed: 1 place taken now, 0 the game had it
 
-    async def created(self, request: Request, game_id: str, at: float) -> None:
-        if self.open_games > 0:
-            key = f"souk:client-games:{client_of(request)}"
-            await self.redis.zadd(key, {game_id: at})
-            await self.redis.expire(key, 2 * 86_400)
+    async def release_open_game(self, request: Request, game_id: str) -> None:
+        await self.redis.zrem(f"souk:client-games:{client_of(request)}", game_id)
 
 
-class _Status(msgspec.Struct):
-    status: str
+PENDING_S = 600  # a place taken for a game that never appeared in the lobby is given back after this long
+CLIENT_GAMES_TTL_S = 2 * 86_400
+
+_RESERVE = """
+-- KEYS: the client's games (sorted set: game id -> when its place was taken), the lobby (hash: game id -> entry).
+-- ARGV: game id, places, seconds a place waits for its game to appear in the lobby, the set's TTL.
+-- Returns {1, 1}: taken; {1, 0}: the game has its place already; {0, n}: refused, n games wait for players.
+local games, lobby = KEYS[1], KEYS[2]
+local game, places, pending, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+if redis.call('ZSCORE', games, game) then return {1, 0} end
+local t = redis.call('TIME')
+local now = tonumber(t[1])
+local ids = redis.call('ZRANGE', games, 0, -1, 'WITHSCORES')
+local waiting = 0
+for i = 1, #ids, 2 do
+  local raw = redis.call('HGET', lobby, ids[i])
+  local open
+  if raw then open = cjson.decode(raw).status == 'open' else open = now - tonumber(ids[i + 1]) < pending end
+  if open then waiting = waiting + 1 else redis.call('ZREM', games, ids[i]) end
+end
+if waiting >= places then return {0, waiting} end
+redis.call('ZADD', games, now, game)
+redis.call('EXPIRE', games, ttl)
+return {1, 1}
+"""
 
 
-_status_decoder = msgspec.json.Decoder(_Status)
-
-
-def _status(raw: bytes) -> str:
-    return _status_decoder.decode(raw).status
-
-
-def client_of(request: Request) -> str:
+def client_of(request: ASGIConnection) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def _token(request: Request) -> str | None:
+def _token(request: ASGIConnection) -> str | None:
+    """The seat token: ``Authorization: Bearer``; on a WebSocket handshake, ``?token=`` (a browser's WebSocket
+    cannot set headers)."""
     header = request.headers.get("authorization", "")
     if header.lower().startswith("bearer "):
         return header[7:].strip()
-    return request.query_params.get("token")
+    return request.query_params.get("token") if request.scope["type"] == "websocket" else None

@@ -59,7 +59,8 @@ from services.gateway.schema import without_raw_defaults
 SECURITY = "seatToken"
 ERRORS = {
     400: "Malformed input: bad_request, bad_page, bad_filter, bad_command, bad_command_id, bad_request_id, bad_seed; "
-         "bad_version: ?at= is not one of the game's versions (1 to its current version)",
+         "bad_version: ?at= is not one of the game's versions (1 to its current version); token_in_query: a ?token= "
+         "in the URL (send it as Authorization: Bearer; a URL ends up in logs)",
     401: "missing_token or bad_token",
     404: "game_not_found; no_such_seat (?at= of a finished game, for a seat it does not have)",
     410: "archived: the game ended and was archived to its record file (souk archive); it is no longer served",
@@ -68,7 +69,8 @@ ERRORS = {
     422: "refused by the rules: not_your_turn, game_over, seed_needs_unfair, bad_seed, bad_entropy, ... (each game's"
          " codes in its rules.py); undo: undo_not_allowed, bad_undo_version, no_undo_request, not_asked, "
          "already_answered, game_not_started",
-    429: "rate_limited (see Retry-After) or too_many_open_games",
+    429: "rate_limited (see Retry-After), too_many_open_games, or too_many_connections (answered as the connection "
+         "opens, then closed)",
     431: "headers_too_large",
     500: "internal_error: the server failed; the request may be retried (a command with the same command_id)",
     503: "store_unavailable: a Redis store does not answer (retry after Retry-After)",
@@ -189,7 +191,9 @@ class Documented(InitPlugin):
             schemes[SECURITY] = SecurityScheme(
                 type="http", scheme="bearer",
                 description="A seat's token (POST /games/{game_id}/seats answers it); DELETE /games/{game_id} takes "
-                            "the creator's token (POST /games answers it)")
+                            "the creator's token (POST /games answers it). Only in the Authorization header: a "
+                            "?token= in an HTTP route's URL is refused, 400 token_in_query (URLs end up in "
+                            "proxies' logs); only the WebSockets take ?token= (a browser cannot set their headers)")
             components = dataclasses.replace(config.components or Components(), security_schemes=schemes)
             app_config.openapi_config = dataclasses.replace(config, components=components)
         return app_config

@@ -117,7 +117,7 @@ class Cluster:
     def env(self) -> dict[str, str]:
         # Every simulated client comes from 127.0.0.1: limits per client address would throttle the whole load
         # as one client (they are off unless the environment sets them); the limit per seat token stays.
-        limits = {"SOUK_RATE_PER_CLIENT": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0"}
+        limits = {"SOUK_RATE_PER_CLIENT": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0", "SOUK_CONNECTIONS_PER_CLIENT": "0"}
         return {**limits, **os.environ, "REDIS_URL": self.events.url, "SOUK_VIEWS_REDIS_URL": self.views.url,
                 "SOUK_RECLAIM_IDLE_MS": str(self.reclaim_idle_ms), "SOUK_LOG_LEVEL": self.log_level,
                 "SOUK_LOG_FORMAT": "json", "PYTHONUNBUFFERED": "1"}

@@ -37,6 +37,9 @@ class Settings:
     burst_per_token: int = 200  # ... with bursts of this many
     open_games_per_client: int = 20  # games one client address may have waiting for players at once (0: any)
     cors_origins: tuple[str, ...] = ()  # browser origins allowed to call the API ("*": any); none: no CORS headers
+    trusted_proxies: tuple[str, ...] = ()  # addresses and networks whose X-Forwarded-For is believed; none: nobody's
+    head_timeout_s: float = 5.0  # a connection that has not sent a whole request head this long is closed (0: never)
+    connections_per_client: int = 100  # connections one client address may hold open to a gateway process (0: any)
     idle_consumer_ms: int = 60_000  # /health warns of a consumer that has not read for this long
     stale_consumer_ms: int = 600_000  # a consumer idle this long with nothing pending belongs to a stopped process
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
@@ -168,6 +171,24 @@ def origins(text: str) -> tuple[str, ...]:
     return tuple(o.strip() for o in text.split(",") if o.strip())
 
 
+def networks(text: str) -> tuple[str, ...]:
+    """Comma-separated IP addresses and networks (``127.0.0.1``, ``172.16.0.0/12``, ``::1``)."""
+    import ipaddress
+
+    items = []
+    for item in (item.strip() for item in text.split(",") if item.strip()):
+        try:
+            if "/" in item:  # with host bits set (10.0.0.1/24): the network they belong to (10.0.0.0/24)
+                item = str(ipaddress.ip_network(item, strict=False))
+            else:
+                ipaddress.ip_address(item)
+        except ValueError:
+            raise ValueError(f"{item!r} is not an IP address or network: expected addresses and networks separated "
+                             f"by commas, 127.0.0.1,172.16.0.0/12") from None
+        items.append(item)
+    return tuple(items)
+
+
 def text(value: str) -> str:
     return value
 
@@ -198,6 +219,9 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "burst_per_token": ("SOUK_BURST_PER_TOKEN", not_negative),
     "open_games_per_client": ("SOUK_OPEN_GAMES_PER_CLIENT", not_negative),
     "cors_origins": ("SOUK_CORS_ORIGINS", origins),
+    "trusted_proxies": ("SOUK_TRUSTED_PROXIES", networks),
+    "head_timeout_s": ("SOUK_HEAD_TIMEOUT_S", seconds),
+    "connections_per_client": ("SOUK_CONNECTIONS_PER_CLIENT", not_negative),
     "idle_consumer_ms": ("SOUK_IDLE_CONSUMER_MS", not_negative),
     "stale_consumer_ms": ("SOUK_STALE_CONSUMER_MS", not_negative),
     "read_store_check_s": ("SOUK_READ_STORE_CHECK_S", seconds),

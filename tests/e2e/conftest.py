@@ -15,7 +15,8 @@ def souk_env() -> dict[str, str]:
     """Extra environment for `souk serve` (a test module overrides this fixture to change a setting). Every
     test client comes from 127.0.0.1 as fast as it goes: the per-client limits are off unless a test is about
     them (tests/e2e/test_limits.py)."""
-    return {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0"}
+    return {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0",
+            "SOUK_CONNECTIONS_PER_CLIENT": "0"}
 
 
 @pytest.fixture

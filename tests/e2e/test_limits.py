@@ -3,6 +3,8 @@ changes nothing; a client may have only so many games waiting for players."""
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 
@@ -50,3 +52,42 @@ async def test_a_client_may_have_only_so_many_games_waiting_for_players(souk_url
         assert third.status_code == 429 and third.json()["code"] == "too_many_open_games"
         await join_all(client, first, 3)  # the first game starts: it no longer waits
         assert (await client.post("/games", json=body)).status_code == 201
+
+
+class TestOpenGamesAtOnce:
+    """The quota is one atomic reservation (issue #18 item 6): creates sent at once from one address do not all
+    pass a check that none of them has yet counted."""
+
+    @pytest.fixture
+    def souk_env(self) -> dict[str, str]:
+        return {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "3"}
+
+    async def test_creates_sent_at_once_get_at_most_the_quota(self, souk_url):
+        body = {"game": "samarkand", "title": "t", "seats": 3}
+        async with httpx.AsyncClient(base_url=souk_url, timeout=30,
+                                     limits=httpx.Limits(max_connections=40)) as client:
+            answers = await asyncio.gather(*(client.post("/games", json=body) for _ in range(30)))
+            codes = [r.status_code for r in answers]
+            assert codes.count(201) == 3, codes
+            assert {r.json()["code"] for r in answers if r.status_code != 201} == {"too_many_open_games"}
+            lobby = (await client.get("/games", params={"status": "open"})).json()
+            assert len(lobby) == 3
+
+    async def test_a_create_refused_gives_its_place_back(self, souk_url):
+        body = {"game": "samarkand", "title": "t", "seats": 3}
+        async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+            assert (await client.post("/games", json=body)).status_code == 201
+            refused = [await client.post("/games", json={**body, "seats": 9}) for _ in range(10)]
+            assert {r.json()["code"] for r in refused} == {"bad_seat_count"}
+            assert [(await client.post("/games", json=body)).status_code for _ in range(3)] == [201, 201, 429]
+
+    async def test_a_resent_create_is_its_own_game_not_one_more(self, souk_url):
+        body = {"game": "samarkand", "title": "t", "seats": 3, "request_id": "resent-create-0123456789"}
+        async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+            first = await client.post("/games", json=body)
+            again = await client.post("/games", json=body)
+            assert again.json()["game_id"] == first.json()["game_id"]
+            assert [(await client.post("/games", json={**body, "request_id": f"other-create-{i:012d}"})).status_code
+                    for i in range(3)] == [201, 201, 429]
+            resent = await client.post("/games", json=body)  # the quota is full, but this game is one of the three
+            assert resent.status_code == 201 and resent.json()["game_id"] == first.json()["game_id"]

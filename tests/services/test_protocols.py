@@ -17,8 +17,8 @@ from litestar import Litestar, Request, post
 
 from contracts.api import MAX_BODY_BYTES, MAX_HEAD_BYTES
 from services.embedded.redis import free_port
-from services.gateway.inputs import UVICORN_OPTIONS
-from services.gateway.protocols import JsonHttpToolsProtocol
+from services.gateway.protocols import CountedWSProtocol, JsonHttpToolsProtocol, uvicorn_config
+from services.runtime.config import Settings
 
 
 @post("/echo", status_code=200, request_max_body_size=MAX_BODY_BYTES)
@@ -29,8 +29,8 @@ async def echo(request: Request) -> dict:
 @contextlib.contextmanager
 def serving() -> Iterator[int]:
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(Litestar([echo]), host="127.0.0.1", port=port, log_level="warning",
-                                           lifespan="off", **{**UVICORN_OPTIONS, "http": JsonHttpToolsProtocol}))
+    server = uvicorn.Server(uvicorn_config(Litestar([echo]), Settings(), host="127.0.0.1", port=port,
+                                           log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -68,7 +68,9 @@ def exchange(port: int, data: bytes, answers: int = 1) -> list[tuple[int, dict[s
 
 
 def test_the_gateway_runs_on_httptools_with_json_refusals():
-    assert UVICORN_OPTIONS["http"] is JsonHttpToolsProtocol
+    config = uvicorn_config(Litestar([echo]), Settings())
+    assert config.http is JsonHttpToolsProtocol and config.ws is CountedWSProtocol
+    assert not config.proxy_headers  # X-Forwarded-For believed from nobody unless SOUK_TRUSTED_PROXIES names it
 
 
 @pytest.mark.parametrize("size", [MAX_HEAD_BYTES + 1, 200 * 1024, 2 * 1024 * 1024])
@@ -103,3 +105,27 @@ def test_a_body_as_large_as_allowed_in_one_piece_with_its_head_is_served_and_kee
         answers = exchange(port, request * 3, answers=3)  # three in a row on one connection, pipelined
         assert [a[0] for a in answers] == [200, 200, 200]
         assert all(json.loads(a[2])["bytes"] == MAX_BODY_BYTES for a in answers)
+
+
+def test_the_door_counts_connections_per_address_and_not_a_trusted_proxys():
+    from services.gateway.protocols import Door
+
+    door = Door(connections_per_client=2, trusted_proxies=("10.0.0.0/8",))
+    assert [door.enter("192.0.2.1") for _ in range(3)] == [True, True, False]
+    assert door.enter("192.0.2.2")  # another address has its own share
+    door.leave("192.0.2.1")
+    assert door.enter("192.0.2.1") and not door.enter("192.0.2.1")
+    assert all(door.enter("10.1.2.3") for _ in range(10))
+    for _ in range(10):
+        door.leave("10.1.2.3")
+    assert "10.1.2.3" not in door.open
+
+
+def test_the_config_goes_to_the_gateways_processes_with_its_door():
+    import pickle
+
+    settings = Settings(trusted_proxies=("172.16.0.0/12",), connections_per_client=7, head_timeout_s=3.0)
+    config = pickle.loads(pickle.dumps(uvicorn_config("services.gateway.app:from_env", settings, factory=True)))
+    assert config.door.connections_per_client == 7 and config.door.head_timeout_s == 3.0
+    assert config.door.trusted("172.18.0.1") and not config.door.trusted("192.0.2.1")
+    assert config.proxy_headers and config.forwarded_allow_ips == ["172.16.0.0/12"]

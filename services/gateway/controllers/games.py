@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import msgspec
@@ -34,14 +33,15 @@ async def _create(request: Request, body: CreateGame, request_id: str | None, pr
         game_id, command_id = uuid.uuid4().hex[:12], uuid.uuid4().hex
     elif check_request_id(request_id):
         game_id, command_id = await gateway.commands.game_for_request(request_id), f"create-{digest(request_id)}"
-    await gateway.limits.check_open_games(request, keys.LOBBY)
+    reserved = await gateway.limits.reserve_open_game(request, keys.LOBBY, game_id)
     creator_token = await gateway.auth.derived(f"creator:{game_id}")
     invite = (await gateway.auth.derived(f"invite:{game_id}"))[:12] if private else None
     body = msgspec.structs.replace(body, creator_hash=token_hash(creator_token),
                                    invite_hash=token_hash(invite) if invite else "")
     reply = await gateway.commands.submit(envelope(command_id, game_id, body))
+    if reserved and reply.status != "accepted":  # refused for good: its place is free again (a 504 keeps it: the
+        await gateway.limits.release_open_game(request, game_id)  # game may still be created)
     raise_if_rejected(reply)
-    await gateway.limits.created(request, game_id, time.time())
     return Created(game_id, reply.version, creator_token, invite)
 
 

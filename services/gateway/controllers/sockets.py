@@ -36,8 +36,10 @@ class SocketsController(AllowingController):
     @websocket("/ws")
     async def spectator_socket(self, socket: WebSocket, game_id: FromPath[str], gateway: GatewayDep) -> None:
         """Pushes the spectator view (a TableView JSON text frame) at once and after every change. A game that
-        does not exist: the socket is accepted, then closed with code 4404."""
+        does not exist: the socket is accepted, then closed with code 4404; a handshake over the client's rate,
+        4429."""
         try:
+            await gateway.limits.check_request(socket)  # a handshake takes from the client's budget as a request
             await gateway.reads.game_name(game_id)
         except ApiError as exc:
             await refuse(socket, exc)
@@ -49,8 +51,9 @@ class SocketsController(AllowingController):
                           gateway: GatewayDep) -> None:
         """Pushes this seat's view at once and after every change. Authenticate with ``?token=``. Refused, the
         socket is accepted, then closed with code 4000 + the HTTP status (4401: a missing or bad token; 4404: no
-        such game) and the error's code as the reason."""
+        such game; 4429: over the client's or the token's rate) and the error's code as the reason."""
         try:
+            await gateway.limits.check_request(socket)
             await gateway.auth.authorize(game_id, seat, socket.query_params.get("token"))
         except ApiError as exc:
             await refuse(socket, exc)
