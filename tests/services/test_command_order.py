@@ -171,3 +171,59 @@ def test_the_gateway_answers_superseded_409_and_its_api_document_says_so(redis_u
     document = served(create_app(Settings(redis_url=redis_url)))
     answers = document["paths"]["/games/{game_id}/seats/{seat}/commands"]["post"]["responses"]
     assert "superseded" in answers["409"]["description"]
+
+
+async def test_over_http_a_command_answered_504_is_never_played_after_the_seats_next_one(redis, redis_url, views_url):
+    """The issue's case end to end: the engine is away, the gateway answers 504 and the client never resends; an
+    engine had read the command and died. The seat's next command is played; the first one, reclaimed, is refused
+    (409 ``superseded`` for anyone who asks with its id), and the game's version did not move for it."""
+    from litestar.testing import TestClient
+
+    from services.gateway.app import create_app
+    from services.runtime.workers import PROJECTOR
+
+    settings = Settings(redis_url=redis_url, views_redis_url=views_url, reply_timeout=2.0, reclaim_idle_ms=1_000,
+                        rate_per_client=0, rate_per_token=0, open_games_per_client=0)
+    projector = Workers(settings, roles=(PROJECTOR,))
+    engine = Workers(settings, roles=(ENGINE,))
+    await projector.start()
+    await engine.start()
+    try:
+        # The test client runs the app on an event loop of its own, in a thread, and blocks its caller: its
+        # requests go from another thread, so that the workers on this loop go on meanwhile.
+        with TestClient(create_app(settings)) as client:
+
+            async def http(method: str, path: str, **kwargs):
+                return await asyncio.to_thread(client.request, method, path, **kwargs)
+
+            r = await http("POST", "/games", json={"game": "tally", "title": "order", "seats": 2})
+            assert r.status_code == 201, r.text
+            game_id = r.json()["game_id"]
+            tokens = [(await http("POST", f"/games/{game_id}/seats", json={"name": f"p{s}"})).json()["token"]
+                      for s in range(2)]
+            view = await http("GET", f"/games/{game_id}/view", params={"min_version": 5})
+            turn = view.json()["flow"]["awaiting"][0]
+
+            async def send(seat: int, command_id: str, amount: int):
+                return await http("POST", f"/games/{game_id}/seats/{seat}/commands",
+                                  headers={"Authorization": f"Bearer {tokens[seat]}"},
+                                  json={"command_id": command_id, "command": {"type": "tally.Add", "amount": amount}})
+
+            await engine.stop()  # the engine is away
+            lost = await send(turn, "lost", 1)
+            assert (lost.status_code, lost.json()["code"]) == (504, "engine_timeout")
+            taken = await redis.xreadgroup(keys.ENGINE_GROUP, "engine-that-died", {keys.COMMANDS: ">"})
+            assert len(taken[0][1]) == 1  # an engine read it, then died holding it
+
+            engine = Workers(settings, roles=(ENGINE,))
+            await engine.start()
+            assert (await send(turn, "next", 2)).json()["version"] == 6  # the seat moved on
+            assert (await send(1 - turn, "other", 1)).json()["version"] == 7  # ``turn`` could play the lost one now
+            late = await outcome(redis, cmd(game_id, Add(1), seat=turn, cid="lost"))  # reclaimed after 1 s
+            assert (late.status, late.code) == ("rejected", "superseded"), late
+            asked = await send(turn, "lost", 1)  # its sender asks at last: the recorded answer
+            assert (asked.status_code, asked.json()["code"]) == (409, "superseded")
+            assert (await http("GET", f"/games/{game_id}/view")).json()["version"] == 7
+    finally:
+        await engine.stop()
+        await projector.stop()
