@@ -88,12 +88,14 @@ _APPEND = """
 -- A batch of appends, each standing alone, in order. ARGV[1]: MessagePack of [maxlen, now, the games key, the
 -- events stream, appends, the refusals key, the refusals' lifetime]; an append is [stream, outcomes, head key,
 -- expected version, command key, outcome, game id, game, prev hash, new head, notify channel, events, the ARGV
--- index of its first stored form, final, order key, seat, its command's souk:commands entry id]. One packed argument instead of many: packing and parsing a batch's
--- arguments one by one was a tenth of a worker's time (measured in the projector). ``events`` are the whole
--- JSON envelopes (for souk:events); the game stream gets their stored forms (services/store/codec.py), which
--- are binary: they follow as ARGV[2...] (Redis's Lua MessagePack reads no binary type).
+-- index of its first stored form, final, order key, seat, its command's souk:commands entry id ('': none)].
+-- One packed argument instead of many: packing and parsing a batch's arguments one by one was a tenth of a
+-- worker's time (measured in the projector). ``events`` are the whole JSON envelopes (for souk:events); the game
+-- stream gets their stored forms (services/store/codec.py), which are binary: they follow as ARGV[2...] (Redis's
+-- Lua MessagePack reads no binary type).
 -- ``final``: these events end the game; the outcomes of its accepted commands go (the engine answers a resent
--- one from the stream), but this command's own and the refusals (forgotten in their time) stay.
+-- one from the stream), but this command's own and the refusals (forgotten in their time) stay; the seats'
+-- order goes (a finished game applies no more commands).
 local batch = cmsgpack.unpack(ARGV[1])
 local maxlen, now, games, all, refusals, refusal_ttl = batch[1], batch[2], batch[3], batch[4], batch[6], batch[7]
 local results = {}
