@@ -28,6 +28,7 @@ from services.store.events import RedisEventStore
 from services.engine.upkeep import expire_open_games
 from services.store.streams import (
     Entries,
+    IdentifiedEntries,
     batch_subscription,
     drop_stale_consumers,
     ensure_group,
@@ -66,6 +67,7 @@ class Workers:
             batch_subscription(
                 self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:commands",
+                with_ids=True,
                 description="Commands (field `c`: CommandEnvelope JSON). The engine decides them, appends the "
                             "events to souk:game:{id} and souk:events, and answers on the envelope's reply_to.",
             )
@@ -178,16 +180,19 @@ class Workers:
         await self.redis.aclose()
         await self.views_redis.aclose()
 
-    async def on_commands(self, entries: Entries) -> None:
+    async def on_commands(self, entries: IdentifiedEntries) -> None:
+        """A batch of ``souk:commands`` entries, with their ids: they order each seat's commands (``superseded``)."""
         envelopes: list[CommandEnvelope] = []
-        for fields in entries:
+        ids: list[bytes] = []
+        for entry, fields in entries:
             try:
                 envelopes.append(command_envelope_decoder.decode(fields[b"c"]))
+                ids.append(entry)
             except (KeyError, msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
                 # Nobody to answer (the reply channel is inside): parked for an operator, and acknowledged.
                 log.warning("command_envelope_unreadable", error=str(exc))
                 await self.engine.park(None, "envelope_unreadable", str(exc), raw=fields.get(b"c", b""))
-        await self.engine.handle(envelopes)  # answers each sender on its reply_to channel
+        await self.engine.handle(envelopes, ids)  # answers each sender on its reply_to channel
 
     async def on_events(self, entries: Entries) -> None:
         await self.projector.handle(entries)

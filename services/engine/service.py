@@ -5,6 +5,11 @@ consumer group). Commands of one game are decided in order against the cached st
 to Redis in one pipeline, each one atomic and guarded by the expected version and the previous event's hash.
 A conflict or a duplicate invalidates the cached game; what follows is reloaded and decided again. Rejections
 are recorded under the command key too, so a redelivered or retried command gets its first answer again.
+
+A seat's commands are applied in the order ``souk:commands`` received them (their entry ids), or not at all: the
+game keeps, by seat, the entry id of the newest command it applied (``keys.order``, written with its events), and
+a command of that seat received before it (one an engine died holding, reclaimed after the seat moved on) is
+refused as ``superseded``, never applied after it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import random
 import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
 import redis.asyncio as aioredis
@@ -62,6 +67,14 @@ class Slot:
     # By seat, since which version it has been awaited for the decision it still owes (``tbl.awaited_since``):
     # an ``expected_version`` from then on is not stale. Rebuilt from the stream when the game is loaded.
     since: tuple[int, ...] = ()
+    # By seat, the souk:commands entry id (ms, seq) of its newest applied command (``keys.order``).
+    order: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+
+def entry_id(raw: bytes | str) -> tuple[int, int]:
+    """A stream entry id (``b"1700000000000-3"``) as a pair that sorts as Redis orders the entries."""
+    ms, _, seq = (raw.decode() if isinstance(raw, bytes) else raw).partition("-")
+    return int(ms), int(seq or 0)
 
 
 def command_key(env: CommandEnvelope) -> str:
@@ -145,7 +158,8 @@ class Engine:
             return Slot(tbl.EMPTY, GENESIS_HASH, b"")
         table, since = fold_with_since(envelopes)  # with each event's origin: the table decides undos
         seed = await self.redis.get(keys.seed(game_id)) or b""
-        slot = Slot(table, envelopes[-1].hash, seed, since)
+        order = {seat: entry_id(entry) for seat, entry in (await self.store.order(game_id)).items()}
+        slot = Slot(table, envelopes[-1].hash, seed, since, order)
         self.cache.put(game_id, slot)
         return slot
 
@@ -169,17 +183,21 @@ class Engine:
 
     # --- deciding -----------------------------------------------------------------------------------------
 
-    async def handle(self, batch: Sequence[CommandEnvelope]) -> list[Reply]:
+    async def handle(self, batch: Sequence[CommandEnvelope],
+                     entry_ids: Sequence[bytes | str] | None = None) -> list[Reply]:
         """Decide and append a batch; returns one reply per command, in the batch's order. Each reply is also
-        published on its command's ``reply_to`` channel (by the store's script, in the append itself)."""
+        published on its command's ``reply_to`` channel (by the store's script, in the append itself).
+        ``entry_ids``: each command's ``souk:commands`` entry id (the workers give them), which orders a seat's
+        commands (``superseded``); without them, commands are decided in the batch's order, unchecked."""
         replies: dict[int, Reply] = {}
         pending = list(enumerate(batch))
+        entries = [None] * len(batch) if entry_ids is None else [entry_id(e) for e in entry_ids]
         for attempt in range(MAX_RETRIES):
             if not pending:
                 break
             if attempt > 1:  # a game several engines write at once: let the others finish
                 await asyncio.sleep(random.uniform(0.001, 0.005) * attempt)
-            pending = await self._round(pending, replies)
+            pending = await self._round(pending, replies, entries)
         if pending:
             # Still conflicting after every retry (other engines keep moving these games). No answer is made up:
             # a "conflict" told now could be contradicted by another copy of the command accepted later. The
@@ -187,7 +205,7 @@ class Engine:
             raise Contended(f"{len(pending)} commands conflicted {MAX_RETRIES} times")
         return [replies[i] for i in range(len(batch))]
 
-    async def _round(self, pending, replies) -> list[tuple[int, CommandEnvelope]]:
+    async def _round(self, pending, replies, entries) -> list[tuple[int, CommandEnvelope]]:
         """One pass: decide every pending command, append in one pipeline, return those to redo.
 
         A refusal is appended too, with no events: the store records its outcome only if the game is still at
@@ -214,7 +232,7 @@ class Engine:
             for index, env in items:
                 logs.bind(game_id=game_id, seat=env.seat, command_id=env.command_id,
                           trace_id=trace_id(env.traceparent))
-                append, reply, slot = await self._decide(slot, env)
+                append, reply, slot = await self._decide(slot, env, entries[index])
                 decided.append((index, env, append, reply))
                 if slot.table.exists:
                     self.cache.put(game_id, slot)
@@ -252,7 +270,8 @@ class Engine:
             self.finished.put(env.game_id, runs)
         return reply_of(runs, env)
 
-    async def _decide(self, slot: Slot, env: CommandEnvelope) -> tuple[Append, Reply, Slot]:
+    async def _decide(self, slot: Slot, env: CommandEnvelope, entry: tuple[int, int] | None = None
+                      ) -> tuple[Append, Reply, Slot]:
         table = slot.table
 
         async def reject(code: str, message: str) -> tuple[Append, Reply, Slot]:
@@ -273,6 +292,12 @@ class Engine:
             append = Append(env.game_id, table.game, table.version, (), key, encoder.encode(reply),
                             prev_hash=slot.head, head=slot.head, notify=env.reply_to)
             return append, reply, slot
+
+        if entry is not None and env.seat is not None and slot.order.get(env.seat, entry) > entry:
+            # Received before the seat's newest applied command (its engine died holding it, or it waited in a
+            # batch that kept conflicting): applying it now would put it after a command its seat sent later.
+            return await reject("superseded", "a later command of this seat was applied first; this one was not "
+                                              "played: look at the game again and decide")
 
         # Whatever a command holds, it is answered: a body that cannot be decoded, or a decision that raises
         # (a rules bug), is refused and recorded like any refusal, never retried for ever (issue #8, poison).
@@ -309,8 +334,13 @@ class Engine:
         joined = next((e.seat for e in events if isinstance(e, SeatJoined)), None)
         reply = Reply(env.command_id, env.game_id, "accepted", version=table.version, events=len(events),
                       seat=env.seat if joined is None else joined)
+        order, seat_entry = slot.order, None
+        if entry is not None and env.seat is not None:
+            order, seat_entry = {**order, env.seat: entry}, (env.seat, "%d-%d" % entry)
         append = Append(env.game_id, table.game, slot.table.version, [encoder.encode(e) for e in sealed.envelopes],
                         command_key(env), encoder.encode(reply), prev_hash=slot.head, head=head,
-                        notify=env.reply_to, final=table.status in FINISHED, stored=sealed.stored)
+                        notify=env.reply_to, final=table.status in FINISHED, stored=sealed.stored,
+                        seat_entry=seat_entry)
         log.debug("command_accepted", version=table.version, events=len(events))
-        return append, reply, Slot(table, head, seed, tbl.awaited_since(slot.since, slot.table, table, env.seat))
+        return append, reply, Slot(table, head, seed, tbl.awaited_since(slot.since, slot.table, table, env.seat),
+                                   order)

@@ -20,7 +20,7 @@ from litestar.exceptions import HTTPException, NotFoundException, ValidationExce
 from litestar.openapi import OpenAPIConfig
 
 from contracts.api import MAX_BODY_BYTES
-from services.gateway import docs, openapi
+from services.gateway import access, docs, openapi
 from services.gateway.controllers import CONTROLLERS
 from services.gateway.dependencies import Gateway
 from services.gateway.errors import ApiError, on_api_error, on_crash, on_http, on_validation
@@ -32,7 +32,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     """The ASGI app. ``workers`` (a ``services.cli.workers.Workers``) are started and stopped with it when
     given."""
     gateway = Gateway(settings, workers)
-    return Litestar(
+    app = Litestar(
         route_handlers=[*CONTROLLERS, docs.assets()],
         dependencies=gateway.dependencies(),
         lifespan=[gateway.lifespan],
@@ -53,6 +53,10 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
         debug=False,
         logging_config=None,  # the root logger is set up by services/runtime/logs.py: every line JSON
     )
+    # Outside the router, as Litestar's own OpenTelemetry plugin wraps it: the requests no route takes are measured
+    # too (an app middleware runs only once a route matched).
+    app.asgi_handler = access.observed(app.asgi_handler, settings.access_log)
+    return app
 
 
 def from_env() -> Litestar:

@@ -99,6 +99,7 @@ def raise_if_rejected(reply: Reply) -> None:
         raise ApiError(status, reply.code, reply.message)
 
 
-_CONFLICTS = {"seat_taken", "game_started", "game_exists", "conflict", "stale", "game_cancelled", "undo_pending"}
+_CONFLICTS = {"seat_taken", "game_started", "game_exists", "conflict", "stale", "superseded", "game_cancelled",
+              "undo_pending"}
 
 

@@ -64,7 +64,9 @@ ERRORS = {
     401: "missing_token or bad_token",
     404: "game_not_found; no_such_seat (?at= of a finished game, for a seat it does not have)",
     410: "archived: the game ended and was archived to its record file (souk archive); it is no longer served",
-    409: "seat_taken, game_started, game_exists, conflict, stale, game_cancelled, game_not_over, undo_pending",
+    409: "seat_taken, game_started, game_exists, conflict, stale, game_cancelled, game_not_over, undo_pending; "
+         "superseded: a later command of the same seat was applied first (this one, e.g. answered 504 before, was "
+         "not played)",
     413: "body_too_large: a body over 64 KiB",
     422: "refused by the rules: not_your_turn, game_over, seed_needs_unfair, bad_seed, bad_entropy, ... (each game's"
          " codes in its rules.py); undo: undo_not_allowed, bad_undo_version, no_undo_request, not_asked, "

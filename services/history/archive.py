@@ -148,7 +148,7 @@ async def _archive_one(events: aioredis.Redis, views: aioredis.Redis, store: Red
     game = record.header.game
     pipe = events.pipeline(transaction=True)
     pipe.hset(ARCHIVED, game_id, encoder.encode(stone))
-    pipe.delete(keys.game_stream(game_id), keys.outcomes(game_id), keys.head(game_id), keys.seed(game_id))
+    pipe.delete(*keys.game_keys(game_id))
     pipe.zrem(keys.GAMES, game_id)
     await pipe.execute()
     await forget_read_models(views, game_id, game)

@@ -22,6 +22,7 @@ class Settings:
     port: int = 8000
     log_level: str = "info"
     log_format: str = "json"  # json / console
+    access_log: bool = False  # the gateway logs one line per HTTP request (http_request: method, route, status...)
     batch: int = 500  # stream entries per handler call
     reply_timeout: float = 5.0  # seconds the gateway waits for the engine's answer
     reclaim_idle_ms: int = 30_000  # pending entries idle this long are reclaimed from a dead consumer
@@ -167,6 +168,15 @@ def partition(text: str) -> str:
     return text
 
 
+def switch(text: str) -> bool:
+    value = text.lower()
+    if value in ("1", "true", "on", "yes"):
+        return True
+    if value in ("0", "false", "off", "no"):
+        return False
+    raise ValueError("expected on or off (1/0, true/false, yes/no)")
+
+
 def origins(text: str) -> tuple[str, ...]:
     return tuple(o.strip() for o in text.split(",") if o.strip())
 
@@ -204,6 +214,7 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "port": ("SOUK_PORT", port),
     "log_level": ("SOUK_LOG_LEVEL", one_of(*LOG_LEVELS)),
     "log_format": ("SOUK_LOG_FORMAT", one_of("json", "console")),
+    "access_log": ("SOUK_ACCESS_LOG", switch),
     "batch": ("SOUK_BATCH", positive),
     "reply_timeout": ("SOUK_REPLY_TIMEOUT", seconds),
     "reclaim_idle_ms": ("SOUK_RECLAIM_IDLE_MS", not_negative),

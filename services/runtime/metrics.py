@@ -15,6 +15,10 @@ runs every role in one process: its ``/metrics`` shows everything.
   ``Backlog.refresh``, bounded by a timeout, never during the scrape itself.
 - ``souk_websockets_open``, ``souk_listener_connected{listener}``, ``souk_listener_reconnects_total{listener}``:
   the gateway's sockets and pub/sub listeners.
+- ``souk_http_requests_total{method, route, status}`` and ``souk_http_request_duration_seconds{method, route}``
+  (a histogram): the gateway's HTTP requests (``services.gateway.access``). ``route`` is the route's template
+  (``/games/{game_id}/view``), ``unmatched`` for a request no route took (404, 405); ``method`` one of the
+  methods HTTP defines, else ``other``: every label takes a bounded set of values.
 
 The hot paths only add to counters: the engine once per batch and outcome, the projector one observation per
 command.
@@ -52,6 +56,12 @@ LISTENER_CONNECTED = Gauge("souk_listener_connected", "1 while the gateway's pub
                            ["listener"])
 LISTENER_RECONNECTS = Counter("souk_listener_reconnects", "Times the gateway's pub/sub listener connected again "
                               "after losing its connection", ["listener"])
+HTTP_REQUESTS = Counter("souk_http_requests", "HTTP requests the gateway answered, by method, route template "
+                        "(unmatched: no route) and status", ["method", "route", "status"])
+HTTP_DURATION = Histogram("souk_http_request_duration_seconds", "How long the gateway took to answer an HTTP request "
+                          "(from its head to the end of the answer), by method and route template",
+                          ["method", "route"],
+                          buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0))
 BACKLOG_FAILURES = Counter("souk_backlog_refresh_failures", "Readings of the streams' backlog that failed or "
                            "timed out (the previous reading stays)")
 
@@ -66,6 +76,22 @@ def count_commands(counts: dict[tuple[str, str, str], int]) -> None:
         if child is None:
             child = _commands[key] = COMMANDS.labels(key[0] or NO_GAME, key[1], key[2])
         child.inc(n)
+
+
+_requests: dict[tuple[str, str, int], Any] = {}
+_durations: dict[tuple[str, str], Any] = {}
+
+
+def observe_request(method: str, route: str, status: int, seconds: float) -> None:
+    """One HTTP request answered (labels already bounded: ``services.gateway.access``)."""
+    counted = _requests.get((method, route, status))
+    if counted is None:
+        counted = _requests[(method, route, status)] = HTTP_REQUESTS.labels(method, route, str(status))
+    counted.inc()
+    timed = _durations.get((method, route))
+    if timed is None:
+        timed = _durations[(method, route)] = HTTP_DURATION.labels(method, route)
+    timed.observe(seconds)
 
 
 def observe_latency(game: str, seconds: float) -> None:
@@ -127,7 +153,8 @@ REGISTRY.register(BACKLOG)
 
 
 def exposition() -> tuple[bytes, str]:
-    """The metrics in Prometheus' text format, and its content type."""
+    """The metrics in Prometheus' text format, and its content type (with its charset: a response must send it
+    as it is, not add one)."""
     return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
 
 

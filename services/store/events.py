@@ -8,6 +8,9 @@ stream that projectors consume, and the command's outcome is recorded for idempo
 An append with no events records only its outcome (a refused command), under the same guards, so a refusal
 decided on a stale state conflicts instead of being recorded.
 
+An accepted command's append may carry its seat and its ``souk:commands`` entry id: on ``ok`` the id is recorded
+as the seat's newest applied command (``keys.order``; the engine refuses the seat's commands received before it).
+
 An append may name a pub/sub channel: the script publishes the recorded outcome there (the engine's answer to
 the sender costs no extra round trip).
 
@@ -50,6 +53,7 @@ class Append:
     notify: str = ""  # a pub/sub channel that gets the outcome (ok) or the first outcome (duplicate)
     final: bool = False  # the events end the game: the outcomes of its accepted commands may go (the stream has them)
     stored: Sequence[bytes] = ()  # the events' game stream forms (codec.stored_forms), when the caller has them
+    seat_entry: tuple[int, str] | None = None  # (seat, souk:commands entry id): on ok, the seat's newest applied
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +77,9 @@ class EventStore(Protocol):
 
     async def outcome(self, game_id: str, command_key: str) -> bytes | None: ...
 
+    async def order(self, game_id: str) -> dict[int, str]:
+        """By seat, the ``souk:commands`` entry id of its newest applied command (those appended with one)."""
+
     def game_ids(self) -> AsyncIterator[str]:
         """Every game ever created, in no particular order."""
 
@@ -81,18 +88,20 @@ _APPEND = """
 -- A batch of appends, each standing alone, in order. ARGV[1]: MessagePack of [maxlen, now, the games key, the
 -- events stream, appends, the refusals key, the refusals' lifetime]; an append is [stream, outcomes, head key,
 -- expected version, command key, outcome, game id, game, prev hash, new head, notify channel, events, the ARGV
--- index of its first stored form, final]. One packed argument instead of many: packing and parsing a batch's
--- arguments one by one was a tenth of a worker's time (measured in the projector). ``events`` are the whole
--- JSON envelopes (for souk:events); the game stream gets their stored forms (services/store/codec.py), which
--- are binary: they follow as ARGV[2...] (Redis's Lua MessagePack reads no binary type).
+-- index of its first stored form, final, order key, seat, its command's souk:commands entry id ('': none)].
+-- One packed argument instead of many: packing and parsing a batch's arguments one by one was a tenth of a
+-- worker's time (measured in the projector). ``events`` are the whole JSON envelopes (for souk:events); the game
+-- stream gets their stored forms (services/store/codec.py), which are binary: they follow as ARGV[2...] (Redis's
+-- Lua MessagePack reads no binary type).
 -- ``final``: these events end the game; the outcomes of its accepted commands go (the engine answers a resent
--- one from the stream), but this command's own and the refusals (forgotten in their time) stay.
+-- one from the stream), but this command's own and the refusals (forgotten in their time) stay; the seats'
+-- order goes (a finished game applies no more commands).
 local batch = cmsgpack.unpack(ARGV[1])
 local maxlen, now, games, all, refusals, refusal_ttl = batch[1], batch[2], batch[3], batch[4], batch[6], batch[7]
 local results = {}
 for a = 1, #batch[5] do
   local stream, outcomes, headkey, expected, ckey, outcome, game_id, game, prev, head, notify, events, first,
-    final = unpack(batch[5][a])
+    final, orderkey, seat, entry = unpack(batch[5][a])
   local n = #events
   local seen = false
   if ckey ~= '' then seen = redis.call('HGET', outcomes, ckey) end
@@ -110,6 +119,7 @@ for a = 1, #batch[5] do
         redis.call('XADD', all, 'MAXLEN', '~', maxlen, '*', 'g', game_id, 'k', game, 'e', events[j])
       end
       if n > 0 then redis.call('SET', headkey, head) end
+      if entry ~= '' then redis.call('HSET', orderkey, seat, entry) end
       if ckey ~= '' then
         redis.call('HSET', outcomes, ckey, outcome)
         -- a refusal is remembered for a while (upkeep forgets it then); an acceptance for ever
@@ -125,6 +135,7 @@ for a = 1, #batch[5] do
         end
         redis.call('DEL', outcomes)
         if #kept > 0 then redis.call('HSET', outcomes, unpack(kept)) end
+        redis.call('DEL', orderkey)  -- a finished game applies no more commands
       end
       if notify ~= '' then redis.call('PUBLISH', notify, outcome) end
       results[#results + 1] = {'ok', tostring(expected + n)}
@@ -160,7 +171,8 @@ class RedisEventStore:
                 stored += _stored(a)
             packed.append((keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id),
                            a.expected_version, a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash,
-                           a.head, a.notify, [e.decode() for e in a.envelopes], first, int(a.final)))
+                           a.head, a.notify, [e.decode() for e in a.envelopes], first, int(a.final),
+                           keys.order(a.game_id), *_seat_entry(a)))
         batch = (str(self.events_maxlen), repr(time.time()), keys.GAMES, keys.EVENTS, packed, keys.REFUSALS,
                  self.refusal_ttl_s)
         return [_result(r) for r in await self.lean.evalsha(self._sha, _APPEND, _pack(batch), *stored)]
@@ -186,6 +198,9 @@ class RedisEventStore:
 
     async def outcome(self, game_id: str, command_key: str) -> bytes | None:
         return await self.redis.hget(keys.outcomes(game_id), command_key)
+
+    async def order(self, game_id: str) -> dict[int, str]:
+        return {int(seat): entry.decode() for seat, entry in (await self.redis.hgetall(keys.order(game_id))).items()}
 
     async def game_ids(self) -> AsyncIterator[str]:
         async for game_id, _ in self.redis.zscan_iter(keys.GAMES):
@@ -219,6 +234,10 @@ def _stored(a: Append) -> Sequence[bytes]:
     return stored_forms([event_envelope_decoder.decode(e) for e in a.envelopes], a.prev_hash)
 
 
+def _seat_entry(a: Append) -> tuple[str, str]:
+    return ("", "") if a.seat_entry is None else (str(a.seat_entry[0]), a.seat_entry[1])
+
+
 def _result(raw) -> AppendResult:
     status = raw[0].decode() if isinstance(raw[0], bytes) else raw[0]
     if status == DUPLICATE:
@@ -234,6 +253,7 @@ class InMemoryEventStore:
     outcomes: dict[tuple[str, str], bytes] = field(default_factory=dict)
     heads: dict[str, str] = field(default_factory=dict)
     all_events: list[tuple[str, str, bytes]] = field(default_factory=list)
+    orders: dict[str, dict[int, str]] = field(default_factory=dict)
 
     async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
         results = []
@@ -251,7 +271,10 @@ class InMemoryEventStore:
                 self.all_events.extend((a.game_id, a.game, e) for e in a.envelopes)
                 if a.command_key:
                     self.outcomes[(a.game_id, a.command_key)] = a.outcome
+                if a.seat_entry is not None:
+                    self.orders.setdefault(a.game_id, {})[a.seat_entry[0]] = a.seat_entry[1]
                 if a.final:
+                    self.orders.pop(a.game_id, None)
                     for key, outcome in list(self.outcomes.items()):
                         if key[0] == a.game_id and key[1] != a.command_key and b'"status":"accepted"' in outcome:
                             del self.outcomes[key]
@@ -272,6 +295,9 @@ class InMemoryEventStore:
 
     async def outcome(self, game_id: str, command_key: str) -> bytes | None:
         return self.outcomes.get((game_id, command_key))
+
+    async def order(self, game_id: str) -> dict[int, str]:
+        return dict(self.orders.get(game_id, {}))
 
     async def trim_events(self) -> int:
         return 0

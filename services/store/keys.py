@@ -48,6 +48,17 @@ def seed(game_id: str) -> str:
     return f"souk:seed:{game_id}"
 
 
+def order(game_id: str) -> str:
+    """Hash: seat -> the ``souk:commands`` entry id of the seat's newest applied command, written with its events
+    (the engine refuses a command of the seat received before it: ``superseded``)."""
+    return f"souk:order:{game_id}"
+
+
+def game_keys(game_id: str) -> tuple[str, ...]:
+    """Every key of one game in the event store (``souk archive`` removes them all)."""
+    return game_stream(game_id), outcomes(game_id), head(game_id), seed(game_id), order(game_id)
+
+
 def views(game_id: str) -> str:
     """Hash: audience (seat number, or 'spectator') -> TableView JSON."""
     return f"souk:views:{game_id}"

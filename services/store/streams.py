@@ -27,6 +27,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 log = structlog.get_logger("souk.streams")
 
 Entries = list[dict[bytes, bytes]]
+IdentifiedEntries = list[tuple[bytes, dict[bytes, bytes]]]  # (entry id, fields)
 
 # After a failed read (Redis restarting, a network cut) FastStream waits a fixed 5 s before reading again, so a
 # worker came back 5-10 s after its Redis did (issue #8 item 11). FastStream 0.7 has no setting for it; the
@@ -84,18 +85,26 @@ async def raw_decoder(message: Any, original: Callable[[Any], Awaitable[Any]]) -
     return message.raw_message["data"]
 
 
+async def raw_decoder_with_ids(message: Any, original: Callable[[Any], Awaitable[Any]]) -> IdentifiedEntries:
+    """The entries with their stream ids (the engine orders a seat's commands by them)."""
+    return list(zip(message.raw_message["message_ids"], message.raw_message["data"]))
+
+
 def batch_subscription(
     broker: RedisBroker,
     stream: str,
     group: str,
     consumer: str,
-    handler: Callable[[Entries], Awaitable[None]],
+    handler: Callable[[Any], Awaitable[None]],
     max_records: int = 500,
     reclaim_idle_ms: int = 30_000,
     title: str | None = None,
     description: str | None = None,
+    with_ids: bool = False,
 ) -> None:
-    common = dict(parser=raw_parser, decoder=raw_decoder, ack_policy=AckPolicy.REJECT_ON_ERROR)
+    """``handler`` takes the ``Entries``, or with ``with_ids`` the ``IdentifiedEntries``."""
+    common = dict(parser=raw_parser, decoder=raw_decoder_with_ids if with_ids else raw_decoder,
+                  ack_policy=AckPolicy.REJECT_ON_ERROR)
     reader = broker.subscriber(
         stream=StreamSub(stream, group=group, consumer=consumer, batch=True, max_records=max_records,
                          polling_interval=100),

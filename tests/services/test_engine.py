@@ -225,7 +225,7 @@ async def test_an_unreadable_envelope_is_parked_for_an_operator_and_acknowledged
 
     workers = Workers(Settings(redis_url=redis_url))
     try:
-        await workers.on_commands([{b"c": b"[" * 3000 + b"]" * 3000}, {b"x": b"no c field"}])
+        await workers.on_commands([(b"1-0", {b"c": b"[" * 3000 + b"]" * 3000}), (b"2-0", {b"x": b"no c field"})])
         parked = await redis.xrange(keys.PARKED)
         assert [f[b"reason"] for _, f in parked] == [b"envelope_unreadable"] * 2
     finally:

@@ -152,3 +152,20 @@ async def test_the_append_that_ends_a_game_drops_its_accepted_outcomes_but_its_o
     assert result.status == OK
     assert await store.outcome("g1", "k1") is None
     assert await store.outcome("g1", "k2") == refused and await store.outcome("g1", "k3") is not None
+
+
+async def test_an_applied_append_records_its_seats_newest_command_entry_and_a_refused_one_does_not(store):
+    import dataclasses
+
+    first = dataclasses.replace(append("g1", 0, 1, GENESIS_HASH, "0:a"), seat_entry=(0, "100-0"))
+    [ok] = await store.append([first])
+    assert ok.status == OK and await store.order("g1") == {0: "100-0"}
+    second = dataclasses.replace(append("g1", 1, 1, first.head, "1:b"), seat_entry=(1, "101-0"))
+    stale = dataclasses.replace(append("g1", 0, 1, GENESIS_HASH, "0:c"), seat_entry=(0, "102-0"))
+    again = dataclasses.replace(first, seat_entry=(0, "103-0"))  # a duplicate: its first outcome, nothing else
+    results = await store.append([second, stale, again])
+    assert [r.status for r in results] == [OK, CONFLICT, DUPLICATE]
+    assert await store.order("g1") == {0: "100-0", 1: "101-0"}
+    final = dataclasses.replace(append("g1", 2, 1, second.head, "0:d"), seat_entry=(0, "104-0"), final=True)
+    [ended] = await store.append([final])
+    assert ended.status == OK and await store.order("g1") == {}  # a finished game applies no more commands

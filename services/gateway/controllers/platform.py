@@ -82,7 +82,9 @@ class PlatformController(AllowingController):
         streams' backlog read now (within a second, else the last reading, with its age)."""
         await metrics.BACKLOG.refresh(gateway.stores.events)
         body, content_type = metrics.exposition()
-        return Response(content=body, media_type=content_type)
+        # As the header, not as media_type: Litestar adds "; charset=utf-8" to a text/* media type, and this one
+        # has its charset already (strict scrapers refused the header with two).
+        return Response(content=body, headers={"Content-Type": content_type})
 
     @get("/asyncapi.json", include_in_schema=False)
     async def asyncapi(self, request: Request) -> Response:
