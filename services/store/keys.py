@@ -73,6 +73,12 @@ def snapshots(game_id: str) -> str:
     return f"souk:snapshots:{game_id}"
 
 
+def undone(game_id: str) -> str:
+    """Sorted set: every undo's range, ``{first}:{last}:{by_seat}`` scored by ``last`` (the history marks the
+    entries inside one ``undone``; a view shows only the latest)."""
+    return f"souk:undone:{game_id}"
+
+
 def seat_tokens(game_id: str) -> str:
     """Hash: seat -> sha256 of its token (private read model: the gateway checks tokens against it)."""
     return f"souk:seats:{game_id}"
@@ -80,8 +86,9 @@ def seat_tokens(game_id: str) -> str:
 
 # Set once the read store holds every game's read models. Its version goes up when the read models gain a key
 # that older projectors did not write, or change shape (2: the lobby's indexes; 3: ``unfair`` replaced
-# ``seed_chosen`` in the lobby and the views): a projector then finds no mark and rebuilds.
-READ_STORE_MARK = "souk:projection:initialised:3"
+# ``seed_chosen`` in the lobby and the views; 4: every undo's range in ``undone``, the views keeping only the
+# latest): a projector then finds no mark and rebuilds.
+READ_STORE_MARK = "souk:projection:initialised:4"
 LOBBY = "souk:lobby"  # hash: game id -> LobbyEntry JSON
 LOBBY_ORDER = "souk:lobby:order"  # sorted set: game id -> creation time
 LOBBY_STATUSES = ("open", "playing", "over", "cancelled")
