@@ -42,6 +42,7 @@ class Settings:
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
     metrics_port: int = 0  # souk engine / projector: serve /metrics on this port (SOUK_HOST); 0: not served
     snapshot_every: int = 100  # the projector snapshots each game's table every this many events (time travel)
+    engine_snapshot_every: int = 100  # the engine snapshots each game in play every this many events (0: never)
     finished_ttl_s: int = 600  # a finished game's history read model (a cache) and snapshots expire this long after
     trim_events_s: float = 5.0  # how often a projector trims souk:events behind every projector group
     gateway_processes: int = 1  # souk gateway: processes serving the one port (each its own event loop)
@@ -203,6 +204,7 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "read_store_check_s": ("SOUK_READ_STORE_CHECK_S", seconds),
     "metrics_port": ("SOUK_METRICS_PORT", port_or_zero),
     "snapshot_every": ("SOUK_SNAPSHOT_EVERY", positive),
+    "engine_snapshot_every": ("SOUK_ENGINE_SNAPSHOT_EVERY", not_negative),
     "startup_wait_s": ("SOUK_STARTUP_WAIT_S", seconds),
     "gateway_processes": ("SOUK_GATEWAY_PROCESSES", positive),
     "finished_ttl_s": ("SOUK_FINISHED_TTL_S", positive),

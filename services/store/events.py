@@ -27,7 +27,7 @@ import redis.asyncio as aioredis
 
 from contracts.envelope import GENESIS_HASH, EventEnvelope
 from services.store import keys
-from services.store.codec import event_envelope_decoder, stored_envelopes, stored_forms
+from services.store.codec import command_fields, entry_hash, event_envelope_decoder, stored_envelopes, stored_forms
 from services.store.resp import Resp
 from services.store.streams import trim_read
 
@@ -68,6 +68,11 @@ class EventStore(Protocol):
 
     async def read_with_commands(self, game_id: str) -> tuple[list[EventEnvelope], dict[int, Any]]:
         """The game's events, and its accepted commands' stored bodies by the seq of their first event."""
+
+    async def read_after(self, game_id: str, version: int, head: str, game: str) -> list[EventEnvelope] | None:
+        """The game's events with seq > ``version``, read from there on (a snapshot's tail): None when the event at
+        ``version`` does not have the hash ``head`` or the next one does not begin a command (not this stream's
+        position). ``game``: the game's name."""
 
     async def version(self, game_id: str) -> int: ...
 
@@ -174,6 +179,12 @@ class RedisEventStore:
         entries = await self.redis.xrange(keys.game_stream(game_id), min="-", max="+")
         return stored_envelopes(game_id, ((i, f[b"e"]) for i, f in entries))[after:]
 
+    async def read_after(self, game_id: str, version: int, head: str, game: str) -> list[EventEnvelope] | None:
+        if version < 1:
+            return None
+        entries = await self.redis.xrange(keys.game_stream(game_id), min=f"{version}-0", max="+")
+        return _tail(game_id, version, head, game, [(i, f[b"e"]) for i, f in entries])
+
     async def read_with_commands(self, game_id: str) -> tuple[list[EventEnvelope], dict[int, Any]]:
         """The game's events and the bodies of its accepted commands (``codec.stored_command``), by the seq of
         each command's first event (a command stored before 2026-11-23 has none)."""
@@ -210,6 +221,20 @@ class RedisEventStore:
         pipe.zrem(keys.REFUSALS, *due)
         await pipe.execute()
         return len(due)
+
+
+def _tail(game_id: str, version: int, head: str, game: str, entries: list[tuple[bytes, bytes]]
+          ) -> list[EventEnvelope] | None:
+    """``read_after``'s envelopes from the entries ``version``, ``version + 1``... (None: not that position)."""
+    if not entries or entries[0][0] != f"{version}-0".encode() or entry_hash(entries[0][1]) != head:
+        return None
+    if len(entries) > 1:  # the entry after it must begin another command (a JSON entry carries its own fields)
+        following = command_fields(entries[1][1])
+        if following is None or following == command_fields(entries[0][1]) or (
+                entries[1][1][:1] == b"{" and command_fields(entries[0][1]) is None):
+            return None
+    before = EventEnvelope(game_id, version, "", msgspec.Raw(b"null"), "", None, 0.0, "", head)
+    return stored_envelopes(game_id, entries[1:], before=before, game=game)
 
 
 def _stored(a: Append) -> Sequence[bytes]:
@@ -261,6 +286,10 @@ class InMemoryEventStore:
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
         entries = [(f"{seq}-0".encode(), e) for seq, e in enumerate(self.streams.get(game_id, []), start=1)]
         return stored_envelopes(game_id, entries)[after:]
+
+    async def read_after(self, game_id: str, version: int, head: str, game: str) -> list[EventEnvelope] | None:
+        entries = [(f"{seq}-0".encode(), e) for seq, e in enumerate(self.streams.get(game_id, []), start=1)]
+        return _tail(game_id, version, head, game, entries[version - 1:]) if version >= 1 else None
 
     async def read_with_commands(self, game_id: str) -> tuple[list[EventEnvelope], dict[int, Any]]:
         entries = [(f"{seq}-0".encode(), e) for seq, e in enumerate(self.streams.get(game_id, []), start=1)]

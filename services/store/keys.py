@@ -44,6 +44,12 @@ def head(game_id: str) -> str:
     return f"souk:head:{game_id}"
 
 
+def engine_snapshot(game_id: str) -> str:
+    """The engine's latest snapshot of a game in play (``services.engine.snapshots``): its cold load folds only the
+    events after it. A cache, in the event store; deleted when the game ends."""
+    return f"souk:snapshot:{game_id}"
+
+
 def seed(game_id: str) -> str:
     return f"souk:seed:{game_id}"
 
