@@ -201,6 +201,7 @@ BENCH = {
     "http": ("services.bench.http:command", "load over HTTP and WebSocket against the gateway"),
     "storage": ("services.bench.storage:command", "bytes of Redis memory per finished game"),
     "history": ("services.bench.history:command", "reading a finished game's past: the view at a random version"),
+    "cold": ("services.bench.cold:command", "the engine's cold load of a game at 100, 1,000 and 10,000 events"),
 }
 
 
