@@ -64,6 +64,10 @@ class Slot:
     # By seat, since which version it has been awaited for the decision it still owes (``tbl.awaited_since``):
     # an ``expected_version`` from then on is not stale. Rebuilt from the stream when the game is loaded.
     since: tuple[int, ...] = ()
+    # The ids of the commands the game accepted (None: not known, a game that does not exist yet): a command
+    # whose id is among them is answered as it was, never decided again (its outcome may have left the store's
+    # window, SOUK_OUTCOME_WINDOW). Shared by a game's successive slots.
+    accepted: snapshots.Accepted | None = None
 
 
 def command_key(env: CommandEnvelope) -> str:
@@ -159,23 +163,25 @@ class Engine:
             if not envelopes:
                 return Slot(tbl.EMPTY, GENESIS_HASH, b"")
             table, since = fold_with_since(envelopes)  # with each event's origin: the table decides undos
-            slot = Slot(table, envelopes[-1].hash, seed or b"", since)
+            slot = Slot(table, envelopes[-1].hash, seed or b"", since,
+                        snapshots.Accepted.of(e.command_id for e in envelopes))
         self.cache.put(game_id, slot)
         return slot
 
-    async def _from_snapshot(self, game_id: str, snapshot: tuple[tbl.Table, tuple[int, ...], str] | None,
-                             seed: bytes) -> Slot | None:
+    async def _from_snapshot(self, game_id: str, snapshot, seed: bytes) -> Slot | None:
         """The game from its snapshot and the events after it (``services.engine.snapshots``); None: fold it
         from the start (no snapshot, or one that is not this stream's position)."""
         if snapshot is None:
             return None
-        table, since, head = snapshot
+        table, since, head, accepted = snapshot
         envelopes = await self.store.read_after(game_id, table.version, head, table.game)
         if envelopes is None:
             log.warning("snapshot_ignored", game_id=game_id, version=table.version)
             return None
         table, since = fold_with_since(envelopes, table, since)
-        return Slot(table, envelopes[-1].hash if envelopes else head, seed, since)
+        for env in envelopes:
+            accepted.add(env.command_id)
+        return Slot(table, envelopes[-1].hash if envelopes else head, seed, since, accepted)
 
     async def _snapshot(self, done: list[tuple[Append, Slot]]) -> None:
         """After appends that went through: a snapshot of each game that crossed a multiple of
@@ -193,7 +199,7 @@ class Engine:
             if table.status in FINISHED:
                 pipe.delete(keys.engine_snapshot(game_id))
             elif table.version // every > before // every:
-                pipe.set(keys.engine_snapshot(game_id), snapshots.encode(table, slot.since, slot.head))
+                pipe.set(keys.engine_snapshot(game_id), snapshots.encode(table, slot.since, slot.head, slot.accepted))
         if len(pipe):
             try:
                 await pipe.execute()
@@ -309,6 +315,14 @@ class Engine:
             self.finished.put(env.game_id, runs)
         return reply_of(runs, env)
 
+    async def _first_answer(self, env: CommandEnvelope) -> Reply | None:
+        """The outcome a command got (its key's, while in the store's window), else its acceptance rebuilt from
+        the game stream; None: this command (of this seat) was never answered."""
+        recorded = await self.store.outcome(env.game_id, command_key(env))
+        if recorded is not None:
+            return reply_decoder.decode(recorded)
+        return reply_of(accepted_runs(await self.store.read(env.game_id)), env)
+
     async def _decide(self, slot: Slot, env: CommandEnvelope) -> tuple[Append, Reply, Slot]:
         table = slot.table
 
@@ -330,6 +344,15 @@ class Engine:
             append = Append(env.game_id, table.game, table.version, (), key, encoder.encode(reply),
                             prev_hash=slot.head, head=slot.head, notify=env.reply_to)
             return append, reply, slot
+
+        if slot.accepted is not None and table.status not in FINISHED and env.command_id in slot.accepted:
+            # an id this game accepted (perhaps from another seat): a resend gets its first answer, even once its
+            # outcome left the store's window; it is never decided again
+            first = await self._first_answer(env)
+            if first is not None:
+                append = Append(env.game_id, table.game, table.version, (), "", encoder.encode(first),
+                                prev_hash=slot.head, head=slot.head, notify=env.reply_to)
+                return append, first, slot
 
         # Whatever a command holds, it is answered: a body that cannot be decoded, or a decision that raises
         # (a rules bug), is refused and recorded like any refusal, never retried for ever (issue #8, poison).
@@ -370,4 +393,7 @@ class Engine:
                         command_key(env), encoder.encode(reply), prev_hash=slot.head, head=head,
                         notify=env.reply_to, final=table.status in FINISHED, stored=sealed.stored)
         log.debug("command_accepted", version=table.version, events=len(events))
-        return append, reply, Slot(table, head, seed, tbl.awaited_since(slot.since, slot.table, table, env.seat))
+        accepted = slot.accepted if slot.accepted is not None else snapshots.Accepted()
+        accepted.add(env.command_id)
+        return append, reply, Slot(table, head, seed, tbl.awaited_since(slot.since, slot.table, table, env.seat),
+                                   accepted)

@@ -29,7 +29,8 @@ class Settings:
     projector_partition: str = "0/1"  # 'i/N': this projector projects the games of partition i of N
     fsync: str = "always"  # the embedded event store's appendfsync: always (accepted = on disk) or everysec
     open_game_ttl_s: float = 86_400.0  # a game whose seats are not all taken this long after creation is cancelled
-    refusal_ttl_s: int = 604_800  # a refused command's outcome is kept this long (an accepted one for ever)
+    refusal_ttl_s: int = 604_800  # a refused command's outcome is kept this long
+    outcome_window: int = 100  # accepted outcomes kept per game in play (older: answered from the game stream; 0: all)
     upkeep_s: float = 5.0  # how often the engine trims acknowledged commands and drops stale consumers
     rate_per_client: float = 200.0  # HTTP requests a second from one client address (0: no limit) ...
     burst_per_client: int = 2000  # ... with bursts of this many
@@ -192,6 +193,7 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "fsync": ("SOUK_FSYNC", one_of("always", "everysec")),
     "open_game_ttl_s": ("SOUK_OPEN_GAME_TTL_S", seconds),
     "refusal_ttl_s": ("SOUK_REFUSAL_TTL_S", not_negative),
+    "outcome_window": ("SOUK_OUTCOME_WINDOW", not_negative),
     "upkeep_s": ("SOUK_UPKEEP_S", seconds),
     "rate_per_client": ("SOUK_RATE_PER_CLIENT", rate),
     "burst_per_client": ("SOUK_BURST_PER_CLIENT", not_negative),

@@ -92,12 +92,16 @@ _APPEND = """
 -- are binary: they follow as ARGV[2...] (Redis's Lua MessagePack reads no binary type).
 -- ``final``: these events end the game; the outcomes of its accepted commands go (the engine answers a resent
 -- one from the stream), but this command's own and the refusals (forgotten in their time) stay.
+-- An accepted outcome is kept among the game's latest ``window`` (batch[8]; 0: all): its key goes to the end of the
+-- order list, and the oldest key beyond the window leaves the list and the outcomes (the engine answers a resend of
+-- that command from the game stream).
 local batch = cmsgpack.unpack(ARGV[1])
 local maxlen, now, games, all, refusals, refusal_ttl = batch[1], batch[2], batch[3], batch[4], batch[6], batch[7]
+local window = batch[8]
 local results = {}
 for a = 1, #batch[5] do
   local stream, outcomes, headkey, expected, ckey, outcome, game_id, game, prev, head, notify, events, first,
-    final = unpack(batch[5][a])
+    final, order = unpack(batch[5][a])
   local n = #events
   local seen = false
   if ckey ~= '' then seen = redis.call('HGET', outcomes, ckey) end
@@ -117,8 +121,13 @@ for a = 1, #batch[5] do
       if n > 0 then redis.call('SET', headkey, head) end
       if ckey ~= '' then
         redis.call('HSET', outcomes, ckey, outcome)
-        -- a refusal is remembered for a while (upkeep forgets it then); an acceptance for ever
+        -- a refusal is remembered for a while (upkeep forgets it then); an acceptance while among the latest
         if n == 0 then redis.call('ZADD', refusals, tonumber(now) + refusal_ttl, game_id .. '\\n' .. ckey) end
+        if n > 0 and window > 0 and final ~= 1 then
+          if redis.call('RPUSH', order, ckey) > window then
+            redis.call('HDEL', outcomes, redis.call('LPOP', order))
+          end
+        end
       end
       if final == 1 then  -- written again, not deleted from: a hash that grew big does not shrink by itself
         local recorded, kept = redis.call('HGETALL', outcomes), {}
@@ -128,7 +137,7 @@ for a = 1, #batch[5] do
             kept[#kept + 1] = recorded[i + 1]
           end
         end
-        redis.call('DEL', outcomes)
+        redis.call('DEL', outcomes, order)
         if #kept > 0 then redis.call('HSET', outcomes, unpack(kept)) end
       end
       if notify ~= '' then redis.call('PUBLISH', notify, outcome) end
@@ -143,11 +152,12 @@ _pack = msgspec.msgpack.Encoder().encode
 
 class RedisEventStore:
     def __init__(self, redis: aioredis.Redis, events_maxlen: int = 1_000_000,
-                 refusal_ttl_s: int = 7 * 86_400) -> None:
+                 refusal_ttl_s: int = 7 * 86_400, outcome_window: int = 100) -> None:
         self.redis = redis
         self.lean = Resp.like(redis)  # appends: the hot path (see services/store/resp.py)
         self.events_maxlen = events_maxlen
         self.refusal_ttl_s = refusal_ttl_s
+        self.outcome_window = outcome_window  # accepted outcomes kept per game (0: all, until its end)
         self._sha = hashlib.sha1(_APPEND.encode()).hexdigest()
 
     async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
@@ -165,9 +175,10 @@ class RedisEventStore:
                 stored += _stored(a)
             packed.append((keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id),
                            a.expected_version, a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash,
-                           a.head, a.notify, [e.decode() for e in a.envelopes], first, int(a.final)))
+                           a.head, a.notify, [e.decode() for e in a.envelopes], first, int(a.final),
+                           keys.outcome_order(a.game_id)))
         batch = (str(self.events_maxlen), repr(time.time()), keys.GAMES, keys.EVENTS, packed, keys.REFUSALS,
-                 self.refusal_ttl_s)
+                 self.refusal_ttl_s, self.outcome_window)
         return [_result(r) for r in await self.lean.evalsha(self._sha, _APPEND, _pack(batch), *stored)]
 
     async def aclose(self) -> None:
@@ -259,6 +270,8 @@ class InMemoryEventStore:
     outcomes: dict[tuple[str, str], bytes] = field(default_factory=dict)
     heads: dict[str, str] = field(default_factory=dict)
     all_events: list[tuple[str, str, bytes]] = field(default_factory=list)
+    outcome_window: int = 100
+    order: dict[str, list[str]] = field(default_factory=dict)
 
     async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
         results = []
@@ -276,7 +289,13 @@ class InMemoryEventStore:
                 self.all_events.extend((a.game_id, a.game, e) for e in a.envelopes)
                 if a.command_key:
                     self.outcomes[(a.game_id, a.command_key)] = a.outcome
+                    if a.envelopes and self.outcome_window and not a.final:
+                        order = self.order.setdefault(a.game_id, [])
+                        order.append(a.command_key)
+                        if len(order) > self.outcome_window:
+                            self.outcomes.pop((a.game_id, order.pop(0)), None)
                 if a.final:
+                    self.order.pop(a.game_id, None)
                     for key, outcome in list(self.outcomes.items()):
                         if key[0] == a.game_id and key[1] != a.command_key and b'"status":"accepted"' in outcome:
                             del self.outcomes[key]

@@ -39,6 +39,12 @@ def outcomes(game_id: str) -> str:
     return f"souk:outcomes:{game_id}"
 
 
+def outcome_order(game_id: str) -> str:
+    """List: the command keys of the game's latest accepted outcomes kept in ``outcomes``, oldest first (at most
+    ``SOUK_OUTCOME_WINDOW``: an older one goes; the engine answers its resend from the game stream)."""
+    return f"souk:outcomes:order:{game_id}"
+
+
 def head(game_id: str) -> str:
     """The hash of the game's last event: appends are guarded by it as well as by the version."""
     return f"souk:head:{game_id}"
