@@ -290,8 +290,9 @@ class Engine:
                 replies[index] = reply
                 if append.envelopes:
                     done.append((append, slots[index]))
-                key = (append.game, reply.status, reply.code)
-                counts[key] = counts.get(key, 0) + 1
+                if append.command_key or reply.status != "accepted":  # not a resend answered as it was
+                    key = (append.game, reply.status, reply.code)
+                    counts[key] = counts.get(key, 0) + 1
             elif result.status == DUPLICATE:
                 replies[index] = reply_decoder.decode(result.outcome)
                 broken.add(env.game_id)
