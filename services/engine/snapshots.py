@@ -3,7 +3,7 @@ only the events after it (issue #18: 164 ms at 10,000 events when every load fol
 
 Every ``SOUK_ENGINE_SNAPSHOT_EVERY`` events (100; 0: none), once a command's append went through, the engine writes
 the slot it holds then (the table, each seat's ``awaited_since``, the chain head, the ids of the commands accepted:
-``Accepted``) to ``souk:snapshot:{game}`` in
+``Accepted``) to ``souk:engine:snapshot:{game}`` in
 the event store, replacing the one before: one per game in play, dropped when the game ends (and by ``souk
 archive``). It is taken at the end of a command, never inside one. The event store, not the read store: the engine
 does not depend on the read store (the projector's snapshots, ``services/history/travel.py``, serve time travel).

@@ -1,7 +1,7 @@
 """Every Redis key Souk uses, in one place.
 
 Two stores, which may be one Redis: the event store (REDIS_URL: commands, game streams, the events stream,
-outcomes, seeds, chain heads; durable, AOF) and the read store (SOUK_VIEWS_REDIS_URL: views, history, lobby,
+outcomes, seeds, chain heads, the engine's snapshots; durable, AOF) and the read store (SOUK_VIEWS_REDIS_URL: views, history, lobby,
 projection positions, seat token hashes, update notifications; disposable, rebuilt from the events).
 """
 
@@ -53,7 +53,7 @@ def head(game_id: str) -> str:
 def engine_snapshot(game_id: str) -> str:
     """The engine's latest snapshot of a game in play (``services.engine.snapshots``): its cold load folds only the
     events after it. A cache, in the event store; deleted when the game ends."""
-    return f"souk:snapshot:{game_id}"
+    return f"souk:engine:snapshot:{game_id}"
 
 
 def seed(game_id: str) -> str:
