@@ -113,6 +113,11 @@ async def bench_cold(at: tuple[int, ...], every: int, samples: int, seed: int) -
                 figures: dict[str, Any] = {"target": target, "events": length}
                 snapshot = await redis.get(keys.engine_snapshot(game_id))
                 figures["snapshot_version"] = (msgspec.msgpack.decode(snapshot)[2] if snapshot else 0)
+                figures["snapshot_bytes"] = len(snapshot or b"")
+                # what idempotency keeps in the event store (SOUK_OUTCOME_WINDOW), by Redis's own count
+                figures["outcomes"] = await redis.hlen(keys.outcomes(game_id))
+                figures["outcomes_bytes"] = sum([await redis.memory_usage(k) or 0 for k in (
+                    keys.outcomes(game_id), keys.outcome_order(game_id))])
                 figures["from_snapshot"] = await _time_loads(redis, store, game_id, samples)
                 await redis.delete(keys.engine_snapshot(game_id))
                 figures["from_the_start"] = await _time_loads(redis, store, game_id, samples)
@@ -156,6 +161,9 @@ def command(at: tuple[int, ...], every: int, samples: int, seed: int, as_json: b
             m = f[mode]
             click.echo(f"  {f['events']:>6} events  {label:<30} p50 {m['p50_ms']:>8.3f} ms   p99 {m['p99_ms']:>8.3f} ms"
                        f"   (CPU p50 {m['cpu_p50_ms']:.3f} ms)")
+    for f in result["lengths"]:
+        click.echo(f"  {f['events']:>6} events: snapshot {f['snapshot_bytes']:,} bytes; {f['outcomes']} outcomes kept, "
+                   f"{f['outcomes_bytes']:,} bytes with their order")
     click.echo(f"command: {result['command']}")
 
 
