@@ -146,6 +146,9 @@ class Engine:
         self.snapshot_every = snapshot_every  # a snapshot of a game's slot every this many events (0: none)
         self.cache: Lru[str, Slot] = Lru(cache_size)
         self.finished: Lru[str, dict[str, list[AcceptedRun]]] = Lru(1_000)  # finished games' accepted commands
+        # games in play: their accepted commands at a version, read for the resends of commands whose outcomes left
+        # the store's window (a client resending old ids again and again reads the stream once per version)
+        self.runs: Lru[str, tuple[int, dict[str, list[AcceptedRun]]]] = Lru(1_000)
 
     # --- loading ------------------------------------------------------------------------------------------
 
@@ -316,13 +319,18 @@ class Engine:
             self.finished.put(env.game_id, runs)
         return reply_of(runs, env)
 
-    async def _first_answer(self, env: CommandEnvelope) -> Reply | None:
+    async def _first_answer(self, env: CommandEnvelope, version: int) -> Reply | None:
         """The outcome a command got (its key's, while in the store's window), else its acceptance rebuilt from
-        the game stream; None: this command (of this seat) was never answered."""
+        the game stream (at ``version``, the engine's); None: this command (of this seat) was never answered."""
         recorded = await self.store.outcome(env.game_id, command_key(env))
         if recorded is not None:
             return reply_decoder.decode(recorded)
-        return reply_of(accepted_runs(await self.store.read(env.game_id)), env)
+        cached = self.runs.get(env.game_id)
+        if cached is None or cached[0] != version:
+            envelopes = await self.store.read(env.game_id)
+            cached = (len(envelopes), accepted_runs(envelopes))
+            self.runs.put(env.game_id, cached)
+        return reply_of(cached[1], env)
 
     async def _decide(self, slot: Slot, env: CommandEnvelope) -> tuple[Append, Reply, Slot]:
         table = slot.table
@@ -349,7 +357,7 @@ class Engine:
         if slot.accepted is not None and table.status not in FINISHED and env.command_id in slot.accepted:
             # an id this game accepted (perhaps from another seat): a resend gets its first answer, even once its
             # outcome left the store's window; it is never decided again
-            first = await self._first_answer(env)
+            first = await self._first_answer(env, table.version)
             if first is not None:
                 append = Append(env.game_id, table.game, table.version, (), "", encoder.encode(first),
                                 prev_hash=slot.head, head=slot.head, notify=env.reply_to)
