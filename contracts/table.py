@@ -220,10 +220,12 @@ class UndoRequest(msgspec.Struct, frozen=True):
 
 
 class UndoView(msgspec.Struct, frozen=True):
-    """What a reader sees of undo at a table: the policy, what was undone, the pending request, and (for a seat)
+    """What a reader sees of undo at a table: the policy, ``undone``: the latest undo's range (at most one; every
+    undo's is in the history, whose entries it took back say ``undone``), the pending request, and (for a seat)
     the versions it may ask to go back to now (``RequestUndo.to_version``), latest first."""
 
     policy: str
+    # It listed every undo until 2026-11-27 (issue #18): each undo made every view and push bigger.
     undone: tuple[UndoneRange, ...] = ()
     request: UndoRequest | None = None
     to_versions: tuple[int, ...] = ()

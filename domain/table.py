@@ -118,7 +118,9 @@ class Table(msgspec.Struct, frozen=True):
     result: Result | None = None
     undo: str = OWN_TURN  # the undo policy
     window: Window | None = None  # what an undo may go back over (None: nothing, e.g. before the start)
-    undone: tuple[UndoneRange, ...] = ()  # every undo so far
+    # The latest undo's range (none yet: empty): what the views show. Every undo's is in the log
+    # (``undone_ranges``); keeping them all here made every view, push and fold grow with each undo (issue #18).
+    undone: tuple[UndoneRange, ...] = ()
     request: UndoRequest | None = None  # an undo request waiting for the other seats' answers
 
     @property
@@ -231,8 +233,14 @@ def _evolve_undo(table: Table, event: Any, version: int) -> Table:
         state = game.evolve(state, step.event)
     undone = UndoneRange(event.to_version + 1, version - 1, event.by_seat)
     return msgspec.structs.replace(table, state=state, version=version, request=None,
-                                   window=Window(window.base, window.anchor, kept),
-                                   undone=(*table.undone, undone))
+                                   window=Window(window.base, window.anchor, kept), undone=(undone,))
+
+
+def undone_ranges(events: Sequence[Any], first_version: int = 1) -> list[UndoneRange]:
+    """Every undo's range, oldest first, from a game's events (``events[i]`` is the event at version
+    ``first_version + i``): what the table keeps only the latest of (``Table.undone``). The history reads them."""
+    return [UndoneRange(event.to_version + 1, version - 1, event.by_seat)
+            for version, event in enumerate(events, start=first_version) if isinstance(event, UndoApplied)]
 
 
 def newest_rules(command: CreateGame) -> CreateGame:

@@ -1796,7 +1796,8 @@ export namespace table {
   }
 
   /**
-   * What a reader sees of undo at a table: the policy, what was undone, the pending request, and (for a seat)
+   * What a reader sees of undo at a table: the policy, ``undone``: the latest undo's range (at most one; every
+   * undo's is in the history, whose entries it took back say ``undone``), the pending request, and (for a seat)
    * the versions it may ask to go back to now (``RequestUndo.to_version``), latest first.
    */
   export interface UndoView {

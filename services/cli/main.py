@@ -203,6 +203,7 @@ BENCH = {
     "storage": ("services.bench.storage:command", "bytes of Redis memory per finished game"),
     "history": ("services.bench.history:command", "reading a finished game's past: the view at a random version"),
     "slow": ("services.bench.slow:command", "slow clients from one address: the connections the gateway holds"),
+    "cold": ("services.bench.cold:command", "the engine's cold load of a game at 100, 1,000 and 10,000 events"),
 }
 
 

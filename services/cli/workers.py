@@ -57,8 +57,9 @@ class Workers:
                                   logger=logging.getLogger(LIBRARIES))
         self.redis = aioredis.Redis.from_url(settings.redis_url)
         self.views_redis = aioredis.Redis.from_url(settings.views_url)
-        self.store = RedisEventStore(self.redis, settings.events_maxlen, settings.refusal_ttl_s)
-        self.engine = Engine(self.redis, self.store)
+        self.store = RedisEventStore(self.redis, settings.events_maxlen, settings.refusal_ttl_s,
+                                     settings.outcome_window)
+        self.engine = Engine(self.redis, self.store, snapshot_every=settings.engine_snapshot_every)
         self.partition = Partition.parse(settings.projector_partition)
         self.projector = Projector(self.views_redis, self.store, partition=self.partition,
                                    snapshot_every=settings.snapshot_every, trim_every_s=settings.trim_events_s,

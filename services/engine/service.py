@@ -33,12 +33,14 @@ from domain.chance import Chance
 from domain.kernel import RuleViolation
 from services.store import keys
 from services.runtime import logs, metrics
+from services.engine import snapshots
 from services.engine.sealing import seal_events
 from services.store.codec import (
     command_decoder,
     command_runs,
     decode_stream,
     encoder,
+    event_decoder,
     origins,
     reply_decoder,
     stored_command,
@@ -69,6 +71,10 @@ class Slot:
     since: tuple[int, ...] = ()
     # By seat, the souk:commands entry id (ms, seq) of its newest applied command (``keys.order``).
     order: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # The ids of the commands the game accepted (None: not known, a game that does not exist yet): a command
+    # whose id is among them is answered as it was, never decided again (its outcome may have left the store's
+    # window, SOUK_OUTCOME_WINDOW). Shared by a game's successive slots.
+    accepted: snapshots.Accepted | None = None
 
 
 def entry_id(raw: bytes | str) -> tuple[int, int]:
@@ -126,11 +132,16 @@ def accepted_reply(envelopes: Sequence[EventEnvelope], env: CommandEnvelope) -> 
 _SEAT_JOINED = "table.SeatJoined"
 
 
-def fold_with_since(envelopes: Sequence[EventEnvelope]) -> tuple[tbl.Table, tuple[int, ...]]:
+def fold_with_since(envelopes: Sequence[EventEnvelope], table: tbl.Table = tbl.EMPTY, since: tuple[int, ...] = ()
+                    ) -> tuple[tbl.Table, tuple[int, ...]]:
     """The game folded from its stream (as ``codec.fold_stream``), and each seat's ``awaited_since`` as the
-    engine kept it command by command (a command's events are consecutive, with its id and time)."""
-    events = decode_stream(list(envelopes))
-    table, since = tbl.EMPTY, ()
+    engine kept it command by command (a command's events are consecutive, with its id and time); from ``table``
+    and ``since`` (a snapshot's, at the end of a command) when given, ``envelopes`` being the events after it."""
+    if table.exists:
+        decode = event_decoder(table.game).decode
+        events = [decode(e.payload) for e in envelopes]
+    else:
+        events = decode_stream(list(envelopes))
     start = 0
     for run in command_runs(envelopes):
         before = table
@@ -141,11 +152,16 @@ def fold_with_since(envelopes: Sequence[EventEnvelope]) -> tuple[tbl.Table, tupl
 
 
 class Engine:
-    def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000) -> None:
+    def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000,
+                 snapshot_every: int = 100) -> None:
         self.redis = redis
         self.store = store
+        self.snapshot_every = snapshot_every  # a snapshot of a game's slot every this many events (0: none)
         self.cache: Lru[str, Slot] = Lru(cache_size)
         self.finished: Lru[str, dict[str, list[AcceptedRun]]] = Lru(1_000)  # finished games' accepted commands
+        # games in play: their accepted commands at a version, read for the resends of commands whose outcomes left
+        # the store's window (a client resending old ids again and again reads the stream once per version)
+        self.runs: Lru[str, tuple[int, dict[str, list[AcceptedRun]]]] = Lru(1_000)
 
     # --- loading ------------------------------------------------------------------------------------------
 
@@ -153,15 +169,59 @@ class Engine:
         slot = self.cache.get(game_id)
         if slot is not None:
             return slot
-        envelopes = await self.store.read(game_id)
-        if not envelopes:
-            return Slot(tbl.EMPTY, GENESIS_HASH, b"")
-        table, since = fold_with_since(envelopes)  # with each event's origin: the table decides undos
-        seed = await self.redis.get(keys.seed(game_id)) or b""
-        order = {seat: entry_id(entry) for seat, entry in (await self.store.order(game_id)).items()}
-        slot = Slot(table, envelopes[-1].hash, seed, since, order)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.get(keys.seed(game_id))
+        pipe.get(keys.engine_snapshot(game_id))
+        seed, raw = await pipe.execute()
+        slot = await self._from_snapshot(game_id, snapshots.decode(raw), seed or b"")
+        if slot is None:  # no snapshot (or one to ignore): folded from the first event
+            envelopes = await self.store.read(game_id)
+            if not envelopes:
+                return Slot(tbl.EMPTY, GENESIS_HASH, b"")
+            table, since = fold_with_since(envelopes)  # with each event's origin: the table decides undos
+            slot = Slot(table, envelopes[-1].hash, seed or b"", since,
+                        accepted=snapshots.Accepted.of(e.command_id for e in envelopes))
+        slot.order = {seat: entry_id(entry) for seat, entry in (await self.store.order(game_id)).items()}
         self.cache.put(game_id, slot)
         return slot
+
+    async def _from_snapshot(self, game_id: str, snapshot, seed: bytes) -> Slot | None:
+        """The game from its snapshot and the events after it (``services.engine.snapshots``); None: fold it
+        from the start (no snapshot, or one that is not this stream's position)."""
+        if snapshot is None:
+            return None
+        table, since, head, accepted = snapshot
+        envelopes = await self.store.read_after(game_id, table.version, head, table.game)
+        if envelopes is None:
+            log.warning("snapshot_ignored", game_id=game_id, version=table.version)
+            return None
+        table, since = fold_with_since(envelopes, table, since)
+        for env in envelopes:
+            accepted.add(env.command_id)
+        return Slot(table, envelopes[-1].hash if envelopes else head, seed, since, accepted=accepted)
+
+    async def _snapshot(self, done: list[tuple[Append, Slot]]) -> None:
+        """After appends that went through: a snapshot of each game that crossed a multiple of
+        ``snapshot_every`` events (the last slot of the batch), and none of a game that ended."""
+        every = self.snapshot_every
+        if not every or not done:
+            return
+        latest: dict[str, tuple[int, Slot]] = {}
+        for append, slot in done:
+            first = latest.get(append.game_id, (append.expected_version, slot))[0]
+            latest[append.game_id] = (first, slot)
+        pipe = self.redis.pipeline(transaction=False)
+        for game_id, (before, slot) in latest.items():
+            table = slot.table
+            if table.status in FINISHED:
+                pipe.delete(keys.engine_snapshot(game_id))
+            elif table.version // every > before // every:
+                pipe.set(keys.engine_snapshot(game_id), snapshots.encode(table, slot.since, slot.head, slot.accepted))
+        if len(pipe):
+            try:
+                await pipe.execute()
+            except (RedisError, OSError) as exc:  # a cache: the appends stand, the next snapshot comes later
+                log.warning("snapshot_not_written", error=str(exc)[:200])
 
     async def _seed_for(self, env: CommandEnvelope, command: CreateGame) -> bytes:
         """The game's secret server seed, set once (a retried CreateGame finds the first one): the server's own (32
@@ -211,6 +271,7 @@ class Engine:
         A refusal is appended too, with no events: the store records its outcome only if the game is still at
         the version it was decided on, so a refusal decided on a stale cache is decided again."""
         decided: list[tuple[int, CommandEnvelope, Append, Reply]] = []
+        slots: dict[int, Slot] = {}  # by index: the slot after each decided command
         counts: dict[tuple[str, str, str], int] = {}  # (game, outcome, code) -> commands, for the metrics
         by_game: dict[str, list[tuple[int, CommandEnvelope]]] = {}
         for index, env in pending:
@@ -234,6 +295,7 @@ class Engine:
                           trace_id=trace_id(env.traceparent))
                 append, reply, slot = await self._decide(slot, env, entries[index])
                 decided.append((index, env, append, reply))
+                slots[index] = slot
                 if slot.table.exists:
                     self.cache.put(game_id, slot)
         logs.clear()
@@ -241,13 +303,17 @@ class Engine:
         redo: list[tuple[int, CommandEnvelope]] = []
         results = await self.store.append([a for _, _, a, _ in decided])
         broken: set[str] = set()
+        done: list[tuple[Append, Slot]] = []
         for (index, env, append, reply), result in zip(decided, results):
             if env.game_id in broken:  # decided on a state that was never stored
                 redo.append((index, env))
             elif result.status == OK:
                 replies[index] = reply
-                key = (append.game, reply.status, reply.code)
-                counts[key] = counts.get(key, 0) + 1
+                if append.envelopes:
+                    done.append((append, slots[index]))
+                if append.command_key or reply.status != "accepted":  # not a resend answered as it was
+                    key = (append.game, reply.status, reply.code)
+                    counts[key] = counts.get(key, 0) + 1
             elif result.status == DUPLICATE:
                 replies[index] = reply_decoder.decode(result.outcome)
                 broken.add(env.game_id)
@@ -257,6 +323,7 @@ class Engine:
                 broken.add(env.game_id)
         for game_id in broken:
             self.cache.pop(game_id)
+        await self._snapshot([(a, slot) for a, slot in done if a.game_id not in broken])
         metrics.count_commands(counts)
         redo.sort()
         return redo
@@ -269,6 +336,19 @@ class Engine:
             runs = accepted_runs(await self.store.read(env.game_id))
             self.finished.put(env.game_id, runs)
         return reply_of(runs, env)
+
+    async def _first_answer(self, env: CommandEnvelope, version: int) -> Reply | None:
+        """The outcome a command got (its key's, while in the store's window), else its acceptance rebuilt from
+        the game stream (at ``version``, the engine's); None: this command (of this seat) was never answered."""
+        recorded = await self.store.outcome(env.game_id, command_key(env))
+        if recorded is not None:
+            return reply_decoder.decode(recorded)
+        cached = self.runs.get(env.game_id)
+        if cached is None or cached[0] != version:
+            envelopes = await self.store.read(env.game_id)
+            cached = (len(envelopes), accepted_runs(envelopes))
+            self.runs.put(env.game_id, cached)
+        return reply_of(cached[1], env)
 
     async def _decide(self, slot: Slot, env: CommandEnvelope, entry: tuple[int, int] | None = None
                       ) -> tuple[Append, Reply, Slot]:
@@ -292,6 +372,15 @@ class Engine:
             append = Append(env.game_id, table.game, table.version, (), key, encoder.encode(reply),
                             prev_hash=slot.head, head=slot.head, notify=env.reply_to)
             return append, reply, slot
+
+        if slot.accepted is not None and table.status not in FINISHED and env.command_id in slot.accepted:
+            # an id this game accepted (perhaps from another seat): a resend gets its first answer, even once its
+            # outcome left the store's window; it is never decided again
+            first = await self._first_answer(env, table.version)
+            if first is not None:
+                append = Append(env.game_id, table.game, table.version, (), "", encoder.encode(first),
+                                prev_hash=slot.head, head=slot.head, notify=env.reply_to)
+                return append, first, slot
 
         if entry is not None and env.seat is not None and slot.order.get(env.seat, entry) > entry:
             # Received before the seat's newest applied command (its engine died holding it, or it waited in a
@@ -342,5 +431,7 @@ class Engine:
                         notify=env.reply_to, final=table.status in FINISHED, stored=sealed.stored,
                         seat_entry=seat_entry)
         log.debug("command_accepted", version=table.version, events=len(events))
+        accepted = slot.accepted if slot.accepted is not None else snapshots.Accepted()
+        accepted.add(env.command_id)
         return append, reply, Slot(table, head, seed, tbl.awaited_since(slot.since, slot.table, table, env.seat),
-                                   order)
+                                   order, accepted)

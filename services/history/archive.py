@@ -5,8 +5,8 @@ Each finished game (over or cancelled) whose last event is older than DURATION i
 ``DIR/{game_id}.souk.json`` (``services.history.record``, with the game's commands), the file is read back and
 verified (its hash chain, seed and commitments, its events folded by the rules, its commands re-run by the rules
 when it has them, and the same events as the game stream), and only then are
-the game's hot keys removed: its stream, outcomes, chain head and seed in the event store (in one transaction that
-also leaves its tombstone), then its views, history, snapshots, position, seat tokens and lobby entry in the read store. A game
+the game's hot keys removed: its stream, outcomes (and its refusals' entries in ``souk:refusals``), chain head,
+seed and engine snapshot in the event store (in one transaction that also leaves its tombstone), then its views, history, snapshots, position, seat tokens and lobby entry in the read store. A game
 whose file does not verify is left as it was (and named).
 
 The tombstone (``souk:archived``, a hash: game id -> ``Tombstone`` JSON, about 150 bytes) lets the API answer
@@ -146,9 +146,13 @@ async def _archive_one(events: aioredis.Redis, views: aioredis.Redis, store: Red
         raise records.RecordError(f"{path} does not hold the game stream as it is")
     stone = Tombstone(now, path.name, len(envelopes), envelopes[-1].hash)
     game = record.header.game
+    # its refusals' entries in the refusals index (members '{game}\n{command key}'), from its outcomes' keys
+    refused = [f"{game_id}\n{k.decode()}" for k in await events.hkeys(keys.outcomes(game_id))]
     pipe = events.pipeline(transaction=True)
     pipe.hset(ARCHIVED, game_id, encoder.encode(stone))
     pipe.delete(*keys.game_keys(game_id))
+    for start in range(0, len(refused), 1000):
+        pipe.zrem(keys.REFUSALS, *refused[start:start + 1000])
     pipe.zrem(keys.GAMES, game_id)
     await pipe.execute()
     await forget_read_models(views, game_id, game)

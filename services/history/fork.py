@@ -84,7 +84,7 @@ def fork_of(source_id: str, envelopes: list[EventEnvelope], version: int, title:
         raise ForkRefused(422, "not_a_position",
                           f"version {version} is not a position of the game in play (it started at version "
                           f"{started} and ended at version {len(envelopes)}): fork between the two")
-    undone = table.undone
+    undone = tbl.undone_ranges(events[:at])
     live = [msgspec.to_builtins(event) for env, event in zip(envelopes[:at], events[:at])
             if not isinstance(event, _TABLE_EVENT_TYPES)
             and not any(r.first <= env.seq <= r.last for r in undone)]

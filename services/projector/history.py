@@ -13,23 +13,14 @@ import redis.asyncio as aioredis
 
 from contracts.api import MAX_INT
 from contracts.readmodels import HistoryEntry, HistoryPage, HistoryRecord
-from contracts.table import UndoneRange, UndoView
+from contracts.table import UndoApplied, UndoneRange
 from domain import table as tbl
-from services.projector.service import history_record
+from services.projector.service import history_record, undone_range
 from services.store import keys
 from services.store.codec import encoder, event_decoder, game_name
 from services.store.events import EventStore, RedisEventStore
 
 _record = msgspec.json.Decoder(HistoryRecord)
-
-
-class _Undo(msgspec.Struct):
-    """The one field of a stored TableView the history needs: what was undone."""
-
-    undo: UndoView | None = None
-
-
-_undo = msgspec.json.Decoder(_Undo)
 
 
 async def read_history(events: aioredis.Redis, views: aioredis.Redis, game_id: str, seat: int | None, after: int,
@@ -40,21 +31,17 @@ async def read_history(events: aioredis.Redis, views: aioredis.Redis, game_id: s
     pipe.lrange(keys.history(game_id), after, min(after + limit - 1, MAX_INT))  # Redis: signed 64-bit
     pipe.get(keys.position(game_id))
     pipe.exists(keys.history(game_id))
-    pipe.hget(keys.views(game_id), keys.audience(None))  # the undone ranges, at the same position
-    raw, position, kept, view = await pipe.execute()
+    pipe.zrangebyscore(keys.undone(game_id), after + 1, "+inf")  # the undos that may mark them, at the same position
+    raw, position, kept, undone = await pipe.execute()
     position = int(position or 0)
     audience = keys.audience(seat)
     if kept or not position:
-        entries = tuple(_record.decode(r).for_audience(audience) for r in raw)
+        entries = marked_undone(tuple(_record.decode(r).for_audience(audience) for r in raw),
+                                tuple(undone_range(m) for m in undone))
     else:  # projected, and its history expired (a finished game) or lost: from the game stream
         entries = await derive_history(store or RedisEventStore(events), game_id, audience, after,
-                                       min(after + limit, position))
-    return HistoryPage(game_id, seat, marked_undone(entries, _undone_ranges(view)), after + len(entries), position)
-
-
-def _undone_ranges(view: bytes | None) -> tuple[UndoneRange, ...]:
-    undo = _undo.decode(view).undo if view else None
-    return undo.undone if undo is not None else ()
+                                       min(after + limit, position), position)
+    return HistoryPage(game_id, seat, entries, after + len(entries), position)
 
 
 def marked_undone(entries: tuple[HistoryEntry, ...], ranges: tuple[UndoneRange, ...]) -> tuple[HistoryEntry, ...]:
@@ -65,23 +52,28 @@ def marked_undone(entries: tuple[HistoryEntry, ...], ranges: tuple[UndoneRange, 
                  for e in entries)
 
 
-async def derive_history(store: EventStore, game_id: str, audience: str, after: int, until: int
-                         ) -> tuple[HistoryEntry, ...]:
+async def derive_history(store: EventStore, game_id: str, audience: str, after: int, until: int,
+                         position: int | None = None) -> tuple[HistoryEntry, ...]:
     """The history entries ``after`` < seq <= ``until`` as ``audience`` ("0", "1"... or "spectator") may see them,
-    from the event store (the same entries the projector writes)."""
+    from the event store (the same entries the projector writes); with ``position``, those that the undos up to
+    it took back marked ``undone``."""
     if until <= after:
         return ()
-    envelopes = (await store.read(game_id))[:until]
+    envelopes = await store.read(game_id)
     if not envelopes:
         return ()
     decode = event_decoder(game_name(envelopes[0])).decode
-    table, out = tbl.EMPTY, []
-    for env in envelopes:
+    table, out, ranges = tbl.EMPTY, [], []
+    for env in envelopes[:max(until, position or 0)]:
         event = decode(env.payload)
+        if env.seq > until:  # past the page: only what an undo took back matters
+            ranges += tbl.undone_ranges([event], env.seq)
+            continue
         table = tbl.evolve(table, event, tbl.Origin(env.seat, env.command_id))  # as codec.fold_stream
+        ranges += table.undone if isinstance(event, UndoApplied) else ()
         if env.seq > after:
             out.append(history_record(table, event, env).for_audience(audience))
-    return tuple(out)
+    return marked_undone(tuple(out), tuple(ranges)) if position is not None else tuple(out)
 
 
 async def history_records(store: EventStore, game_id: str) -> list[bytes]:

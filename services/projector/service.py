@@ -30,7 +30,7 @@ import structlog
 
 from contracts.envelope import EventEnvelope
 from contracts.readmodels import HistoryEntry, HistoryRecord, LobbyEntry, ViewsUpdated
-from contracts.table import TABLE_EVENTS, SeatJoined, SeatLeft
+from contracts.table import TABLE_EVENTS, SeatJoined, SeatLeft, UndoApplied, UndoneRange
 from domain import table as tbl
 from services.store import keys
 from services.runtime import metrics
@@ -242,6 +242,9 @@ class Projector:
                     writes.hset(keys.seat_tokens(game_id), str(event.seat), event.token_hash)
                 elif isinstance(event, SeatLeft):
                     writes.hdel(keys.seat_tokens(game_id), str(event.seat))
+                elif isinstance(event, UndoApplied) and history_kept:  # the history's marks (a view: the latest)
+                    [undone] = table.undone
+                    writes.zadd_nx(keys.undone(game_id), undone.last, undone_member(undone))
             if history_kept:
                 history.append(encoder.encode(history_record(table, event, env)).decode())
         for i, env in enumerate(envelopes):  # each command's last event: its views are written with this batch
@@ -255,6 +258,7 @@ class Projector:
         if history and status_before != table.status and table.status in FINISHED:  # only caches from now on
             writes.expire(keys.history(game_id), self.finished_ttl_s)
             writes.expire(keys.snapshots(game_id), self.finished_ttl_s)
+            writes.expire(keys.undone(game_id), self.finished_ttl_s)
         private = bool(table.invite_hash)
         if lobby_changed:
             lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status,
@@ -296,7 +300,8 @@ class Projector:
                 continue
             game = game_name(envelopes[0])
             writes = Writes()
-            writes.delete(keys.views(game_id), keys.history(game_id), keys.seat_tokens(game_id), keys.snapshots(game_id))
+            writes.delete(keys.views(game_id), keys.history(game_id), keys.seat_tokens(game_id), keys.snapshots(game_id),
+                          keys.undone(game_id))
             for status in keys.LOBBY_STATUSES:  # the indexes of the game's status are written again below
                 writes.zrem(keys.lobby_index(status=status), game_id)
                 writes.zrem(keys.lobby_index(status=status, game=game), game_id)
@@ -362,7 +367,7 @@ async def forget_read_models(views: aioredis.Redis, game_id: str, game: str) -> 
     game archived meanwhile)."""
     pipe = views.pipeline(transaction=True)
     pipe.delete(keys.views(game_id), keys.history(game_id), keys.position(game_id), keys.seat_tokens(game_id),
-                keys.snapshots(game_id))
+                keys.snapshots(game_id), keys.undone(game_id))
     pipe.hdel(keys.LOBBY, game_id)
     pipe.zrem(keys.LOBBY_ORDER, game_id)
     for status in (None, *keys.LOBBY_STATUSES):
@@ -374,6 +379,16 @@ async def forget_read_models(views: aioredis.Redis, game_id: str, game: str) -> 
 
 FINISHED = (tbl.OVER, tbl.CANCELLED)
 FINAL_EVENTS = ("table.GameEnded", "table.GameCancelled")  # the events that finish a game
+
+
+def undone_member(undone: UndoneRange) -> str:
+    """An undo's range as the sorted set ``keys.undone`` keeps it (``undone_range`` reads it)."""
+    return f"{undone.first}:{undone.last}:{undone.by_seat}"
+
+
+def undone_range(member: bytes) -> UndoneRange:
+    first, last, by_seat = (int(x) for x in member.split(b":"))
+    return UndoneRange(first, last, by_seat)
 
 
 def history_entry(env: EventEnvelope, event: Any) -> HistoryEntry:

@@ -30,7 +30,8 @@ class Settings:
     projector_partition: str = "0/1"  # 'i/N': this projector projects the games of partition i of N
     fsync: str = "always"  # the embedded event store's appendfsync: always (accepted = on disk) or everysec
     open_game_ttl_s: float = 86_400.0  # a game whose seats are not all taken this long after creation is cancelled
-    refusal_ttl_s: int = 604_800  # a refused command's outcome is kept this long (an accepted one for ever)
+    refusal_ttl_s: int = 604_800  # a refused command's outcome is kept this long
+    outcome_window: int = 100  # accepted outcomes kept per game in play (older: answered from the game stream; 0: all)
     upkeep_s: float = 5.0  # how often the engine trims acknowledged commands and drops stale consumers
     rate_per_client: float = 200.0  # HTTP requests a second from one client address (0: no limit) ...
     burst_per_client: int = 2000  # ... with bursts of this many
@@ -46,6 +47,7 @@ class Settings:
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
     metrics_port: int = 0  # souk engine / projector: serve /metrics on this port (SOUK_HOST); 0: not served
     snapshot_every: int = 100  # the projector snapshots each game's table every this many events (time travel)
+    engine_snapshot_every: int = 100  # the engine snapshots each game in play every this many events (0: never)
     finished_ttl_s: int = 600  # a finished game's history read model (a cache) and snapshots expire this long after
     trim_events_s: float = 5.0  # how often a projector trims souk:events behind every projector group
     gateway_processes: int = 1  # souk gateway: processes serving the one port (each its own event loop)
@@ -223,6 +225,7 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "fsync": ("SOUK_FSYNC", one_of("always", "everysec")),
     "open_game_ttl_s": ("SOUK_OPEN_GAME_TTL_S", seconds),
     "refusal_ttl_s": ("SOUK_REFUSAL_TTL_S", not_negative),
+    "outcome_window": ("SOUK_OUTCOME_WINDOW", not_negative),
     "upkeep_s": ("SOUK_UPKEEP_S", seconds),
     "rate_per_client": ("SOUK_RATE_PER_CLIENT", rate),
     "burst_per_client": ("SOUK_BURST_PER_CLIENT", not_negative),
@@ -238,6 +241,7 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "read_store_check_s": ("SOUK_READ_STORE_CHECK_S", seconds),
     "metrics_port": ("SOUK_METRICS_PORT", port_or_zero),
     "snapshot_every": ("SOUK_SNAPSHOT_EVERY", positive),
+    "engine_snapshot_every": ("SOUK_ENGINE_SNAPSHOT_EVERY", not_negative),
     "startup_wait_s": ("SOUK_STARTUP_WAIT_S", seconds),
     "gateway_processes": ("SOUK_GATEWAY_PROCESSES", positive),
     "finished_ttl_s": ("SOUK_FINISHED_TTL_S", positive),

@@ -304,6 +304,25 @@ def json_form(env: EventEnvelope, body: list | None = None) -> bytes:
     return raw if body is None else raw[:-1] + b',"command":' + encoder.encode(body) + b"}"
 
 
+def entry_hash(raw: bytes) -> str:
+    """The event hash a game stream entry's field ``e`` holds (either form)."""
+    if raw[:1] == b"{":
+        return event_envelope_decoder.decode(raw).hash
+    return _unpack_stored(raw).hash.hex()
+
+
+def command_fields(raw: bytes) -> tuple[str, float] | None:
+    """The command id and time a game stream entry's field ``e`` carries (None: a compact entry that takes them
+    from the entry before)."""
+    if raw[:1] == b"{":
+        env = event_envelope_decoder.decode(raw)
+        return env.command_id, env.recorded_at
+    r = _unpack_stored(raw)
+    if r.command_id is None:
+        return None
+    return (r.command_id.hex() if type(r.command_id) is bytes else r.command_id), r.recorded_at
+
+
 def starts_command(raw: bytes) -> bool:
     """Whether a game stream entry's field ``e`` carries its command's fields (a JSON envelope, or a compact form
     with its command's id): the envelopes from it on decode without the entries before (``stored_envelopes``)."""

@@ -30,7 +30,7 @@ import redis.asyncio as aioredis
 
 from contracts.envelope import GENESIS_HASH, EventEnvelope
 from services.store import keys
-from services.store.codec import event_envelope_decoder, stored_envelopes, stored_forms
+from services.store.codec import command_fields, entry_hash, event_envelope_decoder, stored_envelopes, stored_forms
 from services.store.resp import Resp
 from services.store.streams import trim_read
 
@@ -73,6 +73,11 @@ class EventStore(Protocol):
     async def read_with_commands(self, game_id: str) -> tuple[list[EventEnvelope], dict[int, Any]]:
         """The game's events, and its accepted commands' stored bodies by the seq of their first event."""
 
+    async def read_after(self, game_id: str, version: int, head: str, game: str) -> list[EventEnvelope] | None:
+        """The game's events with seq > ``version``, read from there on (a snapshot's tail): None when the event at
+        ``version`` does not have the hash ``head`` or the next one does not begin a command (not this stream's
+        position). ``game``: the game's name."""
+
     async def version(self, game_id: str) -> int: ...
 
     async def outcome(self, game_id: str, command_key: str) -> bytes | None: ...
@@ -86,9 +91,10 @@ class EventStore(Protocol):
 
 _APPEND = """
 -- A batch of appends, each standing alone, in order. ARGV[1]: MessagePack of [maxlen, now, the games key, the
--- events stream, appends, the refusals key, the refusals' lifetime]; an append is [stream, outcomes, head key,
--- expected version, command key, outcome, game id, game, prev hash, new head, notify channel, events, the ARGV
--- index of its first stored form, final, order key, seat, its command's souk:commands entry id ('': none)].
+-- events stream, appends, the refusals key, the refusals' lifetime, the outcome window]; an append is [stream,
+-- outcomes, head key, expected version, command key, outcome, game id, game, prev hash, new head, notify channel,
+-- events, the ARGV index of its first stored form, final, order key, seat, its command's souk:commands entry id
+-- ('': none), outcome order key].
 -- One packed argument instead of many: packing and parsing a batch's arguments one by one was a tenth of a
 -- worker's time (measured in the projector). ``events`` are the whole JSON envelopes (for souk:events); the game
 -- stream gets their stored forms (services/store/codec.py), which are binary: they follow as ARGV[2...] (Redis's
@@ -96,12 +102,16 @@ _APPEND = """
 -- ``final``: these events end the game; the outcomes of its accepted commands go (the engine answers a resent
 -- one from the stream), but this command's own and the refusals (forgotten in their time) stay; the seats'
 -- order goes (a finished game applies no more commands).
+-- An accepted outcome is kept among the game's latest ``window`` (batch[8]; 0: all): its key goes to the end of the
+-- outcome order list, and the oldest key beyond the window leaves the list and the outcomes (the engine answers a
+-- resend of that command from the game stream).
 local batch = cmsgpack.unpack(ARGV[1])
 local maxlen, now, games, all, refusals, refusal_ttl = batch[1], batch[2], batch[3], batch[4], batch[6], batch[7]
+local window = batch[8]
 local results = {}
 for a = 1, #batch[5] do
   local stream, outcomes, headkey, expected, ckey, outcome, game_id, game, prev, head, notify, events, first,
-    final, orderkey, seat, entry = unpack(batch[5][a])
+    final, orderkey, seat, entry, outcome_order = unpack(batch[5][a])
   local n = #events
   local seen = false
   if ckey ~= '' then seen = redis.call('HGET', outcomes, ckey) end
@@ -122,8 +132,13 @@ for a = 1, #batch[5] do
       if entry ~= '' then redis.call('HSET', orderkey, seat, entry) end
       if ckey ~= '' then
         redis.call('HSET', outcomes, ckey, outcome)
-        -- a refusal is remembered for a while (upkeep forgets it then); an acceptance for ever
+        -- a refusal is remembered for a while (upkeep forgets it then); an acceptance while among the latest
         if n == 0 then redis.call('ZADD', refusals, tonumber(now) + refusal_ttl, game_id .. '\\n' .. ckey) end
+        if n > 0 and window > 0 and final ~= 1 then
+          if redis.call('RPUSH', outcome_order, ckey) > window then
+            redis.call('HDEL', outcomes, redis.call('LPOP', outcome_order))
+          end
+        end
       end
       if final == 1 then  -- written again, not deleted from: a hash that grew big does not shrink by itself
         local recorded, kept = redis.call('HGETALL', outcomes), {}
@@ -133,7 +148,7 @@ for a = 1, #batch[5] do
             kept[#kept + 1] = recorded[i + 1]
           end
         end
-        redis.call('DEL', outcomes)
+        redis.call('DEL', outcomes, outcome_order)
         if #kept > 0 then redis.call('HSET', outcomes, unpack(kept)) end
         redis.call('DEL', orderkey)  -- a finished game applies no more commands
       end
@@ -149,11 +164,12 @@ _pack = msgspec.msgpack.Encoder().encode
 
 class RedisEventStore:
     def __init__(self, redis: aioredis.Redis, events_maxlen: int = 1_000_000,
-                 refusal_ttl_s: int = 7 * 86_400) -> None:
+                 refusal_ttl_s: int = 7 * 86_400, outcome_window: int = 100) -> None:
         self.redis = redis
         self.lean = Resp.like(redis)  # appends: the hot path (see services/store/resp.py)
         self.events_maxlen = events_maxlen
         self.refusal_ttl_s = refusal_ttl_s
+        self.outcome_window = outcome_window  # accepted outcomes kept per game (0: all, until its end)
         self._sha = hashlib.sha1(_APPEND.encode()).hexdigest()
 
     async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
@@ -172,9 +188,9 @@ class RedisEventStore:
             packed.append((keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id),
                            a.expected_version, a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash,
                            a.head, a.notify, [e.decode() for e in a.envelopes], first, int(a.final),
-                           keys.order(a.game_id), *_seat_entry(a)))
+                           keys.order(a.game_id), *_seat_entry(a), keys.outcome_order(a.game_id)))
         batch = (str(self.events_maxlen), repr(time.time()), keys.GAMES, keys.EVENTS, packed, keys.REFUSALS,
-                 self.refusal_ttl_s)
+                 self.refusal_ttl_s, self.outcome_window)
         return [_result(r) for r in await self.lean.evalsha(self._sha, _APPEND, _pack(batch), *stored)]
 
     async def aclose(self) -> None:
@@ -185,6 +201,12 @@ class RedisEventStore:
         it: the stream is read from its first entry, which a game's short stream makes cheap.)"""
         entries = await self.redis.xrange(keys.game_stream(game_id), min="-", max="+")
         return stored_envelopes(game_id, ((i, f[b"e"]) for i, f in entries))[after:]
+
+    async def read_after(self, game_id: str, version: int, head: str, game: str) -> list[EventEnvelope] | None:
+        if version < 1:
+            return None
+        entries = await self.redis.xrange(keys.game_stream(game_id), min=f"{version}-0", max="+")
+        return _tail(game_id, version, head, game, [(i, f[b"e"]) for i, f in entries])
 
     async def read_with_commands(self, game_id: str) -> tuple[list[EventEnvelope], dict[int, Any]]:
         """The game's events and the bodies of its accepted commands (``codec.stored_command``), by the seq of
@@ -227,6 +249,20 @@ class RedisEventStore:
         return len(due)
 
 
+def _tail(game_id: str, version: int, head: str, game: str, entries: list[tuple[bytes, bytes]]
+          ) -> list[EventEnvelope] | None:
+    """``read_after``'s envelopes from the entries ``version``, ``version + 1``... (None: not that position)."""
+    if not entries or entries[0][0] != f"{version}-0".encode() or entry_hash(entries[0][1]) != head:
+        return None
+    if len(entries) > 1:  # the entry after it must begin another command (a JSON entry carries its own fields)
+        following = command_fields(entries[1][1])
+        if following is None or following == command_fields(entries[0][1]) or (
+                entries[1][1][:1] == b"{" and command_fields(entries[0][1]) is None):
+            return None
+    before = EventEnvelope(game_id, version, "", msgspec.Raw(b"null"), "", None, 0.0, "", head)
+    return stored_envelopes(game_id, entries[1:], before=before, game=game)
+
+
 def _stored(a: Append) -> Sequence[bytes]:
     """The game stream forms of an append's events: the caller's, else made from the envelopes."""
     if len(a.stored) == len(a.envelopes):
@@ -254,6 +290,8 @@ class InMemoryEventStore:
     heads: dict[str, str] = field(default_factory=dict)
     all_events: list[tuple[str, str, bytes]] = field(default_factory=list)
     orders: dict[str, dict[int, str]] = field(default_factory=dict)
+    outcome_window: int = 100
+    outcome_order: dict[str, list[str]] = field(default_factory=dict)
 
     async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
         results = []
@@ -271,10 +309,16 @@ class InMemoryEventStore:
                 self.all_events.extend((a.game_id, a.game, e) for e in a.envelopes)
                 if a.command_key:
                     self.outcomes[(a.game_id, a.command_key)] = a.outcome
+                    if a.envelopes and self.outcome_window and not a.final:
+                        order = self.outcome_order.setdefault(a.game_id, [])
+                        order.append(a.command_key)
+                        if len(order) > self.outcome_window:
+                            self.outcomes.pop((a.game_id, order.pop(0)), None)
                 if a.seat_entry is not None:
                     self.orders.setdefault(a.game_id, {})[a.seat_entry[0]] = a.seat_entry[1]
                 if a.final:
                     self.orders.pop(a.game_id, None)
+                    self.outcome_order.pop(a.game_id, None)
                     for key, outcome in list(self.outcomes.items()):
                         if key[0] == a.game_id and key[1] != a.command_key and b'"status":"accepted"' in outcome:
                             del self.outcomes[key]
@@ -284,6 +328,10 @@ class InMemoryEventStore:
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
         entries = [(f"{seq}-0".encode(), e) for seq, e in enumerate(self.streams.get(game_id, []), start=1)]
         return stored_envelopes(game_id, entries)[after:]
+
+    async def read_after(self, game_id: str, version: int, head: str, game: str) -> list[EventEnvelope] | None:
+        entries = [(f"{seq}-0".encode(), e) for seq, e in enumerate(self.streams.get(game_id, []), start=1)]
+        return _tail(game_id, version, head, game, entries[version - 1:]) if version >= 1 else None
 
     async def read_with_commands(self, game_id: str) -> tuple[list[EventEnvelope], dict[int, Any]]:
         entries = [(f"{seq}-0".encode(), e) for seq, e in enumerate(self.streams.get(game_id, []), start=1)]

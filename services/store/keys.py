@@ -1,7 +1,7 @@
 """Every Redis key Souk uses, in one place.
 
 Two stores, which may be one Redis: the event store (REDIS_URL: commands, game streams, the events stream,
-outcomes, seeds, chain heads; durable, AOF) and the read store (SOUK_VIEWS_REDIS_URL: views, history, lobby,
+outcomes, seeds, chain heads, the engine's snapshots; durable, AOF) and the read store (SOUK_VIEWS_REDIS_URL: views, history, lobby,
 projection positions, seat token hashes, update notifications; disposable, rebuilt from the events).
 """
 
@@ -39,9 +39,21 @@ def outcomes(game_id: str) -> str:
     return f"souk:outcomes:{game_id}"
 
 
+def outcome_order(game_id: str) -> str:
+    """List: the command keys of the game's latest accepted outcomes kept in ``outcomes``, oldest first (at most
+    ``SOUK_OUTCOME_WINDOW``: an older one goes; the engine answers its resend from the game stream)."""
+    return f"souk:outcomes:order:{game_id}"
+
+
 def head(game_id: str) -> str:
     """The hash of the game's last event: appends are guarded by it as well as by the version."""
     return f"souk:head:{game_id}"
+
+
+def engine_snapshot(game_id: str) -> str:
+    """The engine's latest snapshot of a game in play (``services.engine.snapshots``): its cold load folds only the
+    events after it. A cache, in the event store; deleted when the game ends."""
+    return f"souk:engine:snapshot:{game_id}"
 
 
 def seed(game_id: str) -> str:
@@ -56,7 +68,8 @@ def order(game_id: str) -> str:
 
 def game_keys(game_id: str) -> tuple[str, ...]:
     """Every key of one game in the event store (``souk archive`` removes them all)."""
-    return game_stream(game_id), outcomes(game_id), head(game_id), seed(game_id), order(game_id)
+    return (game_stream(game_id), outcomes(game_id), outcome_order(game_id), head(game_id), seed(game_id),
+            order(game_id), engine_snapshot(game_id))
 
 
 def views(game_id: str) -> str:
@@ -84,6 +97,12 @@ def snapshots(game_id: str) -> str:
     return f"souk:snapshots:{game_id}"
 
 
+def undone(game_id: str) -> str:
+    """Sorted set: every undo's range, ``{first}:{last}:{by_seat}`` scored by ``last`` (the history marks the
+    entries inside one ``undone``; a view shows only the latest)."""
+    return f"souk:undone:{game_id}"
+
+
 def seat_tokens(game_id: str) -> str:
     """Hash: seat -> sha256 of its token (private read model: the gateway checks tokens against it)."""
     return f"souk:seats:{game_id}"
@@ -91,8 +110,9 @@ def seat_tokens(game_id: str) -> str:
 
 # Set once the read store holds every game's read models. Its version goes up when the read models gain a key
 # that older projectors did not write, or change shape (2: the lobby's indexes; 3: ``unfair`` replaced
-# ``seed_chosen`` in the lobby and the views): a projector then finds no mark and rebuilds.
-READ_STORE_MARK = "souk:projection:initialised:3"
+# ``seed_chosen`` in the lobby and the views; 4: every undo's range in ``undone``, the views keeping only the
+# latest): a projector then finds no mark and rebuilds.
+READ_STORE_MARK = "souk:projection:initialised:4"
 LOBBY = "souk:lobby"  # hash: game id -> LobbyEntry JSON
 LOBBY_ORDER = "souk:lobby:order"  # sorted set: game id -> creation time
 LOBBY_STATUSES = ("open", "playing", "over", "cancelled")

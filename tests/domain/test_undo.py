@@ -141,7 +141,8 @@ def test_an_undo_goes_back_over_an_earlier_undo():
     own_moves(played, seat, 1)  # another move instead
     played.send(seat, RequestUndo(to_version=first))
     assert encoded(played.table.state) == encoded(state_at(played, first))
-    assert [r.first for r in played.table.undone] == [second + 1, first + 1]
+    assert [r.first for r in played.table.undone] == [first + 1]  # the latest (the log has both)
+    assert [r.first for r in tbl.undone_ranges(played.events)] == [second + 1, first + 1]
 
 
 def test_the_undo_window_survives_a_snapshot_and_replay_from_the_log():
@@ -480,3 +481,47 @@ def test_a_request_is_granted_or_asked_exactly_for_the_versions_the_view_offers(
 
     play_with_undos(name, seats, seed, undo, commands=120, check=check)
     assert seen["offered"] > offers
+
+
+# --- what undo costs (issue #18, item 11) ----------------------------------------------------------------------
+
+
+def _undone_many(count: int) -> Played:
+    """A Yspahan table whose first player, after its roll, played a move and took it back ``count`` times."""
+    played, seat = rolled_yspahan()
+    for _ in range(count):
+        own_moves(played, seat, 1)
+        played.send(seat, RequestUndo(to_version=tbl.undo_targets(played.table, seat)[0]))
+    return played
+
+
+def _undo_state(table: tbl.Table) -> int:
+    """The bytes of the table's undo data: what was undone, the window and the pending request."""
+    return len(msgspec.msgpack.encode((table.undone, table.window, table.request)))
+
+
+def test_a_view_and_the_undo_state_do_not_grow_with_the_number_of_undos():
+    few, many = _undone_many(10), _undone_many(1_000)
+    assert many.table.version > few.table.version + 1_000
+    # Only the versions' digits may differ (a few bytes); before, every undo added its range to every view.
+    for seat in (None, 0, 1, 2):
+        small = len(msgspec.json.encode(tbl.views(few.table, "g")[seat]))
+        big = len(msgspec.json.encode(tbl.views(many.table, "g")[seat]))
+        assert big - small <= 16, (seat, small, big)
+    assert _undo_state(many.table) - _undo_state(few.table) <= 16
+    last = many.table.version
+    [latest] = many.table.undone  # the latest undo only: back to just after the roll, each time
+    assert (latest.first, latest.last) == (few.table.undone[0].first, last - 1)
+
+
+def test_the_undone_ranges_are_read_from_the_events():
+    played, seat = rolled_yspahan()
+    first, second = own_moves(played, seat, 2)
+    played.send(seat, RequestUndo(to_version=second))
+    ranges = list(played.table.undone)
+    own_moves(played, seat, 1)
+    played.send(seat, RequestUndo(to_version=first))
+    ranges += played.table.undone
+    assert [(r.first, r.last) for r in ranges] == [(second + 1, ranges[0].last), (first + 1, played.table.version - 1)]
+    assert tbl.undone_ranges(played.events) == ranges
+    assert tbl.undone_ranges(played.events[4:], first_version=5) == ranges

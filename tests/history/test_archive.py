@@ -142,3 +142,24 @@ async def test_a_rebuild_that_read_a_game_before_it_was_archived_leaves_none_of_
     for game_id in finished:
         assert await keys_of(views, game_id) == [], game_id
         assert not await views.hexists(keys.LOBBY, game_id)
+
+
+async def test_archiving_a_game_removes_its_refusals_from_the_refusals_index(stores, finished, tmp_path):
+    """(issue #18, item 13: 334 entries of an archived Samarkand game were left in souk:refusals.)"""
+    events, views = stores
+    game_id = finished[0]
+    engine = Engine(events, RedisEventStore(events))
+    for n in range(3):  # a command to a finished game: refused, and its refusal kept for SOUK_REFUSAL_TTL_S
+        [reply] = await engine.handle([CommandEnvelope(f"late-{n}", game_id, msgspec.Raw(b'{"type":"nothing"}'),
+                                                       seat=0)])
+        assert reply.status == "rejected"
+    await engine.store.aclose()
+    mine = [m for m in await events.zrange(keys.REFUSALS, 0, -1) if m.startswith(f"{game_id}\n".encode())]
+    assert len(mine) >= 3
+    others = {m for m in await events.zrange(keys.REFUSALS, 0, -1) if not m.startswith(f"{game_id}\n".encode())}
+    report = await archiving.archive(events, views, 0, tmp_path, now=time.time() + 10)
+    assert game_id in report.archived, report
+    left = await events.zrange(keys.REFUSALS, 0, -1)
+    assert not [m for m in left if m.startswith(f"{game_id}\n".encode())]
+    assert {m for m in left if any(m.startswith(f"{g}\n".encode()) for g in report.archived)} == set()
+    assert others - {m for m in others if any(m.startswith(f"{g}\n".encode()) for g in report.archived)} <= set(left)

@@ -17,7 +17,7 @@ from services.engine.service import Engine, command_key
 from services.history.transfer import read_record
 from services.history.verify import verify_record
 from services.runtime.config import Settings
-from services.runtime.workers import ENGINE, Workers
+from services.cli.workers import ENGINE, Workers
 from services.store import keys
 from services.store.codec import encoder, reply_decoder
 from services.store.events import RedisEventStore
@@ -180,7 +180,7 @@ async def test_over_http_a_command_answered_504_is_never_played_after_the_seats_
     from litestar.testing import TestClient
 
     from services.gateway.app import create_app
-    from services.runtime.workers import PROJECTOR
+    from services.cli.workers import PROJECTOR
 
     settings = Settings(redis_url=redis_url, views_redis_url=views_url, reply_timeout=2.0, reclaim_idle_ms=1_000,
                         rate_per_client=0, rate_per_token=0, open_games_per_client=0)

@@ -325,3 +325,35 @@ async def test_a_new_game_plays_its_titles_newest_rules_and_an_old_one_keeps_its
     assert tbl.fold(old).options.rules == 1
     assert tbl.newest_rules(CreateGame("karawane", "k", 2, {"rules": 1})).options == {"rules": 1}  # kept as named
     assert tbl.newest_rules(CreateGame("yspahan", "y", 2, {})).options == {}  # a title without revisions
+
+
+@pytest.mark.parametrize("snapshot_every", [0, 3])
+async def test_a_command_resent_after_its_outcome_left_the_window_gets_its_first_answer_and_is_not_applied_again(
+        redis, snapshot_every):
+    """(issue #18, item 13) Only the latest accepted outcomes are kept (here 2): an older command's resend is
+    answered from the game stream, by this engine and by one that loads the game cold (from its snapshot)."""
+    store = RedisEventStore(redis, outcome_window=2)
+    engine = Engine(redis, store, snapshot_every=snapshot_every)
+    await started(engine)
+    first: dict[str, object] = {}
+    sent = []
+    for n in range(8):
+        turn = (await engine.load("g1")).table.state.turn
+        env = cmd("g1", Add(1), seat=turn, token=th(turn), cid=f"add-{n}")
+        [first[env.command_id]] = await engine.handle([env])
+        sent.append(env)
+    assert await redis.hlen(keys.outcomes("g1")) <= 2 + 3  # the window, and the create and joins before it
+    assert await store.outcome("g1", f"{sent[0].seat}:add-0") is None
+    version = await store.version("g1")
+    for fresh in (False, True):
+        if fresh:
+            engine = Engine(redis, store, snapshot_every=snapshot_every)  # a cold load
+        for env in sent:
+            [again] = await engine.handle([env])
+            assert again == first[env.command_id], (fresh, env.command_id)
+        assert await store.version("g1") == version
+        assert (await engine.load("g1")).table.state.total == 8
+    # a new command id is still decided
+    turn = (await engine.load("g1")).table.state.turn
+    [new] = await engine.handle([cmd("g1", Add(1), seat=turn, token=th(turn), cid="add-new")])
+    assert new.status == "accepted" and await store.version("g1") == version + 1

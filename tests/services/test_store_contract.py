@@ -169,3 +169,23 @@ async def test_an_applied_append_records_its_seats_newest_command_entry_and_a_re
     final = dataclasses.replace(append("g1", 2, 1, second.head, "0:d"), seat_entry=(0, "104-0"), final=True)
     [ended] = await store.append([final])
     assert ended.status == OK and await store.order("g1") == {}  # a finished game applies no more commands
+
+
+async def test_only_a_window_of_the_latest_accepted_outcomes_is_kept(store):
+    """(issue #18, item 13: every accepted command's outcome was kept until the game's end, 2 MB at 5,000.) The
+    older ones are answered from the game stream (the engine); refusals keep their own lifetime."""
+    store.outcome_window = 3
+    head, version = GENESIS_HASH, 0
+    refused = b'{"status":"rejected","code":"not_your_turn"}'
+    for n in range(1, 7):
+        a = append("g1", version, 1, head, f"k{n}", b'{"status":"accepted","n":%d}' % n)
+        [result] = await store.append([a])
+        assert result.status == OK
+        head, version = a.head, version + 1
+        if n == 2:
+            [r] = await store.append([Append("g1", "test", version, (), "r", refused, prev_hash=head, head=head)])
+            assert r.status == OK
+    assert [await store.outcome("g1", f"k{n}") is not None for n in range(1, 7)] == [False] * 3 + [True] * 3
+    assert await store.outcome("g1", "r") == refused
+    [again] = await store.append([append("g1", version, 1, head, "k6")])  # within the window: still a duplicate
+    assert again.status == DUPLICATE
