@@ -37,6 +37,7 @@ class Settings:
     burst_per_token: int = 200  # ... with bursts of this many
     open_games_per_client: int = 20  # games one client address may have waiting for players at once (0: any)
     cors_origins: tuple[str, ...] = ()  # browser origins allowed to call the API ("*": any); none: no CORS headers
+    store_memory_full: float = 0.9  # /health is a 503 once the event store uses this share of its maxmemory (0: off)
     idle_consumer_ms: int = 60_000  # /health warns of a consumer that has not read for this long
     stale_consumer_ms: int = 600_000  # a consumer idle this long with nothing pending belongs to a stopped process
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
@@ -149,6 +150,16 @@ def rate(text: str) -> float:
     return value
 
 
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("expected a fraction, 0 to 1 (0.9: 90%; 0: not checked)") from None
+    if not 0 <= value <= 1:
+        raise ValueError("expected a fraction, 0 to 1 (0.9: 90%; 0: not checked)")
+    return value
+
+
 def one_of(*choices: str):
     def parse(text: str) -> str:
         if text.lower() not in choices:
@@ -199,6 +210,7 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "open_games_per_client": ("SOUK_OPEN_GAMES_PER_CLIENT", not_negative),
     "cors_origins": ("SOUK_CORS_ORIGINS", origins),
     "idle_consumer_ms": ("SOUK_IDLE_CONSUMER_MS", not_negative),
+    "store_memory_full": ("SOUK_STORE_MEMORY_FULL", fraction),
     "stale_consumer_ms": ("SOUK_STALE_CONSUMER_MS", not_negative),
     "read_store_check_s": ("SOUK_READ_STORE_CHECK_S", seconds),
     "metrics_port": ("SOUK_METRICS_PORT", port_or_zero),

