@@ -202,8 +202,8 @@ class Cluster:
             keys = max(1, await client.dbsize())
         finally:
             await client.aclose()
-        self.struck_at = time.monotonic()
         await self._in_redis_thread(self.events.stop)
+        self.struck_at = time.monotonic()  # down: a command sent before this may have been taken
         # Redis slows each key of the RDB part and each command of the AOF's incremental part alike
         entries = keys + sum(f.read_bytes().count(b"\r\n*") + 1
                              for f in (self.events.data_dir / "appendonlydir").glob("*.incr.aof"))
@@ -231,6 +231,7 @@ class Cluster:
             before = await client.config_get("maxmemory*")
             await client.config_set("maxmemory-policy", "noeviction")
             await client.config_set("maxmemory", 1)
+            self.struck_at = time.monotonic()  # a command sent before this was taken
             held = rng.uniform(2.0, 4.0)
             try:
                 await asyncio.sleep(held)
