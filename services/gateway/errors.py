@@ -70,11 +70,11 @@ def answer_of(exc: BaseException) -> ApiError | None:
     return store_unavailable(found) if found is not None else None
 
 
-def on_crash(_: Request, exc: Exception) -> Response:
+def on_crash(request: Request, exc: Exception) -> Response:
     found = refusal(exc)
     if found is not None:  # the store refused or is away: not our fault, and the client may retry
         log.warning("store_unavailable", condition=found.condition, error=str(exc))
-        return on_api_error(_, store_unavailable(found))
+        return on_api_error(request, store_unavailable(found))
     log.exception("gateway_error", error=str(exc))
     return error_response(HTTP_500_INTERNAL_SERVER_ERROR, "internal_error", "the server failed; the request may be retried")
 
