@@ -101,14 +101,17 @@ class RedisServer:
     """Start with ``start()``, stop with ``stop()``; ``url`` is its redis:// address."""
 
     def __init__(self, data_dir: str | Path, port: int | None = None, appendonly: bool = True,
-                 fsync: str = "always") -> None:
-        """``fsync``: the AOF's appendfsync, ``always`` (an answered write is on disk) or ``everysec``."""
+                 fsync: str = "always", options: tuple[str, ...] = ()) -> None:
+        """``fsync``: the AOF's appendfsync, ``always`` (an answered write is on disk) or ``everysec``;
+        ``options``: more arguments for redis-server (``("--maxmemory", "1gb")``), also ``options`` later for
+        the next ``start``."""
         if fsync not in ("always", "everysec"):
             raise ValueError(f"appendfsync is always or everysec, not {fsync!r}")
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.appendonly = appendonly
         self.fsync = fsync
+        self.options = tuple(options)
         self.process: subprocess.Popen | None = None
         self.binary: Binary | None = None
 
@@ -116,7 +119,9 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self, timeout: float = 10.0) -> RedisServer:
+    def start(self, timeout: float = 10.0, loading: bool = False) -> RedisServer:
+        """Returns once the server answers PING; ``loading``: once it answers at all, -LOADING too (it is still
+        loading its data, and refuses commands meanwhile)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.binary = binary = find()
         if self.appendonly and (self.data_dir / "appendonlydir").exists() and binary.version < (7,):
@@ -127,7 +132,7 @@ class RedisServer:
             binary.path, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.data_dir.resolve()),
             "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", self.fsync, "--save", "",
             "--auto-aof-rewrite-min-size", os.environ.get("SOUK_AOF_REWRITE_MIN_SIZE", "64mb"), "--daemonize", "no",
-            "--logfile", str((self.data_dir / "redis.log").resolve()),
+            "--logfile", str((self.data_dir / "redis.log").resolve()), *self.options,
         ]
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         preexec_fn=die_with_parent)
@@ -138,7 +143,8 @@ class RedisServer:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
                     s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
+                    answer = s.recv(16)
+                    if answer.startswith(b"+PONG") or (loading and answer.startswith(b"-LOADING")):
                         return self
             except OSError:
                 time.sleep(0.05)

@@ -29,6 +29,7 @@ from services.gateway.limits import Limits, Rate
 from services.gateway.listeners import Replies, Updates
 from services.gateway.stores import Reads, Stores
 from services.runtime.config import Settings
+from services.store.refusals import refusal
 
 class Gateway:
     """Everything one gateway app holds, started and stopped with it (``lifespan``)."""
@@ -52,8 +53,15 @@ class Gateway:
     async def before_request(self, request: Request) -> None:
         await check_headers(request)
         refuse_token_in_query(request)
-        if request.scope["path"] != "/metrics":  # a scraper is no player: never rate limited
+        path = request.scope["path"]
+        if path == "/metrics":  # a scraper is no player: never rate limited
+            return
+        try:
             await self.limits.check_request(request)
+        except Exception as exc:
+            if path != "/health" or refusal(exc) is None:
+                raise
+            # The read store refuses the limit's write (out of memory, say): /health goes on, to tell why
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _: Litestar) -> AsyncIterator[None]:

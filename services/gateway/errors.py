@@ -9,11 +9,10 @@ import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from contracts.api import MAX_BODY_BYTES, ApiErrorBody
 from contracts.envelope import Reply
+from services.store.refusals import Refusal, refusal
 
 log = structlog.get_logger("souk.gateway")
 
@@ -84,11 +83,26 @@ def _integer_routes(paths: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
                  for path in paths if ":int}" in path)
 
 
-def on_crash(_: Request, exc: Exception) -> Response:
-    if isinstance(exc, (RedisConnectionError, RedisTimeoutError, ConnectionError)):  # a store away: not our fault
-        log.warning("store_unavailable", error=str(exc))
-        return error_response(503, "store_unavailable", "a Redis store does not answer; retry shortly (a command "
-                              "may be resent with the same command_id)", {"Retry-After": "1"})
+def store_unavailable(found: Refusal) -> ApiError:
+    """A store's refusal (``services.store.refusals``: loading, out of memory, read-only, busy, away): 503
+    ``store_unavailable`` with ``Retry-After``, the condition in the message."""
+    return ApiError(503, "store_unavailable", found.message, {"Retry-After": str(found.retry_after_s)})
+
+
+def answer_of(exc: BaseException) -> ApiError | None:
+    """The answer an error gets where no exception handler runs (a WebSocket's): an ApiError as it is, a store's
+    refusal as ``store_unavailable``; None for anything else (a bug)."""
+    if isinstance(exc, ApiError):
+        return exc
+    found = refusal(exc)
+    return store_unavailable(found) if found is not None else None
+
+
+def on_crash(request: Request, exc: Exception) -> Response:
+    found = refusal(exc)
+    if found is not None:  # the store refused or is away: not our fault, and the client may retry
+        log.warning("store_unavailable", condition=found.condition, error=str(exc))
+        return on_api_error(request, store_unavailable(found))
     log.exception("gateway_error", error=str(exc))
     return error_response(HTTP_500_INTERNAL_SERVER_ERROR, "internal_error", "the server failed; the request may be retried")
 

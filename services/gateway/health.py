@@ -1,6 +1,6 @@
-"""``GET /health``: both stores (and which Redis serves each), the streams' backlog, the gateway's listeners,
-parked commands and idle consumers, in one report (``HealthReport``; a 503 when a listener lost its
-connection)."""
+"""``GET /health``: both stores (and which Redis serves each), whether the event store takes writes, the streams'
+backlog, the gateway's listeners, parked commands and idle consumers, in one report (``HealthReport``; a 503 when
+the event store refuses writes or nearly reached its maxmemory, or a listener lost its connection)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from services.gateway.errors import ApiError
 from services.gateway.listeners import Replies, Updates
 from services.gateway.stores import Stores
 from services.projector.service import Partition
+from services.runtime import metrics
 from services.runtime.config import Settings
 from services.store import keys
+from services.store.refusals import BUSY, LOADING, TIMEOUT, UNREACHABLE, refusal, writable
 from services.store.streams import idle_consumers, stream_backlog
 
 
@@ -30,10 +32,10 @@ class RedisServerInfo(msgspec.Struct):
 
 
 class HealthReport(msgspec.Struct):
-    """What ``GET /health`` answers (200, or 503 when ``status`` is ``listener_down``)."""
+    """What ``GET /health`` answers (200 when ``status`` is ok, else 503)."""
 
-    status: str  # ok / listener_down
-    event_store: str  # ok (else the answer is a 503 redis_unavailable)
+    status: str  # ok / event_store_out_of_memory / event_store_read_only / event_store_nearly_full / listener_down
+    event_store: str  # ok, or its condition (services.store.refusals): out_of_memory, read_only, nearly_full
     read_store: str
     streams: dict[str, dict[str, Any]]  # souk:commands and souk:events: length, last_id, groups
     listeners: dict[str, dict[str, Any]]  # replies, updates: connected, since, reconnects, last_error
@@ -44,12 +46,20 @@ class HealthReport(msgspec.Struct):
 
 
 async def report(stores: Stores, replies: Replies, updates: Updates, settings: Settings) -> HealthReport:
+    """The report; a 503 ``redis_unavailable`` (``{code, message}``, the condition in the message) when a store
+    cannot be read: away, loading its data, busy with a script."""
     events = stores.events
+    capacity = await writable(events, settings.store_memory_full)
+    metrics.note_store(capacity)
+    if capacity.condition in (LOADING, BUSY, UNREACHABLE, TIMEOUT):  # no report can be read from it
+        raise ApiError(503, "redis_unavailable", f"{capacity.condition}: {capacity.says}")
     for name, redis in (("event store", events), ("read store", stores.views)):
         try:
             await redis.ping()
         except Exception as exc:  # noqa: BLE001 - any failure is "unhealthy"
-            raise ApiError(503, "redis_unavailable", f"the {name} Redis does not answer: {exc}") from None
+            found = refusal(exc)
+            said = f" ({found.condition})" if found else ""
+            raise ApiError(503, "redis_unavailable", f"the {name} Redis does not answer{said}: {exc}") from None
     streams = {stream: await stream_backlog(events, stream) for stream in (keys.COMMANDS, keys.EVENTS)}
     warnings = [f"projector partition {p} has never run: its games' views are not kept"
                 for p in Partition.missing(streams[keys.EVENTS]["groups"])]
@@ -68,7 +78,10 @@ async def report(stores: Stores, replies: Replies, updates: Updates, settings: S
     warnings += [f"consumer {c['consumer']} of group {c['group']} has not read for {c['idle_ms'] // 1000} s "
                  f"({c['pending']} entries pending)" for c in idle]
     servers = {"event_store": await server_info(events), "read_store": await server_info(stores.views)}
-    return HealthReport("listener_down" if down else "ok", "ok", "ok", streams,
+    if not capacity.ok:
+        warnings.insert(0, capacity.says)
+    status = f"event_store_{capacity.condition}" if capacity.condition else "listener_down" if down else "ok"
+    return HealthReport(status, capacity.condition or "ok", "ok", streams,
                         {name: msgspec.to_builtins(s) for name, s in listeners.items()}, parked, idle, warnings,
                         servers)
 

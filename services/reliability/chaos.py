@@ -3,7 +3,10 @@
 A run starts the cluster (``services.reliability.cluster``), drives games over HTTP (``...driver``), and injects
 one fault at a time at random moments, each once recovered from: kill -9 of an engine, of the projector, of the
 gateway (each restarted, as a supervisor would), kill -9 of the event store's Redis (restarted on its port and
-data directory), FLUSHDB of the read store, and a second engine started or killed. Recovery is the time from the
+data directory), the event store restarted and LOADING its data for a couple of seconds, the event store out of
+memory (``maxmemory`` reached under ``noeviction``: every write refused) for a few seconds, FLUSHDB of the read
+store, and a second engine started or killed. No HTTP answer of the run may be a 500 (``http_500``): a store's
+refusal is a 503 ``store_unavailable``. Recovery is the time from the
 fault to the first command sent after it that is accepted and then seen in its seat's view. When the time is up,
 the load stops, every command still unanswered is resent until answered, and ``...checks`` runs.
 
@@ -31,7 +34,8 @@ import click
 
 from services.reliability.cluster import ENGINE, GATEWAY, PROJECTOR, Cluster
 
-FAULTS = ("engine_kill", "projector_kill", "gateway_kill", "event_store_kill", "read_store_flush", "engine_pair")
+FAULTS = ("engine_kill", "projector_kill", "gateway_kill", "event_store_kill", "event_store_loading",
+          "event_store_oom", "read_store_flush", "engine_pair")
 # Problems that fail a run (every kind checks counts; see services/reliability/checks.py).
 MUST_BE_ZERO = ("lost", "duplicated", "unanswered", "conflicting", "unknown", "chain", "redecision", "read_models",
                 "not_contiguous", "events_stream", "history_length", "outcome_not_recorded", "wrong_seat",
@@ -156,8 +160,9 @@ async def _faults(cluster: Cluster, driver, run: Run, rng: random.Random, starte
             bag = list(config.faults)
             rng.shuffle(bag)
         kind = bag.pop()
-        at = time.monotonic()
+        at, cluster.struck_at = time.monotonic(), None
         what = await _inject(cluster, kind, rng)
+        at = cluster.struck_at or at  # a fault prepared first (the AOF rewritten before a restart) struck later
         fault = Fault(kind, what, round(at - started, 2))
         run.faults.append(fault)
         fault.recovery_s = await _recovery(driver, at, config.recovery_timeout)
@@ -176,6 +181,10 @@ async def _inject(cluster: Cluster, kind: str, rng: random.Random) -> str:
         return await cluster.kill_and_restart(GATEWAY, rng)
     if kind == "event_store_kill":
         return await cluster.kill_event_store(rng)
+    if kind == "event_store_loading":
+        return await cluster.event_store_loading(rng)
+    if kind == "event_store_oom":
+        return await cluster.event_store_out_of_memory(rng)
     if kind == "read_store_flush":
         return await cluster.flush_read_store()
     if kind == "engine_pair":
@@ -259,6 +268,9 @@ def _figures(run: Run, driver, cluster: Cluster, found: dict[str, Any]) -> dict[
         "joins_tried": found["joins_tried"],
         "joins_applied_unanswered": found["joins_applied_unanswered"],
         "transport_errors": dict(ledger.transport_errors),
+        "answers_by_status": dict(sorted(ledger.statuses.items())),
+        "http_500": ledger.statuses.get(500, 0),
+        "http_500_examples": ledger.internal_errors,
         "retried_answers": dict(ledger.retried_answers),
         "wrong_answers": dict(ledger.wrong_answers),
         "wrong_answer_examples": ledger.wrong_examples,
@@ -275,7 +287,7 @@ def _figures(run: Run, driver, cluster: Cluster, found: dict[str, Any]) -> dict[
         "problem_examples": found["problem_examples"],
     }
     out["ok"] = (not any(problems.get(k, 0) for k in MUST_BE_ZERO) and not not_recovered and not crashes
-                 and not ledger.wrong_answers)
+                 and not ledger.wrong_answers and not out["http_500"])
     return out
 
 
@@ -295,8 +307,8 @@ SUMMARY = ("seconds", "games", "games_created", "games_by_title", "games_finishe
            "conflicting", "unknown", "chain_problems", "redecision_mismatches", "read_model_mismatches",
            "recovery_max_s", "recovery_p50_s", "recovery_by_kind", "not_recovered", "latency_s",
            "races", "race_accepted", "games_abandoned", "games_stalled", "creates_applied_unanswered",
-           "joins_applied_unanswered", "transport_errors", "retried_answers", "wrong_answers", "crashes", "problems",
-           "ok")
+           "joins_applied_unanswered", "transport_errors", "retried_answers", "wrong_answers", "answers_by_status",
+           "http_500", "crashes", "problems", "ok")
 
 
 @click.command("chaos", context_settings={"show_default": True})
@@ -342,6 +354,8 @@ def summary(figures: dict[str, Any]) -> str:
     for kind, examples in figures.get("problem_examples", {}).items():
         lines.append(f"{kind}:")
         lines += [f"    {e}" for e in examples]
+    for example in figures.get("http_500_examples", []):
+        lines.append(f"500: {example}")
     for crash in figures.get("crashes", []):
         lines.append(f"crash of {crash['role']} (exit {crash['exit_code']}):\n{crash['tail']}")
     return "\n".join(lines)

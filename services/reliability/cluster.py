@@ -1,7 +1,8 @@
 """The processes of a chaos run, as production runs them: two embedded Redis (the event store with AOF fsynced on
 every write, the read store in memory), ``souk engine`` (one or two), ``souk projector`` and ``souk gateway``, each
 a child process, and the faults done to them: kill -9 and restart, the event store's Redis killed and restarted
-on its port and data directory, the read store flushed.
+on its port and data directory, restarted and loading its data for a while (LOADING), or out of memory (OOM) for a
+few seconds, the read store flushed.
 
 Child processes are started from the thread that runs the event loop, and each Redis from one long-lived thread
 of its own: ``die_with_parent`` ties a child's life to the *thread* that started it, so none is started from a
@@ -106,6 +107,7 @@ class Cluster:
         self.procs: dict[str, list[Proc]] = {ENGINE: [], PROJECTOR: [], GATEWAY: []}
         self.crashes: list[Crash] = []
         self.redis_restarts = 0
+        self.struck_at: float | None = None  # when the fault under way really began (after what prepared it)
         self._spawned = 0
         # One thread starts (and restarts) both Redis for the whole run: see the module docstring.
         self._redis_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="souk-chaos-redis")
@@ -186,6 +188,59 @@ class Cluster:
         await self._in_redis_thread(self.events.start)
         self.redis_restarts += 1
         return f"event store redis pid {process.pid}"
+
+    async def event_store_loading(self, rng: random.Random, load_s: float = 2.0) -> str:
+        """The event store's Redis restarted, and loading its data for about ``load_s`` seconds (each key slowed by
+        Redis's ``key-load-delay``, clients answered meanwhile: ``-LOADING``): its AOF is rewritten first, so that
+        the data is in the AOF's RDB part, which is where Redis applies the delay."""
+        client = aioredis.Redis.from_url(self.events.url)
+        try:
+            await client.bgrewriteaof()
+            deadline = time.monotonic() + 30
+            while (await client.info("persistence"))["aof_rewrite_in_progress"] and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            keys = max(1, await client.dbsize())
+        finally:
+            await client.aclose()
+        await self._in_redis_thread(self.events.stop)
+        self.struck_at = time.monotonic()  # down: a command sent before this may have been taken
+        # Redis slows each key of the RDB part and each command of the AOF's incremental part alike
+        entries = keys + sum(f.read_bytes().count(b"\r\n*") + 1
+                             for f in (self.events.data_dir / "appendonlydir").glob("*.incr.aof"))
+        delay_us = max(10, min(100_000, int(load_s * 1e6 / entries)))
+        self.events.options = ("--key-load-delay", str(delay_us), "--loading-process-events-interval-bytes", "1024")
+        try:
+            await self._in_redis_thread(lambda: self.events.start(loading=True))
+        finally:
+            self.events.options = ()  # the next start (a kill's, the supervisor's) loads at full speed
+        self.redis_restarts += 1
+        started, client = time.monotonic(), aioredis.Redis.from_url(self.events.url, socket_timeout=30)
+        try:
+            while (await client.info("persistence"))["loading"] and time.monotonic() < started + 60:
+                await asyncio.sleep(0.05)
+        finally:
+            await client.aclose()
+        return (f"event store restarted, LOADING {keys} keys and {entries - keys} AOF commands for "
+                f"{time.monotonic() - started:.1f} s")
+
+    async def event_store_out_of_memory(self, rng: random.Random) -> str:
+        """The event store's Redis at its ``maxmemory`` under ``noeviction`` for 2 to 4 s (every write refused:
+        OOM), then as it was."""
+        client = aioredis.Redis.from_url(self.events.url)
+        try:
+            before = await client.config_get("maxmemory*")
+            await client.config_set("maxmemory-policy", "noeviction")
+            await client.config_set("maxmemory", 1)
+            self.struck_at = time.monotonic()  # a command sent before this was taken
+            held = rng.uniform(2.0, 4.0)
+            try:
+                await asyncio.sleep(held)
+            finally:
+                await client.config_set("maxmemory", before.get("maxmemory", "0"))
+                await client.config_set("maxmemory-policy", before.get("maxmemory-policy", "noeviction"))
+        finally:
+            await client.aclose()
+        return f"event store out of memory (maxmemory 1 byte, noeviction) for {held:.1f} s"
 
     async def flush_read_store(self) -> str:
         client = aioredis.Redis.from_url(self.views.url)

@@ -93,6 +93,8 @@ class Ledger:
     retried_answers: Counter = field(default_factory=Counter)  # "status code" -> count (5xx, RETRY_CODES: sent again)
     wrong_answers: Counter = field(default_factory=Counter)  # "status code" a correct client should never get
     wrong_examples: list[str] = field(default_factory=list)
+    statuses: Counter = field(default_factory=Counter)  # every HTTP answer of the load, by status
+    internal_errors: list[str] = field(default_factory=list)  # the first 500s: request and answer
     requests: int = 0  # command POSTs, resends and probes included
     probes: int = 0
     races: list[int] = field(default_factory=list)  # how many of each race's 16 commands were accepted
@@ -173,10 +175,14 @@ class Driver:
 
     async def call(self, method: str, path: str, **kw: Any) -> Response | BaseException:
         try:
-            return await self.client.request(method, path, **kw)
+            r = await self.client.request(method, path, **kw)
         except TransportError as exc:
             self.ledger.transport_errors[type(exc).__name__] += 1
             return exc
+        self.ledger.statuses[r.status_code] += 1
+        if r.status_code == 500 and len(self.ledger.internal_errors) < 20:
+            self.ledger.internal_errors.append(f"{method} {path} -> {r.text[:300]}")
+        return r
 
     async def catalog(self, deadline_s: float = 30.0) -> None:
         """Every title of the catalog with every seat count it allows."""

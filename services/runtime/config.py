@@ -42,6 +42,7 @@ class Settings:
     trusted_proxies: tuple[str, ...] = ()  # addresses and networks whose X-Forwarded-For is believed; none: nobody's
     head_timeout_s: float = 5.0  # a connection that has not sent a whole request head this long is closed (0: never)
     connections_per_client: int = 100  # connections one client address may hold open to a gateway process (0: any)
+    store_memory_full: float = 0.9  # /health is a 503 once the event store uses this share of its maxmemory (0: off)
     idle_consumer_ms: int = 60_000  # /health warns of a consumer that has not read for this long
     stale_consumer_ms: int = 600_000  # a consumer idle this long with nothing pending belongs to a stopped process
     read_store_check_s: float = 1.0  # how often a projector checks that the read store was not lost
@@ -155,6 +156,16 @@ def rate(text: str) -> float:
     return value
 
 
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("expected a fraction, 0 to 1 (0.9: 90%; 0: not checked)") from None
+    if not 0 <= value <= 1:
+        raise ValueError("expected a fraction, 0 to 1 (0.9: 90%; 0: not checked)")
+    return value
+
+
 def one_of(*choices: str):
     def parse(text: str) -> str:
         if text.lower() not in choices:
@@ -237,6 +248,7 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "head_timeout_s": ("SOUK_HEAD_TIMEOUT_S", seconds),
     "connections_per_client": ("SOUK_CONNECTIONS_PER_CLIENT", not_negative),
     "idle_consumer_ms": ("SOUK_IDLE_CONSUMER_MS", not_negative),
+    "store_memory_full": ("SOUK_STORE_MEMORY_FULL", fraction),
     "stale_consumer_ms": ("SOUK_STALE_CONSUMER_MS", not_negative),
     "read_store_check_s": ("SOUK_READ_STORE_CHECK_S", seconds),
     "metrics_port": ("SOUK_METRICS_PORT", port_or_zero),

@@ -13,6 +13,10 @@ runs every role in one process: its ``/metrics`` shows everything.
   ``souk_consumer_group_lag{stream, group}`` (not delivered yet; Redis 7+), ``souk_parked_commands``
   (``souk:parked``), ``souk_backlog_age_seconds`` (how old that reading is): read from Redis (XINFO) by
   ``Backlog.refresh``, bounded by a timeout, never during the scrape itself.
+- ``souk_event_store_writable`` (1 while the event store's Redis takes writes, 0 while it refuses them: loading,
+  out of memory, a read-only replica, busy, away) and ``souk_event_store_memory_used_ratio`` (the share of its
+  ``maxmemory`` in use; 0 without one): read by ``/health`` and by each scrape of the gateway's ``/metrics``
+  (``refresh_store``, bounded by a timeout).
 - ``souk_websockets_open``, ``souk_listener_connected{listener}``, ``souk_listener_reconnects_total{listener}``:
   the gateway's sockets and pub/sub listeners.
 - ``souk_http_requests_total{method, route, status}`` and ``souk_http_request_duration_seconds{method, route}``
@@ -38,6 +42,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from services.store import keys
+from services.store.refusals import BUSY, LOADING, TIMEOUT, UNREACHABLE, Capacity, writable
 from services.store.streams import stream_backlog
 
 log = structlog.get_logger("souk.metrics")
@@ -62,6 +67,10 @@ HTTP_DURATION = Histogram("souk_http_request_duration_seconds", "How long the ga
                           "(from its head to the end of the answer), by method and route template",
                           ["method", "route"],
                           buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0))
+STORE_WRITABLE = Gauge("souk_event_store_writable", "1 while the event store's Redis takes writes, 0 while it "
+                       "refuses them (loading, out of memory, read-only replica, busy script, away), as last read")
+STORE_MEMORY = Gauge("souk_event_store_memory_used_ratio", "The share of its maxmemory the event store's Redis uses "
+                     "(0 without a maxmemory), as last read")
 BACKLOG_FAILURES = Counter("souk_backlog_refresh_failures", "Readings of the streams' backlog that failed or "
                            "timed out (the previous reading stays)")
 
@@ -99,6 +108,19 @@ def observe_latency(game: str, seconds: float) -> None:
     if child is None:
         child = _latency[game] = LATENCY.labels(game or NO_GAME)
     child.observe(seconds if seconds > 0 else 0.0)
+
+
+def note_store(capacity: Capacity) -> None:
+    """The gauges of the event store's ability to take writes (``services.store.refusals.writable``)."""
+    STORE_WRITABLE.set(1 if capacity.takes_writes else 0)
+    if capacity.condition not in (UNREACHABLE, TIMEOUT, BUSY, LOADING):  # these say nothing of its memory
+        STORE_MEMORY.set(capacity.memory_used)
+
+
+async def refresh_store(redis: aioredis.Redis, nearly_full: float) -> Capacity:
+    capacity = await writable(redis, nearly_full, REFRESH_TIMEOUT_S)
+    note_store(capacity)
+    return capacity
 
 
 class Backlog(Collector):

