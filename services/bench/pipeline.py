@@ -14,7 +14,6 @@ measuring (/proc for the driver and the workers, INFO cpu for each Redis). ``mac
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import hashlib
@@ -84,6 +83,21 @@ def bench_domain(game_name: str, seats: int, seconds: float, seed: int) -> dict:
 
 # --- the pipeline ---------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Pipeline:
+    """What ``souk bench pipeline`` is asked to run (its options)."""
+
+    game: str = "samarkand"
+    seconds: float = 20.0
+    games: int = 300  # concurrent games
+    rate: float = 0.0  # offered commands/s (0: as fast as it goes)
+    senders: int = 256  # concurrent sender tasks
+    projectors: int = 1  # projector processes, one partition each
+    fsync: str = "always"  # the embedded event store's appendfsync
+    seed: int = 1
+    progress: bool | None = None  # a progress bar of the measuring run on stderr (None: on a terminal)
+
+
 @dataclass
 class Driven:
     game_id: str
@@ -144,7 +158,7 @@ async def _redis_cpu(redis: Resp) -> float:
     return float(values["used_cpu_sys"]) + float(values["used_cpu_user"])
 
 
-async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
+async def bench_pipeline(args: Pipeline, seats: int) -> dict:
     from services.embedded.redis import embedded_redis
     from services.embedded.redis import die_with_parent
 
@@ -212,7 +226,7 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
             tmp.cleanup()
 
 
-async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: argparse.Namespace,
+async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: Pipeline,
                  seats: int, cpu) -> dict:
     rng = random.Random(args.seed)
     run_id = uuid.uuid4().hex[:8]
@@ -317,7 +331,7 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: argpa
     cpu_before = await cpu()
     stats.measuring = True
     start = time.perf_counter()
-    await progress.wait(args.seconds, "measuring", getattr(args, "progress", None))
+    await progress.wait(args.seconds, "measuring", args.progress)
     stats.measuring = False
     elapsed = time.perf_counter() - start
     cpu_after = await cpu()

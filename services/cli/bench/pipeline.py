@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from services.bench.pipeline import DEFAULT_SEATS, bench_domain, bench_pipeline
+from services.bench.pipeline import DEFAULT_SEATS, Pipeline, bench_domain, bench_pipeline
 
 
 def _options(f):
@@ -63,7 +63,9 @@ def _main(args: argparse.Namespace) -> None:
     else:
         from services.runtime.loop import run
 
-        result = run(bench_pipeline(args, seats))
+        result = run(bench_pipeline(Pipeline(game=args.game, seconds=args.seconds, games=args.games, rate=args.rate,
+                                             senders=args.senders, projectors=args.projectors, fsync=args.fsync,
+                                             seed=args.seed, progress=args.progress), seats))
     if args.json:
         click.echo(json.dumps(result))
     else:
