@@ -297,7 +297,7 @@ def _spread(values: list[float]) -> dict[str, float | int]:
     return {"p50": at(0.5), "p99": at(0.99), "max": round(ordered[-1], 3), "n": len(ordered)}
 
 
-# --- the command ------------------------------------------------------------------------------------------
+# --- what `souk chaos` prints (services/cli/chaos.py) -----------------------------------------------------
 
 SUMMARY = ("seconds", "games", "games_created", "games_by_title", "games_finished", "commands_sent", "requests",
            "accepted", "accepted_per_s", "refused", "faults", "faults_by_kind", "lost", "duplicated", "unanswered",
