@@ -31,7 +31,6 @@ import asyncio
 import base64
 import collections
 import contextlib
-import json
 import multiprocessing
 import os
 import queue as queue_module
@@ -46,9 +45,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import click
 import msgspec
 
+from services.bench import BenchError
 from services.bench.pipeline import DEFAULT_SEATS  # every game the benchmarks play, and its seats
 
 GAMES = tuple(DEFAULT_SEATS)
@@ -610,7 +609,7 @@ class Cluster:
                     return
             stopped = [role for role, p in self.procs.items() if p.poll() is not None]
             if stopped or time.monotonic() > deadline:
-                raise click.ClickException(f"the server did not start ({', '.join(stopped) or 'timeout'}):\n"
+                raise BenchError(f"the server did not start ({', '.join(stopped) or 'timeout'}):\n"
                                            + self.logs())
             time.sleep(0.1)
 
@@ -662,10 +661,10 @@ def _wait_all(results, drivers: list, kind: str, timeout: float) -> dict[int, An
         except queue_module.Empty:
             dead = [d for d in drivers if not d.is_alive()]
             if dead or time.monotonic() > deadline:
-                raise click.ClickException(f"a driver stopped or timed out waiting for '{kind}'") from None
+                raise BenchError(f"a driver stopped or timed out waiting for '{kind}'") from None
             continue
         if what == "failed":
-            raise click.ClickException(f"driver {index} failed: {payload}")
+            raise BenchError(f"driver {index} failed: {payload}")
         if what == kind:
             got[index] = payload
     return got
@@ -675,7 +674,7 @@ def run_bench(options: dict) -> dict:
     """Starts what the options say, measures, stops everything; the figures as a dict."""
     seats = options["seats"] or DEFAULT_SEATS[options["game"]]
     if options["gateways"] > 1 and (options["target"] != "split" or options["url"]):
-        raise click.UsageError("--gateways is for --target split (`souk serve` is one process)")
+        raise ValueError("--gateways is for --target split (`souk serve` is one process)")
     cluster = Cluster(options["target"], options["fsync"], options["url"], options["gateways"])
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
@@ -688,7 +687,7 @@ def run_bench(options: dict) -> dict:
         else:
             figures = _bench_fanout(options, seats, base, cluster, ctx, results, drivers, controls)
         if cluster.stopped():
-            raise click.ClickException(f"{', '.join(cluster.stopped())} stopped during the run:\n{cluster.logs()}")
+            raise BenchError(f"{', '.join(cluster.stopped())} stopped during the run:\n{cluster.logs()}")
         figures["command"] = _command_line(options)
         return figures
     finally:
@@ -863,45 +862,3 @@ def _command_line(options: dict) -> str:
     if options.get("at_once"):
         parts.append("--at-once")
     return " ".join(parts)
-
-
-@click.command("http", context_settings={"show_default": True})
-@click.option("--mode", type=click.Choice(["play", "fanout"]), default="play", envvar="SOUK_BENCH_MODE", show_envvar=True,
-              help="play: many games, every seat a client; fanout: one game followed by --sockets WebSockets")
-@click.option("--target", type=click.Choice(["serve", "split"]), default="serve",
-              help="serve: one `souk serve`; split: `souk engine`, `souk projector`, `souk gateway` processes")
-@click.option("--gateways", type=click.IntRange(1), default=1,
-              help="split: the gateway's processes (`souk gateway --processes N`)")
-@click.option("--url", default=None, envvar="SOUK_BENCH_URL", show_envvar=True,
-              help="a server already running (its limits per client off) instead of starting one; its CPU is not "
-                   "measured")
-@click.option("--game", type=click.Choice(GAMES), default="samarkand")
-@click.option("--seats", type=click.IntRange(1, 8), default=None,
-              help="seats per game (default: 4 samarkand, 3 yspahan, 3 istanbul)")
-@click.option("--games", type=click.IntRange(1), default=64, help="games played at once (play)")
-@click.option("--sockets", type=click.IntRange(1), default=1000, help="WebSockets following the game (fanout)")
-@click.option("--seconds", type=click.FloatRange(0.5), default=20.0, help="measured time")
-@click.option("--warmup", type=click.FloatRange(0), default=3.0, help="seconds played before measuring")
-@click.option("--rate", type=click.FloatRange(0), default=0.0, help="offered commands/s, evenly paced (0: closed loop)")
-@click.option("--drivers", type=click.IntRange(1), default=1, help="load-generator processes")
-@click.option("--at-once", is_flag=True, default=False,
-              help="play: every seat the game awaits sends at the same moment (each on its own newest view, with its "
-                   "version as expected_version); stale_per_command counts what that costs")
-@click.option("--fsync", type=click.Choice(["always", "everysec"]), default="always",
-              help="the event store's appendfsync (what `souk serve` runs by default)")
-@click.option("--seed", type=int, default=1)
-@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def command(as_json: bool, **options: Any) -> None:
-    """Load through the front door: commands over HTTP, views followed over WebSockets, against `souk serve` or
-    the separate processes. Prints commands/s, p50/p99 from a command's request to the seat's pushed view (fanout:
-    to every socket's push), and CPU per process (cores busy, µs per command)."""
-    figures = run_bench(options)
-    if as_json:
-        click.echo(json.dumps(figures))
-    else:
-        for k, v in figures.items():
-            click.echo(f"{k:>22}: {v}")
-
-
-if __name__ == "__main__":
-    command()

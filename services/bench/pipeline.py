@@ -1,4 +1,5 @@
-"""Benchmarks. Figures come from these commands only (see the README for what was measured).
+"""Benchmarks. Figures come from these commands only (see the README for what was measured); their click commands
+are in services/cli/bench/, which call the functions here.
 
 ``souk bench pipeline``: many concurrent games driven with random legal commands through the gateway-less
 path: the driver XADDs commands to ``souk:commands``; ``souk engine`` and ``souk projector`` run as separate
@@ -13,11 +14,9 @@ measuring (/proc for the driver and the workers, INFO cpu for each Redis). ``mac
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import hashlib
-import json
 import os
 import random
 import resource
@@ -28,7 +27,6 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-import click
 import msgspec
 
 from contracts.envelope import CommandEnvelope
@@ -41,66 +39,6 @@ from services.store.codec import encoder, reply_decoder
 from services.store.resp import Resp, Subscriber
 
 DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3, "istanbul": 3, "karawane": 3}  # every game the benchmarks play, and its seats
-
-
-def _options(f):
-    """The options of ``souk bench pipeline`` and ``souk bench domain`` (those marked pipeline only count there)."""
-    for decl, kwargs in reversed([
-        ("--game", dict(default="samarkand", type=click.Choice(list(DEFAULT_SEATS)))),
-        ("--seats", dict(type=int, default=None,
-                         show_default=", ".join(f"{n} {game}" for game, n in DEFAULT_SEATS.items()))),
-        ("--seconds", dict(type=float, default=20.0, help="how long to measure")),
-        ("--games", dict(type=int, default=300, help="concurrent games (pipeline)")),
-        ("--rate", dict(type=float, default=0.0, help="offered commands/s (0: as fast as it goes)")),
-        ("--senders", dict(type=int, default=256, help="concurrent sender tasks (pipeline)")),
-        ("--projectors", dict(type=int, default=1, help="projector processes, one partition each (pipeline)")),
-        ("--fsync", dict(default="always", type=click.Choice(["always", "everysec"]),
-                         help="the embedded event store's appendfsync (pipeline; the default is what `souk serve` "
-                              "runs)")),
-        ("--seed", dict(type=int, default=1)),
-        ("--json", dict(is_flag=True, help="print one JSON object")),
-        ("--progress/--no-progress", dict(default=None, show_default="on a terminal",
-                                          help="a progress bar of the measuring run on stderr")),
-    ]):
-        f = click.option(decl, show_default=kwargs.pop("show_default", True), **kwargs)(f)
-    return f
-
-
-@click.command("pipeline", context_settings={"show_default": True})
-@_options
-def pipeline_command(**options) -> None:
-    """Games driven through the engine and projector processes (REDIS_URL and SOUK_VIEWS_REDIS_URL if set, else
-    two temporary redis-servers), without the gateway."""
-    main(argparse.Namespace(kind="pipeline", **options))
-
-
-@click.command("domain", context_settings={"show_default": True})
-@_options
-def domain_command(**options) -> None:
-    """Random playouts of the pure domain (no Redis): games and commands per second."""
-    main(argparse.Namespace(kind="domain", **options))
-
-
-def main(args: argparse.Namespace) -> None:
-    if args.projectors < 1 or args.games < 1 or args.senders < 1:
-        sys.exit("souk bench: --projectors, --games and --senders must be at least 1")
-    seats = args.seats or DEFAULT_SEATS[args.game]
-    from domain.kernel import get_game
-
-    game = get_game(args.game)
-    if not game.min_seats <= seats <= game.max_seats:  # the games would be refused, and nothing measured
-        sys.exit(f"souk bench: {args.game} is played by {game.min_seats} to {game.max_seats} seats, not {seats}")
-    if args.kind == "domain":
-        result = bench_domain(args.game, seats, args.seconds, args.seed)
-    else:
-        from services.runtime.loop import run
-
-        result = run(bench_pipeline(args, seats))
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for k, v in result.items():
-            print(f"{k:>22}: {v}")
 
 
 # --- pure domain ----------------------------------------------------------------------------------------
@@ -144,6 +82,21 @@ def bench_domain(game_name: str, seats: int, seconds: float, seed: int) -> dict:
 
 
 # --- the pipeline ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pipeline:
+    """What ``souk bench pipeline`` is asked to run (its options)."""
+
+    game: str = "samarkand"
+    seconds: float = 20.0
+    games: int = 300  # concurrent games
+    rate: float = 0.0  # offered commands/s (0: as fast as it goes)
+    senders: int = 256  # concurrent sender tasks
+    projectors: int = 1  # projector processes, one partition each
+    fsync: str = "always"  # the embedded event store's appendfsync
+    seed: int = 1
+    progress: bool | None = None  # a progress bar of the measuring run on stderr (None: on a terminal)
+
 
 @dataclass
 class Driven:
@@ -205,7 +158,7 @@ async def _redis_cpu(redis: Resp) -> float:
     return float(values["used_cpu_sys"]) + float(values["used_cpu_user"])
 
 
-async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
+async def bench_pipeline(args: Pipeline, seats: int) -> dict:
     from services.embedded.redis import embedded_redis
     from services.embedded.redis import die_with_parent
 
@@ -273,7 +226,7 @@ async def bench_pipeline(args: argparse.Namespace, seats: int) -> dict:
             tmp.cleanup()
 
 
-async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: argparse.Namespace,
+async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: Pipeline,
                  seats: int, cpu) -> dict:
     rng = random.Random(args.seed)
     run_id = uuid.uuid4().hex[:8]
@@ -378,7 +331,7 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: argpa
     cpu_before = await cpu()
     stats.measuring = True
     start = time.perf_counter()
-    await progress.wait(args.seconds, "measuring", getattr(args, "progress", None))
+    await progress.wait(args.seconds, "measuring", args.progress)
     stats.measuring = False
     elapsed = time.perf_counter() - start
     cpu_after = await cpu()

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import subprocess
 import sys
@@ -29,8 +28,9 @@ import time
 from collections import Counter
 from typing import Any
 
-import click
 import httpx
+
+from services.bench import BenchError
 
 
 async def _slot(host: str, port: int, every: float, pause: float, end: float, state: dict[str, Any],
@@ -112,7 +112,7 @@ async def measure(url: str, sockets: int, every: float, seconds: float, pause: f
 
 
 @contextlib.contextmanager
-def _serve() -> Any:
+def serve() -> Any:
     """A ``souk serve`` of its own (embedded Redis in a temporary folder) on a free port."""
     from services.embedded.redis import free_port
 
@@ -130,7 +130,7 @@ def _serve() -> Any:
                     if httpx.get(f"{url}/health", timeout=1).status_code == 200:
                         break
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise click.ClickException("souk serve did not start")
+                    raise BenchError("souk serve did not start")
                 time.sleep(0.2)
             yield url, process.pid
         finally:
@@ -140,25 +140,3 @@ def _serve() -> Any:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-
-
-@click.command("slow", context_settings={"show_default": True})
-@click.option("--url", default=None, help="a gateway already running (else a `souk serve` of its own)")
-@click.option("--sockets", type=click.IntRange(1), default=2000, help="connections from this one address")
-@click.option("--every", type=click.FloatRange(0.1), default=5.0, help="seconds between two header lines")
-@click.option("--seconds", type=click.FloatRange(1), default=41.0, help="how long")
-@click.option("--pause", type=click.FloatRange(0), default=5.0, help="seconds before a closed connection reopens")
-@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def command(url: str | None, sockets: int, every: float, seconds: float, pause: float, as_json: bool) -> None:
-    """Slow clients from one address: how many connections trickling request heads the gateway holds at once."""
-    with contextlib.nullcontext((url, None)) if url else _serve() as (target, pid):
-        figures = asyncio.run(measure(target, sockets, every, seconds, pause, pid))
-    if as_json:
-        click.echo(json.dumps(figures))
-        return
-    click.echo(f"{sockets} connections from one address, a header line every {every:g} s, {seconds:g} s: "
-               f"held at once at most {figures['most_held']}, {figures['mean_held']} on average, "
-               f"{figures['held_at_end']} at the end; longest held {figures['longest_held_s']} s; the gateway's "
-               f"process had at most {figures['gateway_sockets_most']} more files open "
-               f"({figures['gateway_sockets_mean']} on average); "
-               f"answers {figures['answers']}")

@@ -188,22 +188,22 @@ def _unavailable(name: str, short: str, message: str) -> click.Command:
 
 
 LAZY = {
-    "types": ("services.client.typescript:command", "the wire format as TypeScript types (clients/typescript)"),
-    "chaos": ("services.reliability.chaos:command", "the real processes under load and faults, then the checks"),
+    "types": ("services.cli.types:command", "the wire format as TypeScript types (clients/typescript)"),
+    "chaos": ("services.cli.chaos:command", "the real processes under load and faults, then the checks"),
     "archive": ("services.cli.archive:command", "export finished games to records and remove their hot keys"),
     "export": ("services.cli.records:export_command", "print a finished game's record (JSON)"),
     "import": ("services.cli.records:import_command", "make a verified record a finished game here"),
     "replay": ("services.cli.records:replay_command", "print a record's game and scores at version N"),
 }
 BENCH = {
-    "pipeline": ("services.bench.pipeline:pipeline_command",
+    "pipeline": ("services.cli.bench.pipeline:pipeline_command",
                  "games driven through the engine and projector processes, without the gateway"),
-    "domain": ("services.bench.pipeline:domain_command", "random playouts of the pure domain, no Redis"),
-    "http": ("services.bench.http:command", "load over HTTP and WebSocket against the gateway"),
-    "storage": ("services.bench.storage:command", "bytes of Redis memory per finished game"),
-    "history": ("services.bench.history:command", "reading a finished game's past: the view at a random version"),
-    "slow": ("services.bench.slow:command", "slow clients from one address: the connections the gateway holds"),
-    "cold": ("services.bench.cold:command", "the engine's cold load of a game at 100, 1,000 and 10,000 events"),
+    "domain": ("services.cli.bench.pipeline:domain_command", "random playouts of the pure domain, no Redis"),
+    "http": ("services.cli.bench.http:command", "load over HTTP and WebSocket against the gateway"),
+    "storage": ("services.cli.bench.storage:command", "bytes of Redis memory per finished game"),
+    "history": ("services.cli.bench.history:command", "reading a finished game's past: the view at a random version"),
+    "slow": ("services.cli.bench.slow:command", "slow clients from one address: the connections the gateway holds"),
+    "cold": ("services.cli.bench.cold:command", "the engine's cold load of a game at 100, 1,000 and 10,000 events"),
 }
 
 

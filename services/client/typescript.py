@@ -12,13 +12,11 @@ events (stored ones may predate the field) and in Structs that omit defaults; el
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import json
 from pathlib import Path
 from typing import Any
 
-import click
 import msgspec
 
 from contracts import api, base, envelope, readmodels, table
@@ -81,20 +79,6 @@ def write(path: str | None) -> str:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
     return text
-
-
-@click.command("types")
-@click.option("--out", default=None, metavar="FILE", show_default="print",
-              help="file to write; the checked-in one is clients/typescript/souk.d.ts")
-def command(out: str | None) -> None:
-    """The wire format as TypeScript types, for web frontends."""
-    main(argparse.Namespace(out=out))
-
-
-def main(args: argparse.Namespace) -> None:
-    text = write(args.out)
-    if not args.out:
-        print(text, end="")
 
 
 # --- where each type goes, and whether its defaulted fields may be absent -------------------------------------

@@ -80,7 +80,7 @@ def test_serve_help_shows_defaults_and_environment_variables():
 
 def test_the_lazy_maps_name_the_commands_of_other_modules():
     assert LAZY["archive"][0] == "services.cli.archive:command"
-    assert BENCH["http"][0] == "services.bench.http:command" and BENCH["storage"][0] == "services.bench.storage:command"
+    assert BENCH["http"][0] == "services.cli.bench.http:command" and BENCH["storage"][0] == "services.cli.bench.storage:command"
     ctx = click.Context(cli, info_name="souk")
     for name, (target, _) in {**LAZY, **BENCH}.items():
         if cli_main.available(target.split(":")[0]):
@@ -90,7 +90,7 @@ def test_the_lazy_maps_name_the_commands_of_other_modules():
 
 def test_a_command_whose_module_does_not_exist_is_listed_as_not_available_and_says_so_when_called():
     group = LazyGroup("souk", lazy={"ghost": ("services.nowhere.ghost:command", "haunts the store"),
-                                    "present": ("services.client.typescript:command", "types")})
+                                    "present": ("services.cli.types:command", "types")})
     ctx = click.Context(group, info_name="souk")
     assert "haunts the store (not available in this version)" in group.get_help(ctx)
     command = group.get_command(ctx, "ghost")

@@ -9,11 +9,11 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from services.bench import http as bench
+from services.cli.bench import http as bench
 
 
 def _run(*args: str) -> dict:
-    out = subprocess.run([sys.executable, "-m", "services.bench.http", *args, "--json"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "services.cli.bench.http", *args, "--json"], capture_output=True,
                          text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-4000:]
     return json.loads(out.stdout.strip().splitlines()[-1])

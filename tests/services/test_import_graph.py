@@ -1,9 +1,12 @@
 """The layers of ``services/`` run one way (issue #18 item 17): the graph of imports between its sub-packages, read
 from the source with ``ast`` (module-level imports and those inside functions alike), has no circle; nothing outside
-``services/cli`` imports the CLI; and the gateway (the web layer) is imported only by what composes or drives the
-whole app (``COMPOSERS``): the CLI, which builds and serves it, the benchmarks and ``souk chaos``, which run it and
-measure it, and the TypeScript client's generator, which reads the API the gateway describes. Libraries (store,
-engine, projector, history, embedded, runtime) import neither; history has its own errors, the gateway maps them.
+``services/cli`` imports the CLI, and every click command lives there (the benchmarks', ``souk chaos``'s and ``souk
+types``' too: services/bench, services/reliability and services/client are libraries those commands call); and the
+gateway (the web layer) is imported only by what composes or drives the whole app (``COMPOSERS``): the CLI, which
+builds and serves it, the benchmarks, which run it in process and time its functions, and the TypeScript client's
+generator, which reads the API the gateway describes. Libraries (store, engine, projector, history, embedded,
+runtime, reliability: ``souk chaos`` drives the gateway over HTTP only) import neither; history has its own errors,
+the gateway maps them.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ROOT / "services"
-COMPOSERS = ("services.cli", "services.bench", "services.reliability", "services.client.typescript")
+COMPOSERS = ("services.cli", "services.bench", "services.client.typescript")
 
 
 def _imports(path: Path, module: str) -> list[tuple[str, int]]:
@@ -125,15 +128,25 @@ def test_the_reader_finds_click_commands():
     assert _click_commands(tree) == [2]
 
 
-def test_every_click_command_lives_in_the_cli_but_the_tools_own():
-    """``souk``'s commands are defined in services/cli; the benchmarks, ``souk chaos`` and ``souk types`` (tools
-    that drive the whole app or read its API, loaded by name from ``services.cli.main``'s lazy maps) keep theirs
-    beside the code they drive."""
-    tools = ("services/bench/", "services/reliability/", "services/client/typescript.py")
+def test_every_click_command_lives_in_the_cli():
+    """``souk``'s commands are defined in services/cli, the benchmarks', ``souk chaos``'s and ``souk types``'s too:
+    services/bench, services/reliability and services/client are libraries whose functions those commands call."""
     found = []
     for path in sorted(SERVICES.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith("services/cli/") or rel.startswith(tools):
+        if rel.startswith("services/cli/"):
             continue
         found += [f"{rel} line {line}" for line in _click_commands(ast.parse(path.read_text(encoding="utf-8")))]
     assert not found, "click commands outside services/cli: " + "; ".join(found)
+
+
+def test_the_tools_libraries_do_not_import_click():
+    """Options, their parsing and the printing of figures are the CLI's: the benchmarks, the chaos run and the
+    TypeScript generator take typed arguments and return figures or text (their errors are their own)."""
+    found = []
+    for folder in ("bench", "reliability", "client"):
+        for path in sorted((SERVICES / folder).rglob("*.py")):
+            module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found += [f"{path.relative_to(ROOT).as_posix()} line {line}" for target, line in _imports(path, module)
+                      if target == "click" or target.startswith("click.")]
+    assert not found, "click imported outside services/cli: " + "; ".join(found)
