@@ -201,6 +201,7 @@ BENCH = {
     "http": ("services.bench.http:command", "load over HTTP and WebSocket against the gateway"),
     "storage": ("services.bench.storage:command", "bytes of Redis memory per finished game"),
     "history": ("services.bench.history:command", "reading a finished game's past: the view at a random version"),
+    "bots": ("services.cli.bots:bench_command", "bots against bots: win rates and the share of games that end"),
 }
 
 
