@@ -91,11 +91,27 @@ class SeekerStrategy:
         return bot(state, seat, legal, rng) if bot is not None else rng.choice(list(legal))
 
 
+def settle(game: Any, world: Any, seat: int, command: Any, rng: random.Random) -> Any:
+    """``world`` after ``seat``'s ``command`` and the choices of the seats awaited together with it (a simultaneous
+    decision: cards chosen face down, answers to a played card), at random, so that its effect shows: a choice of
+    its own alone changes nothing until the others' are in."""
+    together = set(game.flow(world).awaiting) - {seat}
+    world = advance(game, world, seat, command, chance(rng))
+    while together and game.result(world) is None:
+        pending = [s for s in game.flow(world).awaiting if s in together]
+        if not pending:
+            break
+        other = pending[0]
+        world = advance(game, world, other, rng.choice(list(game.legal_commands(world, other))), chance(rng))
+    return world
+
+
 # --- greedy -----------------------------------------------------------------------------------------------
 
 class GreedyStrategy:
     """One step ahead: every legal command on ``samples`` determinizations (the same chance for every command of
-    a determinization), rated by the game's ``evaluate(state, seat)``; the best mean wins, ties at random."""
+    a determinization), the seats awaited with it answering at random (``settle``), rated by the game's
+    ``evaluate(state, seat)``; the best mean wins, ties at random."""
 
     name = "greedy"
 
@@ -116,7 +132,7 @@ class GreedyStrategy:
             total, n = 0.0, 0
             for world, seed in worlds:
                 try:
-                    after = advance(game, world, seat, command, Chance(seed, 0))
+                    after = settle(game, world, seat, command, random.Random(seed))
                 except RuleViolation:  # refused in this world: it tells nothing about the command
                     continue
                 total += evaluate(after, seat)
