@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from domain.chance import Chance
@@ -271,5 +271,3 @@ def strategy(name: str, **settings: Any) -> Strategy:
         raise StrategyError("bad_setting", f"{name}: {exc}") from None
 
 
-def names(text: str) -> Sequence[str]:
-    return [n.strip() for n in text.split(",") if n.strip()]

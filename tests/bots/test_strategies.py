@@ -95,3 +95,14 @@ def test_greedy_beats_random_where_seats_choose_at_once(name, seats, least):
 
     summary = bench(name, seats, 12, ("greedy", "random"), {"greedy": {"samples": 2}}, seed=11)
     assert summary["wins_a"] >= least, summary
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,seats", GAMES)
+def test_a_whole_game_of_mcts_against_greedy_ends(name, seats):
+    from services.bench.bots import play
+
+    bots = [strategy("mcts", budget=None, iterations=6, rollout=8), *(strategy("greedy", samples=1)
+                                                                       for _ in range(seats - 1))]
+    out = play(name, seats, bots, seed=7, bound=20_000)
+    assert out["winners"], out
