@@ -124,25 +124,28 @@ class GreedyStrategy:
         legal = list(game.legal_commands(state, seat))
         if len(legal) == 1:
             return legal[0]
-        evaluate = hook(game, "evaluate")
-        worlds = [(determinize(game, state, seat, rng), rng.randbytes(16)) for _ in range(self.samples)]
-        best: list[Any] = []
-        best_value = -math.inf
-        for command in legal:
-            total, n = 0.0, 0
-            for world, seed in worlds:
-                try:
-                    after = settle(game, world, seat, command, random.Random(seed))
-                except RuleViolation:  # refused in this world: it tells nothing about the command
-                    continue
-                total += evaluate(after, seat)
-                n += 1
-            value = total / n if n else -math.inf
-            if value > best_value:
-                best, best_value = [command], value
-            elif value == best_value:
-                best.append(command)
-        return rng.choice(best)
+        values = rate(game, state, seat, legal, self.samples, rng)
+        top = max(values)
+        return rng.choice([c for c, v in zip(legal, values) if v == top])
+
+
+def rate(game: Any, state: Any, seat: int, legal: list[Any], samples: int, rng: random.Random) -> list[float]:
+    """Each legal command's mean ``evaluate`` over ``samples`` determinizations (the same chance for every command
+    of one), once the seats awaited with it answered (``settle``); -inf for one refused in every world."""
+    evaluate = hook(game, "evaluate")
+    worlds = [(determinize(game, state, seat, rng), rng.randbytes(16)) for _ in range(samples)]
+    values = []
+    for command in legal:
+        total, n = 0.0, 0
+        for world, seed in worlds:
+            try:
+                after = settle(game, world, seat, command, random.Random(seed))
+            except RuleViolation:  # refused in this world: it tells nothing about the command
+                continue
+            total += evaluate(after, seat)
+            n += 1
+        values.append(total / n if n else -math.inf)
+    return values
 
 
 # --- mcts -------------------------------------------------------------------------------------------------
@@ -178,18 +181,24 @@ def rewards(game: Any, state: Any, seats: int) -> list[float]:
 class MctsStrategy:
     """Single-observer ISMCTS with determinization: per iteration a new determinization of what ``seat`` has not
     seen, selection by UCB1 over the commands legal in it (availability counts), one node expanded, a random
-    rollout of at most ``rollout`` commands, rewards backed up for each node's chooser. Stops after ``budget``
-    seconds (None: no clock) or ``iterations``, whichever comes first; plays the root's most visited command."""
+    rollout of at most ``rollout`` commands, rewards backed up for each node's chooser. At the root, when the seat
+    has more than ``width`` commands (None: no limit), only the ``width`` best by greedy's rating (``rate``, one
+    determinization) are searched, the best first. Stops after ``budget`` seconds (None: no clock) or
+    ``iterations``, whichever comes first; plays the root's most visited command (a tie: the better rated)."""
 
     name = "mcts"
 
     def __init__(self, budget: float | None = 1.0, iterations: int = 100_000, rollout: int = 40,
-                 exploration: float = 0.7, clock: Callable[[], float] = time.perf_counter) -> None:
+                 exploration: float = 0.7, width: int | None = 6,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         if budget is not None and budget <= 0:
             raise StrategyError("bad_setting", f"the budget is a positive number of seconds, not {budget}")
         if iterations < 1 or rollout < 0:
             raise StrategyError("bad_setting", "mcts needs at least 1 iteration and a rollout of 0 or more commands")
+        if width is not None and width < 1:
+            raise StrategyError("bad_setting", f"mcts's width is at least 1 command (or None: all), not {width}")
         self.budget, self.iterations, self.rollout, self.exploration = budget, iterations, rollout, exploration
+        self.width = width
         self.clock = clock
         self.last_iterations = 0  # how many the last choice ran (benchmarks report it)
 
@@ -198,28 +207,33 @@ class MctsStrategy:
         if len(legal) == 1:
             return legal[0]
         seats = state.seats
-        root = _Node(None)
         deadline = None if self.budget is None else self.clock() + self.budget
+        prior = rate(game, state, seat, legal, 1, rng) if self.width is not None and len(legal) > self.width else None
+        if prior is not None:  # the root searches the greedy rating's best ``width`` commands, best first
+            order = sorted(range(len(legal)), key=lambda i: -prior[i])[: self.width]
+            legal, prior = [legal[i] for i in order], [prior[i] for i in order]
+        root = _Node(None)
         done = 0
         while done < self.iterations and (deadline is None or self.clock() < deadline):
-            self._iterate(game, determinize(game, state, seat, rng), seat, seats, root, rng)
+            self._iterate(game, determinize(game, state, seat, rng), seat, seats, root, rng, legal)
             done += 1
         self.last_iterations = done
-        visited = [(root.children[c].visits, i) for i, c in enumerate(legal) if c in root.children]
+        visited = [(root.children[c].visits, -i) for i, c in enumerate(legal) if c in root.children]
         if not visited:
-            return rng.choice(legal)
-        return legal[max(visited)[1]]
+            return legal[0] if prior is not None else rng.choice(legal)
+        return legal[-max(visited)[1]]
 
-    def _iterate(self, game: Any, world: Any, seat: int, seats: int, root: _Node, rng: random.Random) -> None:
+    def _iterate(self, game: Any, world: Any, seat: int, seats: int, root: _Node, rng: random.Random,
+                 choices: list[Any]) -> None:
         node, path = root, [root]
         mover: int | None = seat  # the root decides for ``seat``, whoever else is awaited in this world
         while mover is not None:
-            legal = game.legal_commands(world, mover)
+            legal = choices if node is root else game.legal_commands(world, mover)
             if not legal:
                 break
             untried = [c for c in legal if c not in node.children]
             if untried:
-                command = rng.choice(untried)
+                command = untried[0] if node is root else rng.choice(untried)  # the root's: best rated first
                 child = node.children[command] = _Node(mover)
                 world = advance(game, world, mover, command, chance(rng))
                 path.append(child)

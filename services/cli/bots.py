@@ -33,6 +33,8 @@ def _strategies(text: str) -> tuple[str, str]:
               help="mcts: seconds a move, at most")
 @click.option("--iterations", type=click.IntRange(1), default=100_000, help="mcts: iterations a move, at most")
 @click.option("--rollout", type=click.IntRange(0), default=40, help="mcts: commands a rollout plays before it is rated")
+@click.option("--width", type=click.IntRange(1), default=6,
+              help="mcts: the root searches the greedy rating's best WIDTH commands")
 @click.option("--samples", type=click.IntRange(1), default=3, help="greedy: determinizations each command is rated on")
 @click.option("--bound", type=click.IntRange(1), default=5000, help="commands after which a game counts as not ended")
 @click.option("--seed", type=int, default=0, help="the first game's seed (game i: seed + i)")
@@ -40,7 +42,7 @@ def _strategies(text: str) -> tuple[str, str]:
               help="processes playing games at once (at most 2: the machine is shared)")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object")
 def bench_command(game_name: str, seats: int | None, games: int, names: str, budget: float, iterations: int,
-                  rollout: int, samples: int, bound: int, seed: int, processes: int, as_json: bool) -> None:
+                  rollout: int, width: int, samples: int, bound: int, seed: int, processes: int, as_json: bool) -> None:
     """Win rates of strategy a against b with 95% confidence intervals (Wilson), and the share of games that end
     within --bound commands, on the pure domain (no Redis)."""
     from domain.kernel import get_game
@@ -57,7 +59,7 @@ def bench_command(game_name: str, seats: int | None, games: int, names: str, bud
                                  f"seats, not {seats}", param_hint="--seats")
     if processes > (os.cpu_count() or 1):
         raise OperatorError(f"--processes {processes}: this machine has {os.cpu_count()} cores")
-    settings = {"mcts": {"budget": budget, "iterations": iterations, "rollout": rollout},
+    settings = {"mcts": {"budget": budget, "iterations": iterations, "rollout": rollout, "width": width},
                 "greedy": {"samples": samples}}
     settings = {k: v for k, v in settings.items() if k in (a, b)}
 

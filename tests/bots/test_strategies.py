@@ -106,3 +106,25 @@ def test_a_whole_game_of_mcts_against_greedy_ends(name, seats):
                                                                        for _ in range(seats - 1))]
     out = play(name, seats, bots, seed=7, bound=20_000)
     assert out["winners"], out
+
+
+@pytest.mark.parametrize("name,seats", GAMES)
+def test_mcts_searches_the_best_rated_commands_at_its_root(name, seats):
+    from services.bots.strategies import rate
+
+    for commands in (3, 25):
+        game, state = advanced(name, seats, seed=8, commands=commands)
+        seat = game.flow(state).awaiting[0]
+        legal = list(game.legal_commands(state, seat))
+        if len(legal) < 2:
+            continue
+        values = rate(game, state, seat, legal, 1, random.Random(4))
+        chosen = strategy("mcts", budget=None, iterations=4, rollout=4, width=1).choose(game, state, seat,
+                                                                                       random.Random(4))
+        assert values[legal.index(chosen)] == max(values)
+
+
+def test_a_width_below_one_is_refused():
+    with pytest.raises(StrategyError) as info:
+        strategy("mcts", width=0)
+    assert info.value.code == "bad_setting"
