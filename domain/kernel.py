@@ -77,6 +77,11 @@ class Game(Protocol):
     # Optional: ``def is_barrier(self, event: Any) -> bool`` (see the module's docstring and ``is_barrier``).
     # Optional: ``def bot(self, state, seat, legal, rng) -> command``: a simple policy that plays the game to its
     # end, for a game that random legal play rarely ends (``bot_command``).
+    # Optional, for the bots (``services.bots``; each game's ``evaluation`` module), pure, reading only what ``seat``
+    # may know: ``def evaluate(self, state, seat) -> float`` (higher is better for ``seat``), and
+    # ``def determinize(self, state, seat, rng) -> state``: a state ``seat`` cannot tell from ``state``, everything
+    # it has not seen (other hands, deck orders, face-down tiles, a simultaneous choice not revealed yet) drawn
+    # again with the caller's ``random.Random``; two states the seat cannot tell apart give the same one.
 
 
 class ModularGame:

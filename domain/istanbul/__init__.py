@@ -31,7 +31,7 @@ from contracts.istanbul import (
     RubyCardPlaced,
     SheetsPrepared,
 )
-from domain.istanbul import data, rules, views
+from domain.istanbul import data, evaluation, rules, views
 from domain.kernel import ModularGame
 
 # Undo barriers (the kernel's optional ``is_barrier`` hook): chance (the setup, a deck shuffled, a card turned or
@@ -64,6 +64,15 @@ class Istanbul(ModularGame):
         if isinstance(event, LocationPlayed):
             return event.source == "hand"
         return isinstance(event, BARRIERS)
+
+    def evaluate(self, state: Any, seat: int) -> float:
+        """The kernel's optional ``evaluate`` hook (``evaluation.evaluate``): how good ``state`` looks to ``seat``."""
+        return evaluation.evaluate(state, seat)
+
+    def determinize(self, state: Any, seat: int, rng: Any) -> Any:
+        """The kernel's optional ``determinize`` hook (``evaluation.determinize``): what ``seat`` has not seen, drawn
+        again."""
+        return evaluation.determinize(state, seat, rng)
 
 
 GAME = Istanbul()

@@ -25,7 +25,7 @@ from contracts.karawane import (
     ThiefTurned,
     WaterBought,
 )
-from domain.karawane import bot, data, rules, views
+from domain.karawane import bot, data, evaluation, rules, views
 from domain.kernel import ModularGame
 
 # Undo barriers (the kernel's optional ``is_barrier`` hook): chance (the desert laid, the first player, a thief card
@@ -59,6 +59,15 @@ class Karawane(ModularGame):
     def bot(self, state: Any, seat: int, legal: Any, rng: Any) -> Any:
         """The kernel's optional ``bot`` hook: a command that moves the game toward its end (``bot.choose``)."""
         return bot.choose(rng, state, seat, legal)
+
+    def evaluate(self, state: Any, seat: int) -> float:
+        """The kernel's optional ``evaluate`` hook (``evaluation.evaluate``): how good ``state`` looks to ``seat``."""
+        return evaluation.evaluate(state, seat)
+
+    def determinize(self, state: Any, seat: int, rng: Any) -> Any:
+        """The kernel's optional ``determinize`` hook (``evaluation.determinize``): what ``seat`` has not seen, drawn
+        again."""
+        return evaluation.determinize(state, seat, rng)
 
 
 GAME = Karawane()

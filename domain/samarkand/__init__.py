@@ -28,7 +28,7 @@ from contracts.samarkand import (
     ValueClosed,
 )
 from domain.kernel import ModularGame
-from domain.samarkand import data, rules, views
+from domain.samarkand import data, evaluation, rules, views
 
 # Undo barriers (docs/rules-decisions.md, Undo): chance (the deal, the piles shuffled, a camel or a bank card turned
 # from its pile), and every reveal: the chosen cards, the stops of a value with what they settled (purchases,
@@ -55,6 +55,15 @@ class Samarkand(ModularGame):
         (Answered), a round started or ended, a goods card left behind or a least-bought type chosen at scoring,
         the final scores (GameScored; the table's GameEnded after it reveals the seed: a barrier)."""
         return type(event) in BARRIERS
+
+    def evaluate(self, state: Any, seat: int) -> float:
+        """The kernel's optional ``evaluate`` hook (``evaluation.evaluate``): how good ``state`` looks to ``seat``."""
+        return evaluation.evaluate(state, seat)
+
+    def determinize(self, state: Any, seat: int, rng: Any) -> Any:
+        """The kernel's optional ``determinize`` hook (``evaluation.determinize``): what ``seat`` has not seen, drawn
+        again."""
+        return evaluation.determinize(state, seat, rng)
 
 
 GAME = Samarkand()

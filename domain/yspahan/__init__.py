@@ -21,7 +21,7 @@ from contracts.yspahan import (
     Options,
 )
 from domain.kernel import ModularGame
-from domain.yspahan import rules, views
+from domain.yspahan import evaluation, rules, views
 
 # Undo barriers (docs/rules-decisions.md, Undo): chance (the deck shuffled, the dice rolled), a card drawn (its
 # drawer learns it), a card shown to everyone (played, or discarded for one more die).
@@ -47,6 +47,15 @@ class Yspahan(ModularGame):
     rules_module = rules
     views_module = views
     is_barrier = staticmethod(is_barrier)
+
+    def evaluate(self, state: Any, seat: int) -> float:
+        """The kernel's optional ``evaluate`` hook (``evaluation.evaluate``): how good ``state`` looks to ``seat``."""
+        return evaluation.evaluate(state, seat)
+
+    def determinize(self, state: Any, seat: int, rng: Any) -> Any:
+        """The kernel's optional ``determinize`` hook (``evaluation.determinize``): what ``seat`` has not seen, drawn
+        again."""
+        return evaluation.determinize(state, seat, rng)
 
 
 GAME = Yspahan()

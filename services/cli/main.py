@@ -204,6 +204,7 @@ BENCH = {
     "history": ("services.cli.bench.history:command", "reading a finished game's past: the view at a random version"),
     "slow": ("services.cli.bench.slow:command", "slow clients from one address: the connections the gateway holds"),
     "cold": ("services.cli.bench.cold:command", "the engine's cold load of a game at 100, 1,000 and 10,000 events"),
+    "bots": ("services.cli.bots:bench_command", "bots against bots: win rates and the share of games that end"),
 }
 
 

@@ -1,0 +1,287 @@
+"""The strategies (``random``, ``greedy``, ``mcts``, ``seeker``), generic over ``domain.kernel.Game``.
+
+Each is an object with ``choose(game, state, seat, rng) -> command``; ``strategy(name, **settings)`` makes one by
+name (``unknown_strategy`` otherwise). See the package's docstring for what each reads of the state.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from domain.chance import Chance
+from domain.kernel import RuleViolation
+
+
+class StrategyError(ValueError):
+    """A strategy that cannot be made or used: ``code`` is stable (``unknown_strategy``, ``bad_setting``,
+    ``no_hook``), ``message`` for people."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class Strategy(Protocol):
+    name: str
+
+    def choose(self, game: Any, state: Any, seat: int, rng: random.Random) -> Any: ...
+
+
+# --- helpers over the kernel ----------------------------------------------------------------------------
+
+def chance(rng: random.Random) -> Chance:
+    """A chance source for one decision, drawn from the bot's own ``rng`` (not the game's secret seed)."""
+    return Chance(rng.randbytes(16), 0)
+
+
+def advance(game: Any, state: Any, seat: int, command: Any, source: Chance) -> Any:
+    """``state`` once ``seat``'s ``command`` is decided and its events folded."""
+    for event in game.decide(state, seat, command, source):
+        state = game.evolve(state, event)
+    return state
+
+
+def hook(game: Any, name: str) -> Callable[..., Any]:
+    found = getattr(game, name, None)
+    if found is None:
+        raise StrategyError("no_hook", f"{game.title} has no {name!r} hook: this strategy cannot play it")
+    return found
+
+
+def determinize(game: Any, state: Any, seat: int, rng: random.Random) -> Any:
+    """A state the seat cannot tell from the true one: everything it has not seen drawn again (the game's hook)."""
+    return hook(game, "determinize")(state, seat, rng)
+
+
+def actor(game: Any, state: Any, rng: random.Random) -> int | None:
+    """The seat that acts next in a simulation (one of the awaited, at random when several are), None at the end."""
+    if game.result(state) is not None:
+        return None
+    awaiting = game.flow(state).awaiting
+    if not awaiting:
+        return None
+    return awaiting[0] if len(awaiting) == 1 else rng.choice(awaiting)
+
+
+# --- random -----------------------------------------------------------------------------------------------
+
+class RandomStrategy:
+    name = "random"
+
+    def choose(self, game: Any, state: Any, seat: int, rng: random.Random) -> Any:
+        return rng.choice(list(game.legal_commands(state, seat)))
+
+
+# --- seeker: the game's own bot hook -----------------------------------------------------------------------
+
+class SeekerStrategy:
+    """The game's ``bot`` hook (1001 Karawane's artifact seeker reads only its seat's knowledge); random for a game
+    without one (``domain.kernel.bot_command``)."""
+
+    name = "seeker"
+
+    def choose(self, game: Any, state: Any, seat: int, rng: random.Random) -> Any:
+        legal = game.legal_commands(state, seat)
+        bot = getattr(game, "bot", None)
+        return bot(state, seat, legal, rng) if bot is not None else rng.choice(list(legal))
+
+
+def settle(game: Any, world: Any, seat: int, command: Any, rng: random.Random) -> Any:
+    """``world`` after ``seat``'s ``command`` and the choices of the seats awaited together with it (a simultaneous
+    decision: cards chosen face down, answers to a played card), at random, so that its effect shows: a choice of
+    its own alone changes nothing until the others' are in."""
+    together = set(game.flow(world).awaiting) - {seat}
+    world = advance(game, world, seat, command, chance(rng))
+    while together and game.result(world) is None:
+        pending = [s for s in game.flow(world).awaiting if s in together]
+        if not pending:
+            break
+        other = pending[0]
+        world = advance(game, world, other, rng.choice(list(game.legal_commands(world, other))), chance(rng))
+    return world
+
+
+# --- greedy -----------------------------------------------------------------------------------------------
+
+class GreedyStrategy:
+    """One step ahead: every legal command on ``samples`` determinizations (the same chance for every command of
+    a determinization), the seats awaited with it answering at random (``settle``), rated by the game's
+    ``evaluate(state, seat)``; the best mean wins, ties at random."""
+
+    name = "greedy"
+
+    def __init__(self, samples: int = 3) -> None:
+        if samples < 1:
+            raise StrategyError("bad_setting", f"greedy needs at least 1 sample, not {samples}")
+        self.samples = samples
+
+    def choose(self, game: Any, state: Any, seat: int, rng: random.Random) -> Any:
+        legal = list(game.legal_commands(state, seat))
+        if len(legal) == 1:
+            return legal[0]
+        values = rate(game, state, seat, legal, self.samples, rng)
+        top = max(values)
+        return rng.choice([c for c, v in zip(legal, values) if v == top])
+
+
+def rate(game: Any, state: Any, seat: int, legal: list[Any], samples: int, rng: random.Random) -> list[float]:
+    """Each legal command's mean ``evaluate`` over ``samples`` determinizations (the same chance for every command
+    of one), once the seats awaited with it answered (``settle``); -inf for one refused in every world."""
+    evaluate = hook(game, "evaluate")
+    worlds = [(determinize(game, state, seat, rng), rng.randbytes(16)) for _ in range(samples)]
+    values = []
+    for command in legal:
+        total, n = 0.0, 0
+        for world, seed in worlds:
+            try:
+                after = settle(game, world, seat, command, random.Random(seed))
+            except RuleViolation:  # refused in this world: it tells nothing about the command
+                continue
+            total += evaluate(after, seat)
+            n += 1
+        values.append(total / n if n else -math.inf)
+    return values
+
+
+# --- mcts -------------------------------------------------------------------------------------------------
+
+class _Node:
+    __slots__ = ("actor", "children", "visits", "reward", "avail")
+
+    def __init__(self, actor: int | None) -> None:
+        self.actor = actor  # the seat that chose the command leading here (its rewards are summed)
+        self.children: dict[Any, _Node] = {}
+        self.visits = 0
+        self.reward = 0.0
+        self.avail = 0
+
+
+def rewards(game: Any, state: Any, seats: int) -> list[float]:
+    """Each seat's reward at the end of a simulation: the winners share 1; when the game is not over (the rollout
+    was cut), the seats the game's ``evaluate`` rates best share it."""
+    result = game.result(state)
+    if result is not None:
+        winners = result.winners
+    else:
+        evaluate = hook(game, "evaluate")
+        values = [evaluate(state, s) for s in range(seats)]
+        top = max(values)
+        winners = [s for s, v in enumerate(values) if v == top]
+    out = [0.0] * seats
+    for s in winners:
+        out[s] = 1.0 / len(winners)
+    return out
+
+
+class MctsStrategy:
+    """Single-observer ISMCTS with determinization: per iteration a new determinization of what ``seat`` has not
+    seen, selection by UCB1 over the commands legal in it (availability counts), one node expanded, a random
+    rollout of at most ``rollout`` commands, rewards backed up for each node's chooser. At the root, when the seat
+    has more than ``width`` commands (None: no limit), only the ``width`` best by greedy's rating (``rate``, one
+    determinization) are searched, the best first. Stops after ``budget`` seconds (None: no clock) or
+    ``iterations``, whichever comes first; plays the root's most visited command (a tie: the better rated)."""
+
+    name = "mcts"
+
+    def __init__(self, budget: float | None = 1.0, iterations: int = 100_000, rollout: int = 40,
+                 exploration: float = 0.7, width: int | None = 6,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        if budget is not None and budget <= 0:
+            raise StrategyError("bad_setting", f"the budget is a positive number of seconds, not {budget}")
+        if iterations < 1 or rollout < 0:
+            raise StrategyError("bad_setting", "mcts needs at least 1 iteration and a rollout of 0 or more commands")
+        if width is not None and width < 1:
+            raise StrategyError("bad_setting", f"mcts's width is at least 1 command (or None: all), not {width}")
+        self.budget, self.iterations, self.rollout, self.exploration = budget, iterations, rollout, exploration
+        self.width = width
+        self.clock = clock
+        self.last_iterations = 0  # how many the last choice ran (benchmarks report it)
+
+    def choose(self, game: Any, state: Any, seat: int, rng: random.Random) -> Any:
+        legal = list(game.legal_commands(state, seat))
+        if len(legal) == 1:
+            return legal[0]
+        seats = state.seats
+        deadline = None if self.budget is None else self.clock() + self.budget
+        prior = rate(game, state, seat, legal, 1, rng) if self.width is not None and len(legal) > self.width else None
+        if prior is not None:  # the root searches the greedy rating's best ``width`` commands, best first
+            order = sorted(range(len(legal)), key=lambda i: -prior[i])[: self.width]
+            legal, prior = [legal[i] for i in order], [prior[i] for i in order]
+        root = _Node(None)
+        done = 0
+        while done < self.iterations and (deadline is None or self.clock() < deadline):
+            self._iterate(game, determinize(game, state, seat, rng), seat, seats, root, rng, legal)
+            done += 1
+        self.last_iterations = done
+        visited = [(root.children[c].visits, -i) for i, c in enumerate(legal) if c in root.children]
+        if not visited:
+            return legal[0] if prior is not None else rng.choice(legal)
+        return legal[-max(visited)[1]]
+
+    def _iterate(self, game: Any, world: Any, seat: int, seats: int, root: _Node, rng: random.Random,
+                 choices: list[Any]) -> None:
+        node, path = root, [root]
+        mover: int | None = seat  # the root decides for ``seat``, whoever else is awaited in this world
+        while mover is not None:
+            legal = choices if node is root else game.legal_commands(world, mover)
+            if not legal:
+                break
+            untried = [c for c in legal if c not in node.children]
+            if untried:
+                command = untried[0] if node is root else rng.choice(untried)  # the root's: best rated first
+                child = node.children[command] = _Node(mover)
+                world = advance(game, world, mover, command, chance(rng))
+                path.append(child)
+                break
+            best, best_value = None, -math.inf
+            for c in legal:
+                node.children[c].avail += 1
+            for c in legal:
+                child = node.children[c]
+                value = child.reward / child.visits + self.exploration * math.sqrt(
+                    math.log(child.avail) / child.visits)
+                if value > best_value:
+                    best, best_value = c, value
+            node = node.children[best]
+            world = advance(game, world, mover, best, chance(rng))
+            path.append(node)
+            mover = actor(game, world, rng)
+        for _ in range(self.rollout):
+            mover = actor(game, world, rng)
+            if mover is None:
+                break
+            world = advance(game, world, mover, rng.choice(list(game.legal_commands(world, mover))), chance(rng))
+        reward = rewards(game, world, seats)
+        for n in path:
+            n.visits += 1
+            if n.actor is not None:
+                n.reward += reward[n.actor]
+
+
+# --- by name ----------------------------------------------------------------------------------------------
+
+STRATEGIES: dict[str, Callable[..., Strategy]] = {
+    "random": RandomStrategy,
+    "greedy": GreedyStrategy,
+    "mcts": MctsStrategy,
+    "seeker": SeekerStrategy,
+}
+
+
+def strategy(name: str, **settings: Any) -> Strategy:
+    """The strategy called ``name`` with its ``settings`` (``mcts``: ``budget``, ``iterations``, ``rollout``;
+    ``greedy``: ``samples``)."""
+    make = STRATEGIES.get(name)
+    if make is None:
+        raise StrategyError("unknown_strategy", f"the strategies are {', '.join(STRATEGIES)}, not {name!r}")
+    try:
+        return make(**settings)
+    except TypeError as exc:
+        raise StrategyError("bad_setting", f"{name}: {exc}") from None
+
+

@@ -1,0 +1,74 @@
+"""``souk bench bots``: the bots' strength and how often they end a game (services/bench/bots.py; README, Bots)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from services.cli.main import OperatorError
+
+
+def _strategies(text: str) -> tuple[str, str]:
+    from services.bots import STRATEGIES
+
+    names = [n.strip() for n in text.split(",")]
+    if len(names) != 2 or not all(names):
+        raise click.BadParameter(f"bad_strategies: two strategies, a,b (a on one seat, b on the others), not {text!r}")
+    unknown = [n for n in names if n not in STRATEGIES]
+    if unknown:
+        raise click.BadParameter(f"unknown_strategy: {', '.join(unknown)} (the strategies are "
+                                 f"{', '.join(STRATEGIES)})")
+    return names[0], names[1]
+
+
+@click.command("bots", context_settings={"show_default": True})
+@click.option("--game", "game_name", required=True, help="the game (karawane, samarkand, istanbul, yspahan)")
+@click.option("--seats", type=int, default=None, help="seats a game [default: the game's smallest count, 2 at least]")
+@click.option("--games", type=click.IntRange(1), default=100, help="games to play")
+@click.option("--strategies", "names", default="greedy,random",
+              help="a,b: strategy a on one seat (rotated), b on every other seat")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=1.0,
+              help="mcts: seconds a move, at most")
+@click.option("--iterations", type=click.IntRange(1), default=100_000, help="mcts: iterations a move, at most")
+@click.option("--rollout", type=click.IntRange(0), default=40, help="mcts: commands a rollout plays before it is rated")
+@click.option("--width", type=click.IntRange(1), default=6,
+              help="mcts: the root searches the greedy rating's best WIDTH commands")
+@click.option("--samples", type=click.IntRange(1), default=3, help="greedy: determinizations each command is rated on")
+@click.option("--bound", type=click.IntRange(1), default=5000, help="commands after which a game counts as not ended")
+@click.option("--seed", type=int, default=0, help="the first game's seed (game i: seed + i)")
+@click.option("--processes", type=click.IntRange(1, 2), default=1,
+              help="processes playing games at once (at most 2: the machine is shared)")
+@click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object")
+def bench_command(game_name: str, seats: int | None, games: int, names: str, budget: float, iterations: int,
+                  rollout: int, width: int, samples: int, bound: int, seed: int, processes: int, as_json: bool) -> None:
+    """Win rates of strategy a against b with 95% confidence intervals (Wilson), and the share of games that end
+    within --bound commands, on the pure domain (no Redis)."""
+    from domain.kernel import get_game
+    from services.bench.bots import bench, report
+
+    game = get_game(game_name)
+    if game is None:
+        raise click.BadParameter(f"unknown_game: {game_name!r}", param_hint="--game")
+    a, b = _strategies(names)
+    if seats is None:
+        seats = max(game.min_seats, 2)
+    if not game.min_seats <= seats <= game.max_seats:
+        raise click.BadParameter(f"bad_seat_count: {game.title} is played by {game.min_seats} to {game.max_seats} "
+                                 f"seats, not {seats}", param_hint="--seats")
+    if processes > (os.cpu_count() or 1):
+        raise OperatorError(f"--processes {processes}: this machine has {os.cpu_count()} cores")
+    settings = {"mcts": {"budget": budget, "iterations": iterations, "rollout": rollout, "width": width},
+                "greedy": {"samples": samples}}
+    settings = {k: v for k, v in settings.items() if k in (a, b)}
+
+    def progress(out: dict) -> None:
+        if not as_json:
+            click.echo(".", nl=False, err=True)
+
+    summary = bench(game.name, seats, games, (a, b), settings, bound=bound, seed=seed, processes=processes,
+                    progress=progress)
+    if not as_json:
+        click.echo("", err=True)
+    click.echo(json.dumps(summary) if as_json else report(summary))
