@@ -14,6 +14,7 @@ from contracts.table import TABLE_COMMANDS, TABLE_EVENTS
 from domain.kernel import games
 from services.cli.main import main
 from services.client.typescript import OUT, generate
+from tests.npm import npm_install
 
 
 def test_the_checked_in_typescript_types_are_those_the_contracts_generate():
@@ -58,14 +59,7 @@ export const won = (event: AnyEvent): boolean => event.type === "table.GameEnded
 @pytest.fixture(scope="module")
 def tsc(tmp_path_factory) -> str:
     """TypeScript's compiler, from the npm registry (a second or two); the test is skipped without npm."""
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        pytest.skip("node and npm are not installed")
-    where = tmp_path_factory.mktemp("tsc")
-    done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(where),
-                           "typescript@5"], capture_output=True, text=True, timeout=120, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"npm could not install typescript: {done.stderr[-500:]}")
-    return str(where / "node_modules" / ".bin" / "tsc")
+    return str(npm_install(tmp_path_factory.mktemp("tsc"), "typescript@5", timeout=120) / ".bin" / "tsc")
 
 
 def test_the_types_compile_and_narrow_on_type(tsc, tmp_path):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,6 +19,7 @@ from httpx_ws import aconnect_ws
 
 from domain.kernel import games
 from tests.e2e.support import join_all
+from tests.npm import npm_install
 
 pytestmark = pytest.mark.anyio
 
@@ -36,13 +36,8 @@ console.log(JSON.stringify({ parsed: document !== undefined, diagnostics: diagno
 def asyncapi_parser(tmp_path_factory) -> str:
     """The official AsyncAPI parser (@asyncapi/parser, from the npm registry: a few seconds): a script that parses
     the file it is given and prints its diagnostics as JSON. Skipped without node and npm."""
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        pytest.skip("node and npm are not installed")
     where = tmp_path_factory.mktemp("asyncapi-parser")
-    done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(where),
-                           "@asyncapi/parser@3"], capture_output=True, text=True, timeout=180, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"npm could not install @asyncapi/parser: {done.stderr[-500:]}")
+    npm_install(where, "@asyncapi/parser@3")
     (where / "parse.mjs").write_text(PARSE)
     return str(where / "parse.mjs")
 

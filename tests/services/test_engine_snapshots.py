@@ -10,7 +10,7 @@ import random
 import msgspec
 import pytest
 
-from contracts.table import AcceptUndo, DeclineUndo, RequestUndo
+from contracts.table import DeclineUndo
 from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import get_game
@@ -19,7 +19,7 @@ from services.engine.service import Engine
 from services.store import keys
 from services.store.events import RedisEventStore
 from tests.services.test_engine import cmd, th
-from tests.services.test_undo_services import chosen
+from tests.services.test_undo_services import a_move_or_an_undo, chosen
 
 pytestmark = pytest.mark.anyio
 SAMARKAND = get_game("samarkand")
@@ -35,17 +35,7 @@ async def played(redis, events: int, seed: int = 5) -> Engine:
     ids = itertools.count()
     while (table := (await engine.load("g1")).table).version < events:
         assert table.status == tbl.PLAYING
-        request = table.request
-        asking = [(s, v) for s in range(3) for v in tbl.undo_targets(table, s)]
-        if request is not None:
-            seat = rng.choice([s for s in request.asked if s not in request.accepted])
-            body: object = AcceptUndo() if rng.random() < 0.7 else DeclineUndo()
-        elif asking and rng.random() < 0.3:
-            seat, version = rng.choice(asking)
-            body = RequestUndo(version)
-        else:
-            seat = rng.choice(SAMARKAND.flow(table.state).awaiting)
-            body = rng.choice(SAMARKAND.legal_commands(table.state, seat))
+        seat, body = a_move_or_an_undo(table, rng, accept=0.7)
         [reply] = await engine.handle([cmd("g1", body, seat=seat, token=th(seat), cid=f"c{next(ids)}")])
         assert reply.status == "accepted", (body, reply)
     return engine

@@ -33,6 +33,21 @@ SAMARKAND = get_game("samarkand")
 view_of = msgspec.json.Decoder(TableView).decode
 
 
+def a_move_or_an_undo(table: tbl.Table, rng: random.Random, accept: float) -> tuple[int, object]:
+    """A random seat's next step in a 3-seat Samarkand: an answer to the pending undo request (accepted with
+    probability ``accept``), else now and then (30%) an undo request, else one of an awaited seat's legal commands."""
+    request = table.request
+    asking = [(s, v) for s in range(3) for v in tbl.undo_targets(table, s)]
+    if request is not None:
+        seat = rng.choice([s for s in request.asked if s not in request.accepted])
+        return seat, AcceptUndo() if rng.random() < accept else DeclineUndo()
+    if asking and rng.random() < 0.3:
+        seat, version = rng.choice(asking)
+        return seat, RequestUndo(version)
+    seat = rng.choice(SAMARKAND.flow(table.state).awaiting)
+    return seat, rng.choice(SAMARKAND.legal_commands(table.state, seat))
+
+
 async def chosen(engine: Engine, undo: str) -> list[int]:
     """Samarkand, 3 seats: seats 0 and 1 chose a card (no barrier). Returns the versions before each choice."""
     replies = await engine.handle(
@@ -128,18 +143,7 @@ async def test_a_game_played_to_the_end_with_undos_keeps_a_chain_and_a_record_th
     ids = itertools.count()
     counts = collections.Counter()
     while (table := (await engine.load("g1")).table).status == tbl.PLAYING:
-        request = table.request
-        asking = [(s, v) for s in range(3) for v in tbl.undo_targets(table, s)]
-        if request is not None:
-            waiting = [s for s in request.asked if s not in request.accepted]
-            seat = rng.choice(waiting)
-            body: object = AcceptUndo() if rng.random() < 0.8 else DeclineUndo()
-        elif asking and rng.random() < 0.3:
-            seat, version = rng.choice(asking)
-            body = RequestUndo(version)
-        else:
-            seat = rng.choice(SAMARKAND.flow(table.state).awaiting)
-            body = rng.choice(SAMARKAND.legal_commands(table.state, seat))
+        seat, body = a_move_or_an_undo(table, rng, accept=0.8)
         [reply] = await engine.handle([cmd("g1", body, seat=seat, token=th(seat), cid=f"c{next(ids)}")])
         assert reply.status == "accepted", (body, reply)
         counts[type(body).__name__] += 1
