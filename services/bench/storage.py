@@ -46,9 +46,10 @@ def _kind(key: str, game_id: str) -> str:
 
 
 async def play(engine, projector, events: aioredis.Redis, title: str, seats: int, count: int,
-               rng: random.Random) -> list[str]:
+               rng: random.Random, seed: str | None = None) -> list[str]:
     """Plays ``count`` games of ``title`` to their end, in lockstep (one command of each game per engine batch,
-    then the projector reads what the engine appended, as the workers do). Returns their ids."""
+    then the projector reads what the engine appended, as the workers do). Returns their ids. ``seed`` (hex): the
+    games' server seed, chosen (they are then ``unfair``): with ``rng``, the same games every time."""
     from services.store.streams import ensure_group
 
     await ensure_group(events, keys.EVENTS, keys.PROJECTOR_GROUP)
@@ -61,7 +62,8 @@ async def play(engine, projector, events: aioredis.Redis, title: str, seats: int
     def token(game_id: str, seat: int) -> str:
         return f"{hash((game_id, seat)) & (2**256 - 1):064x}"
 
-    first = [envelope(g, CreateGame(title, f"{title} bench", seats), None) for g in ids]
+    first = [envelope(g, CreateGame(title, f"{title} bench", seats, seed=seed, unfair=seed is not None), None)
+             for g in ids]
     # each seat gives its entropy, as the SDK's players do (README, Fair chance)
     first += [envelope(g, JoinSeat(f"player {s}", token(g, s), entropy=rng.randbytes(32).hex()), None)
               for g in ids for s in range(seats)]

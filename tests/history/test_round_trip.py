@@ -56,7 +56,9 @@ async def test_a_games_record_exports_verifies_and_imports_as_the_same_game(stor
     engine = Engine(events, RedisEventStore(events))
     projector = Projector(views, engine.store)
     try:
-        [source] = await play(engine, projector, events, name, game.min_seats, 1, random.Random(11))
+        # the same game every time: with a seed of chance's own, 1001 Karawane's bots now and then took over 15,000
+        # commands and the record outgrew what POST /verify takes (8 MiB)
+        [source] = await play(engine, projector, events, name, game.min_seats, 1, random.Random(11), seed="5e" * 32)
         async with AsyncTestClient(app_on(redis_url)) as client:
             r = await client.get(f"/games/{source}/record")
             assert r.status_code == 200, r.text
