@@ -78,6 +78,10 @@ async def report(stores: Stores, replies: Replies, updates: Updates, settings: S
     warnings += [f"consumer {c['consumer']} of group {c['group']} has not read for {c['idle_ms'] // 1000} s "
                  f"({c['pending']} entries pending)" for c in idle]
     servers = {"event_store": await server_info(events), "read_store": await server_info(stores.views)}
+    if capacity.evicts:
+        warnings.insert(0, f"the event store's Redis has a maxmemory and the policy {capacity.evicts}: full, it would "
+                           "delete keys, events among them; set maxmemory-policy noeviction (writes are then "
+                           "refused instead, 503)")
     if not capacity.ok:
         warnings.insert(0, capacity.says)
     status = f"event_store_{capacity.condition}" if capacity.condition else "listener_down" if down else "ok"

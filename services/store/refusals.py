@@ -93,6 +93,7 @@ class Capacity:
     condition: str | None
     detail: str
     memory_used: float = 0.0
+    evicts: str = ""  # the maxmemory-policy, when it may delete keys to make room ("": it may not)
 
     @property
     def ok(self) -> bool:
@@ -141,8 +142,9 @@ def capacity(info: dict[str, Any], nearly_full: float) -> Capacity:
     if int(info.get("aof_enabled", 0) or 0) and info.get("aof_last_write_status") == "err":
         return Capacity(NOT_PERSISTING, "its last write to the AOF failed", share)
     memory = f"{used} of maxmemory {maxmemory} bytes in use ({share:.0%}, {policy})"
+    evicts = policy if maxmemory and policy != "noeviction" else ""  # it would delete keys, a game's stream too
     if maxmemory and used >= maxmemory and policy == "noeviction":
         return Capacity(OUT_OF_MEMORY, memory, share)
     if maxmemory and nearly_full and share >= nearly_full:
-        return Capacity(NEARLY_FULL, memory, share)
-    return Capacity(None, memory if maxmemory else "no maxmemory", share)
+        return Capacity(NEARLY_FULL, memory, share, evicts)
+    return Capacity(None, memory if maxmemory else "no maxmemory", share, evicts)

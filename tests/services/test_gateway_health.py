@@ -106,6 +106,23 @@ async def test_health_is_503_when_the_event_store_nearly_reached_its_maxmemory(t
     assert 0.9 <= gauges["souk_event_store_memory_used_ratio"] < 1.0, gauges
 
 
+async def test_health_warns_when_the_event_store_may_evict_keys_to_make_room(tmp_path):
+    """An event store with a maxmemory and a policy that evicts (allkeys-lru, say) takes every write and may delete
+    a game's stream to make room: nothing accepted may be lost, so /health says so in its warnings."""
+    with own_redis(tmp_path) as server:
+        async with AsyncTestClient(create_app(settings_on(server))) as client:
+            store = redis.Redis(port=server.port)
+            store.config_set("maxmemory", 1 << 30)
+            store.config_set("maxmemory-policy", "allkeys-lru")
+            status, body, _ = await health_and_gauges(client)
+            store.config_set("maxmemory-policy", "noeviction")
+            quiet, calm, _ = await health_and_gauges(client)
+            store.config_set("maxmemory", 0)
+    assert status == 200 and body["status"] == "ok", body
+    assert any("allkeys-lru" in w and "noeviction" in w for w in body["warnings"]), body["warnings"]
+    assert quiet == 200 and not any("evict" in w for w in calm["warnings"]), calm["warnings"]
+
+
 async def test_health_is_503_read_only_when_the_event_store_is_a_replica(tmp_path):
     with own_redis(tmp_path) as server, own_redis(tmp_path, "primary") as primary:
         async with AsyncTestClient(create_app(settings_on(server))) as client:
