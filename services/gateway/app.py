@@ -22,6 +22,7 @@ from litestar.openapi import OpenAPIConfig
 from contracts.api import MAX_BODY_BYTES
 from services.gateway import access, docs, openapi
 from services.gateway.controllers import CONTROLLERS
+from services.gateway.controllers.sockets import closing_bad_paths
 from services.gateway.dependencies import Gateway
 from services.gateway.errors import ApiError, on_api_error, on_crash, on_http, on_validation
 from services.runtime import collector, logs, tracing
@@ -55,7 +56,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     )
     # Outside the router, as Litestar's own OpenTelemetry plugin wraps it: the requests no route takes are measured
     # too (an app middleware runs only once a route matched).
-    app.asgi_handler = access.observed(app.asgi_handler, settings.access_log)
+    app.asgi_handler = access.observed(closing_bad_paths(app.asgi_handler, app.routes), settings.access_log)
     return app
 
 

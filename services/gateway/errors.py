@@ -56,13 +56,13 @@ def on_http(request: Request, exc: HTTPException) -> Response:
     """Litestar's own refusals, with their headers (a 405 names the methods the path allows: ``Allow``). A path
     that no route takes only because an integer parameter is not an integer (``/games/X/seats/abc/view``) is a 400,
     as a query parameter that is not one is."""
-    if exc.status_code == 404 and (name := _not_an_integer(request.app.routes, request.scope["path"])):
+    if exc.status_code == 404 and (name := not_an_integer(request.app.routes, request.scope["path"])):
         return error_response(400, "bad_request", f"path parameter {name!r}: expected an integer")
     message = _HTTP_MESSAGES.get(exc.status_code, str(exc.detail))
     return error_response(exc.status_code, _HTTP_CODES.get(exc.status_code, "http_error"), message, exc.headers)
 
 
-def _not_an_integer(routes: list, path: str) -> str | None:
+def not_an_integer(routes: list, path: str) -> str | None:
     """The integer parameter that keeps ``path`` from a route, if another value there would have matched."""
     for pattern in _integer_routes(tuple(route.path for route in routes)):
         if (match := pattern.fullmatch(path)) is not None:

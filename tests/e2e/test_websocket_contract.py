@@ -29,6 +29,8 @@ async def test_a_refused_socket_is_closed_with_4000_plus_the_status_and_the_erro
         assert await closed_with(f"{souk_url}/games/{game_id}/seats/0/ws", client) == (4401, "missing_token")
         assert await closed_with(f"{souk_url}/games/nope/seats/0/ws?token=x", client) == (4404, "game_not_found")
         assert await closed_with(f"{souk_url}/games/nope/ws", client) == (4404, "game_not_found")
+        # a seat that is not a number: no route takes it, and it is still closed with a code, not refused (403)
+        assert await closed_with(f"{souk_url}/games/{game_id}/seats/abc/ws?token=x", client) == (4400, "bad_request")
 
 
 async def test_a_socket_reopened_with_since_gets_only_what_it_has_not_seen(souk_url):

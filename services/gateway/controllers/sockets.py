@@ -13,6 +13,8 @@ status (a browser's WebSocket sees the close code, never an HTTP status refused 
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 from litestar import WebSocket, websocket
 from litestar.params import FromPath
@@ -21,7 +23,7 @@ from contracts.api import MAX_INT
 from contracts.readmodels import HistoryPage
 from services.gateway import fanout
 from services.gateway.dependencies import GatewayDep
-from services.gateway.errors import ApiError, answer_of
+from services.gateway.errors import ApiError, answer_of, not_an_integer
 from services.gateway.inputs import in_range
 from services.gateway.listeners import Updates
 from services.gateway.openapi import AllowingController
@@ -59,6 +61,22 @@ class SocketsController(AllowingController):
             await refuse_or_raise(socket, exc)
             return
         await push_views(gateway.updates, socket, game_id, seat, since(socket), gateway.reads)
+
+
+def closing_bad_paths(handler: Any, routes: list) -> Any:
+    """``handler`` (the app's ASGI handler) with the WebSockets that no route takes only because the seat is not a
+    number (``/games/X/seats/abc/ws``) accepted, then closed with 4400 ``bad_request`` as every refused socket is:
+    Litestar refuses them at the handshake (an HTTP 403 that a browser's WebSocket never shows)."""
+
+    async def handle(scope, receive, send) -> None:
+        if scope["type"] == "websocket" and not_an_integer(routes, scope["path"]):
+            await receive()  # websocket.connect
+            await send({"type": "websocket.accept"})
+            await send({"type": "websocket.close", "code": 4400, "reason": "bad_request"})
+            return
+        await handler(scope, receive, send)
+
+    return handle
 
 
 async def refuse(socket: WebSocket, exc: ApiError) -> None:
