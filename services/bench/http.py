@@ -565,8 +565,10 @@ def _redis_cpu(url: str) -> float:
 class Cluster:
     """The stores and the server under test, as child processes; ``cpu()`` reads each one's CPU seconds so far."""
 
-    def __init__(self, target: str, fsync: str, url: str | None, gateways: int = 1) -> None:
-        self.target, self.fsync, self.url, self.gateways = target, fsync, url, gateways
+    def __init__(self, target: str, fsync: str, url: str | None, gateways: int = 1, limits: bool = False) -> None:
+        """``limits``: the server's per-client limits (rates, open games, connections) as the environment or the
+        defaults set them; else off (one load generator is many players from one address)."""
+        self.target, self.fsync, self.url, self.gateways, self.limits = target, fsync, url, gateways, limits
         self.procs: dict[str, subprocess.Popen] = {}
         self.redis: dict[str, str] = {}
         self._servers: list = []
@@ -586,9 +588,10 @@ class Cluster:
         self._servers.append(views)
         self.redis = {"redis_events": events.url, "redis_views": views.url}
         port = free_port()
+        unlimited = {} if self.limits else {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0",
+                                            "SOUK_OPEN_GAMES_PER_CLIENT": "0", "SOUK_CONNECTIONS_PER_CLIENT": "0"}
         env = {**os.environ, "REDIS_URL": events.url, "SOUK_VIEWS_REDIS_URL": views.url, "SOUK_LOG_LEVEL": "warning",
-               "SOUK_HOST": "127.0.0.1", "SOUK_PORT": str(port), "SOUK_RATE_PER_CLIENT": "0",
-               "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0", "SOUK_CONNECTIONS_PER_CLIENT": "0",
+               "SOUK_HOST": "127.0.0.1", "SOUK_PORT": str(port), **unlimited,
                "SOUK_GATEWAY_PROCESSES": str(self.gateways)}
         roles = ["serve"] if self.target == "serve" else ["engine", "projector", "gateway"]
         for role in roles:

@@ -12,7 +12,7 @@ mean over the run, the longest a connection was held, and the answers by status;
 also how many more files (sockets) than at the start the server process had open (``/proc/PID/fd``): what the
 gateway holds, whatever waits in the listen backlog.
 
-Against ``--url`` (a gateway already running), else a ``souk serve`` of its own on a temporary data folder (its
+Against ``--url`` (a gateway already running), else a ``souk serve`` of its own on redis-servers of its own (its
 default settings, or those in the environment).
 """
 
@@ -21,16 +21,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import subprocess
-import sys
-import tempfile
 import time
 from collections import Counter
 from typing import Any
-
-import httpx
-
-from services.bench import BenchError
 
 
 async def _slot(host: str, port: int, every: float, pause: float, end: float, state: dict[str, Any],
@@ -113,30 +106,12 @@ async def measure(url: str, sockets: int, every: float, seconds: float, pause: f
 
 @contextlib.contextmanager
 def serve() -> Any:
-    """A ``souk serve`` of its own (embedded Redis in a temporary folder) on a free port."""
-    from services.embedded.redis import free_port
+    """A ``souk serve`` of its own (on redis-servers of its own, ``services.bench.http.Cluster``) with its limits as
+    the environment or the defaults set them: yields its URL and its process id."""
+    from services.bench.http import Cluster
 
-    port = free_port()
-    with tempfile.TemporaryDirectory(prefix="souk-bench-slow-") as data:
-        env = {**os.environ, "SOUK_LOG_LEVEL": "warning"}
-        env.pop("REDIS_URL", None)
-        process = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", str(port),
-                                    "--data-dir", data], env=env, stdout=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                        break
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise BenchError("souk serve did not start")
-                time.sleep(0.2)
-            yield url, process.pid
-        finally:
-            process.terminate()
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    cluster = Cluster("serve", "always", None, limits=True)
+    try:
+        yield cluster.start(), cluster.procs["serve"].pid
+    finally:
+        cluster.stop()
