@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from contracts.table import Flow, ForkedFrom, Result, UndoView
+from contracts.table import ClockView, Flow, ForkedFrom, Result, SeatPresence, UndoView
 
 
 class SeatInfo(msgspec.Struct, frozen=True):
@@ -31,6 +31,8 @@ class TableView(msgspec.Struct, frozen=True):
     unfair: bool = False  # the creator chose the seed (CreateGame.unfair): it can predict every shuffle and roll
     undo: UndoView | None = None  # the undo policy, what was undone, a pending request (None before the start)
     forked_from: ForkedFrom | None = None  # a fork: the finished game and the version its position comes from
+    clock: ClockView | None = None  # the table's clocks, bots and leavers (issue #19); None: no clock, nobody out
+    presence: tuple[SeatPresence, ...] = ()  # which seats are connected (the gateway's, at the time it serves)
 
 
 class ViewsUpdated(msgspec.Struct, frozen=True):
@@ -53,6 +55,7 @@ class LobbyEntry(msgspec.Struct, frozen=True):
     rematch_of: str = ""  # the finished game this one replays with the same players
     imported_from: str = ""  # made by `souk import` from this game's record (a finished game)
     forked_from: ForkedFrom | None = None  # a fork: the finished game and the version its position comes from
+    presence: tuple[SeatPresence, ...] = ()  # which seats are connected (the gateway's, at the time it serves)
 
 
 class HistoryEntry(msgspec.Struct, frozen=True):

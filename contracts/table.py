@@ -177,13 +177,151 @@ class UndoApplied(Event, tag="table.UndoApplied"):
     by_seat: int
 
 
+# --- clocks, leaving and bots (issue #19) --------------------------------------------------------------
+# Time enters the rules only as data: the engine's clock at a command (``domain.table.decide(..., now=)``, the
+# ``recorded_at`` of its events, which a record's re-run passes again) and the instants these events carry.
+
+CLOCK_TIMEOUT_POLICIES = ("bot", "absent", "forfeit")
+
+
+class ClockOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A table's clocks: ``CreateGame.options["clock"]`` (taken out of the game's options like ``undo``), every
+    time in seconds. A seat's deadline for the decision it owes is the instant it became awaited plus
+    ``per_decision`` plus its ``reserve`` left: time past ``per_decision`` is taken from the reserve, and each of
+    its moves adds ``increment`` to it. With neither ``per_decision`` nor ``reserve`` the table has no clock."""
+
+    per_decision: float = 0.0  # each decision may take this long before the reserve is spent (0: none)
+    reserve: float = 0.0  # a seat's reserve for the whole game (0: none)
+    increment: float = 0.0  # added to a seat's reserve after each of its moves
+    on_timeout: str = "bot"  # CLOCK_TIMEOUT_POLICIES: who plays when a clock runs out (and after a resignation)
+
+
+class SeatClock(msgspec.Struct, frozen=True, array_like=True):
+    """One seat's clock: the instant (unix seconds) its current decision times out (None: not awaited, or out of
+    the game), and its reserve left (seconds) when that decision began."""
+
+    deadline: float | None
+    reserve: float
+
+
+class GameTimer(msgspec.Struct, frozen=True):
+    """A timer of the game's own rules (Samarkand's real-time countdown): the game's ``timer(state)`` hook names
+    it by ``key``; it fires at ``due`` (``Tick``) unless the key changes first."""
+
+    key: str
+    due: float
+
+
+class Timeout(Command, tag="table.Timeout"):
+    """The platform's (the clock worker's): ``seat``'s clock ran out at ``deadline``. Refused (``not_due``) when
+    that is no longer the seat's deadline, or not reached yet by the engine's clock."""
+
+    seat: int
+    deadline: float
+
+
+class Tick(Command, tag="table.Tick"):
+    """The platform's (the clock worker's): the game's timer ``key`` is due (``not_due`` otherwise)."""
+
+    key: str
+    due: float
+
+
+class PlayFor(Command, tag="table.PlayFor"):
+    """The platform's: a bot's move for ``seat`` (absent, out of the game, or timed out on this decision);
+    ``command`` is one of the seat's legal commands, as JSON with its tag; ``strategy`` names the bot."""
+
+    seat: int
+    strategy: str
+    command: dict[str, Any]
+
+
+class Resign(Command, tag="table.Resign"):
+    """A seat leaves a game in play for good (``POST .../resign``; a ``LeaveSeat`` after the start does the same):
+    bots play its decisions, or the game ends when one seat is left."""
+
+
+class ClocksSet(Event, tag="table.ClocksSet"):
+    """The table's clocks at ``at`` (the engine's clock at the command), one per seat, and the game's timer: after
+    any command that changed a deadline, a reserve or the timer, in a table with clocks or a timer."""
+
+    at: float
+    clocks: tuple[SeatClock, ...] = ()
+    timer: GameTimer | None = None
+
+
+class SeatTimedOut(Event, tag="table.SeatTimedOut"):
+    seat: int
+    deadline: float
+
+
+class SeatAbsent(Event, tag="table.SeatAbsent"):
+    """A bot plays for ``seat`` until it comes back (any command with its token: ``SeatReturned`` first)."""
+
+    seat: int
+
+
+class SeatReturned(Event, tag="table.SeatReturned"):
+    seat: int
+
+
+class SeatOut(Event, tag="table.SeatOut"):
+    """``seat`` is out of the game for good (``reason``: "resigned" / "forfeited"): bots play its decisions, it
+    wins nothing; when one seat is left in the game, the game ends."""
+
+    seat: int
+    reason: str
+
+
+class BotMoved(Event, tag="table.BotMoved"):
+    """The game events after it, up to the next command's, are a bot's move (``strategy``) for ``seat``."""
+
+    seat: int
+    strategy: str
+
+
+CLOCK_COMMANDS = (Timeout, Tick, PlayFor)  # the platform's alone: the gateway never takes them from a client
+CLOCK_EVENTS = (ClocksSet, SeatTimedOut, SeatAbsent, SeatReturned, SeatOut, BotMoved)
+
+
+class SeatClockView(msgspec.Struct, frozen=True):
+    """What a reader sees of one seat's clock and standing: its deadline (None: nothing awaited from it), its
+    reserve left (seconds) when its current decision began, and whether a bot plays for it."""
+
+    seat: int
+    deadline: float | None = None
+    reserve: float = 0.0
+    absent: bool = False  # timed out (policy "absent"): a bot plays until it sends a command
+    out: str = ""  # "resigned" / "forfeited": out of the game for good
+    bot: bool = False  # a bot plays its current decision
+
+
+class ClockView(msgspec.Struct, frozen=True):
+    """A table's clocks as every reader sees them (``TableView.clock``): the options, each seat's, the timer."""
+
+    options: ClockOptions | None = None
+    seats: tuple[SeatClockView, ...] = ()
+    timer: GameTimer | None = None
+    at: float = 0.0  # the engine's clock when they were set
+
+
+class SeatPresence(msgspec.Struct, frozen=True):
+    """Whether a seat's player is connected (a WebSocket open, or a request with its token in the last minute),
+    and since when (unix seconds; 0 when never seen)."""
+
+    seat: int
+    connected: bool
+    since: float = 0.0
+
+
 UNDO_POLICIES = ("none", "own_turn", "with_consent")
 # Sent by a seat through its own route (POST .../seats/{seat}/undo), not among TABLE_COMMANDS: decoders of seat
 # commands (the gateway's, the engine's) add them where they accept undo.
 UNDO_COMMANDS = (RequestUndo, AcceptUndo, DeclineUndo)
 UNDO_EVENTS = (UndoRequested, UndoAccepted, UndoDeclined, UndoApplied)
 TABLE_COMMANDS = (CreateGame, JoinSeat, LeaveSeat, CancelGame)
-TABLE_EVENTS = (GameCreated, GameForked, SeatJoined, SeatLeft, GameStarted, GameEnded, GameCancelled, *UNDO_EVENTS)
+TABLE_EVENTS = (GameCreated, GameForked, SeatJoined, SeatLeft, GameStarted, GameEnded, GameCancelled, *UNDO_EVENTS,
+                *CLOCK_EVENTS)
 
 
 class Flow(msgspec.Struct, frozen=True):

@@ -191,6 +191,7 @@ export interface LobbyEntry {
   rematch_of: string;  // default ""
   imported_from: string;  // default ""
   forked_from: table.ForkedFrom | null;  // default null
+  presence: table.SeatPresence[];  // default []
 }
 
 /**
@@ -253,7 +254,13 @@ export type TableEvent =
   | table.UndoRequested
   | table.UndoAccepted
   | table.UndoDeclined
-  | table.UndoApplied;
+  | table.UndoApplied
+  | table.ClocksSet
+  | table.SeatTimedOut
+  | table.SeatAbsent
+  | table.SeatReturned
+  | table.SeatOut
+  | table.BotMoved;
 
 /**
  * What one seat (or a spectator, ``seat`` None) sees of a game at one version.
@@ -273,6 +280,8 @@ export interface TableView {
   unfair: boolean;  // default false
   undo: table.UndoView | null;  // default null
   forked_from: table.ForkedFrom | null;  // default null
+  clock: table.ClockView | null;  // default null
+  presence: table.SeatPresence[];  // default []
 }
 
 /**
@@ -1622,12 +1631,55 @@ export namespace samarkand {
 
 export namespace table {
   /**
+   * The game events after it, up to the next command's, are a bot's move (``strategy``) for ``seat``.
+   */
+  export interface BotMoved {
+    type: "table.BotMoved";
+    seat: number;
+    strategy: string;
+  }
+
+  /**
    * Cancels a game that never started: by the platform (the engine's upkeep expires open games, with no token)
    * or by its creator (with the creator's token). No seat may send it.
    */
   export interface CancelGame {
     type: "table.CancelGame";
     reason?: string;  // default "expired"
+  }
+
+  /**
+   * A table's clocks: ``CreateGame.options["clock"]`` (taken out of the game's options like ``undo``), every
+   * time in seconds. A seat's deadline for the decision it owes is the instant it became awaited plus
+   * ``per_decision`` plus its ``reserve`` left: time past ``per_decision`` is taken from the reserve, and each of
+   * its moves adds ``increment`` to it. With neither ``per_decision`` nor ``reserve`` the table has no clock.
+   */
+  export interface ClockOptions {
+    per_decision?: number;  // default 0.0
+    reserve?: number;  // default 0.0
+    increment?: number;  // default 0.0
+    on_timeout?: string;  // default "bot"
+  }
+
+  /**
+   * A table's clocks as every reader sees them (``TableView.clock``): the options, each seat's, the timer.
+   */
+  export interface ClockView {
+    options: ClockOptions | null;  // default null
+    seats: SeatClockView[];  // default []
+    timer: GameTimer | null;  // default null
+    at: number;  // default 0.0
+  }
+
+  /**
+   * The table's clocks at ``at`` (the engine's clock at the command), one per seat, and the game's timer: after
+   * any command that changed a deadline, a reserve or the timer, in a table with clocks or a timer.
+   */
+  export interface ClocksSet {
+    type: "table.ClocksSet";
+    at: number;
+    clocks?: SeatClock[];  // default []
+    timer?: GameTimer | null;  // default null
   }
 
   export interface CreateGame {
@@ -1719,6 +1771,15 @@ export namespace table {
     chance_hash?: string;  // default ""
   }
 
+  /**
+   * A timer of the game's own rules (Samarkand's real-time countdown): the game's ``timer(state)`` hook names
+   * it by ``key``; it fires at ``due`` (``Tick``) unless the key changes first.
+   */
+  export interface GameTimer {
+    key: string;
+    due: number;
+  }
+
   export interface JoinSeat {
     type: "table.JoinSeat";
     name: string;
@@ -1741,6 +1802,34 @@ export namespace table {
     details: { [key: string]: unknown };  // default {}
   }
 
+  /**
+   * A bot plays for ``seat`` until it comes back (any command with its token: ``SeatReturned`` first).
+   */
+  export interface SeatAbsent {
+    type: "table.SeatAbsent";
+    seat: number;
+  }
+
+  /**
+   * One seat's clock: the instant (unix seconds) its current decision times out (None: not awaited, or out of
+   * the game), and its reserve left (seconds) when that decision began.
+   */
+  export interface SeatClock {
+  }
+
+  /**
+   * What a reader sees of one seat's clock and standing: its deadline (None: nothing awaited from it), its
+   * reserve left (seconds) when its current decision began, and whether a bot plays for it.
+   */
+  export interface SeatClockView {
+    seat: number;
+    deadline: number | null;  // default null
+    reserve: number;  // default 0.0
+    absent: boolean;  // default false
+    out: string;  // default ""
+    bot: boolean;  // default false
+  }
+
   export interface SeatJoined {
     type: "table.SeatJoined";
     seat: number;
@@ -1752,6 +1841,37 @@ export namespace table {
   export interface SeatLeft {
     type: "table.SeatLeft";
     seat: number;
+  }
+
+  /**
+   * ``seat`` is out of the game for good (``reason``: "resigned" / "forfeited"): bots play its decisions, it
+   * wins nothing; when one seat is left in the game, the game ends.
+   */
+  export interface SeatOut {
+    type: "table.SeatOut";
+    seat: number;
+    reason: string;
+  }
+
+  /**
+   * Whether a seat's player is connected (a WebSocket open, or a request with its token in the last minute),
+   * and since when (unix seconds; 0 when never seen).
+   */
+  export interface SeatPresence {
+    seat: number;
+    connected: boolean;
+    since: number;  // default 0.0
+  }
+
+  export interface SeatReturned {
+    type: "table.SeatReturned";
+    seat: number;
+  }
+
+  export interface SeatTimedOut {
+    type: "table.SeatTimedOut";
+    seat: number;
+    deadline: number;
   }
 
   export interface UndoAccepted {
