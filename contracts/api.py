@@ -152,7 +152,7 @@ class ClockInfo(msgspec.Struct, frozen=True):
     """The table option ``clock`` (``CreateGame.options["clock"]``, a ``ClockOptions``): its fields with their
     defaults (``defaults``: no clock), and the policies ``on_timeout`` may name."""
 
-    defaults: ClockOptions = ClockOptions()
+    defaults: ClockOptions = msgspec.field(default_factory=ClockOptions)
     policies: tuple[str, ...] = CLOCK_TIMEOUT_POLICIES
 
 
@@ -166,8 +166,8 @@ class UndoInfo(msgspec.Struct, frozen=True):
 class TableOptionsInfo(msgspec.Struct, frozen=True):
     """The options every game's table takes beside the game's own (in ``CreateGame.options`` too)."""
 
-    clock: ClockInfo = ClockInfo()
-    undo: UndoInfo = UndoInfo()
+    clock: ClockInfo = msgspec.field(default_factory=ClockInfo)
+    undo: UndoInfo = msgspec.field(default_factory=UndoInfo)
 
 
 class GameInfo(msgspec.Struct, frozen=True):
@@ -176,7 +176,7 @@ class GameInfo(msgspec.Struct, frozen=True):
     min_seats: int
     max_seats: int
     options: dict[str, Any]  # the options with their defaults
-    table: TableOptionsInfo = TableOptionsInfo()  # the table's options, which every game takes (clock, undo)
+    table: TableOptionsInfo = msgspec.field(default_factory=TableOptionsInfo)  # the table's options, which every game takes (clock, undo)
 
 
 class LegalCommands(msgspec.Struct, frozen=True):

@@ -47,7 +47,7 @@ export interface Cancelled {
  * defaults (``defaults``: no clock), and the policies ``on_timeout`` may name.
  */
 export interface ClockInfo {
-  defaults: table.ClockOptions;  // default {"per_decision": 0.0, "reserve": 0.0, "increment": 0.0, "on_timeout": "bot"}
+  defaults: table.ClockOptions;
   policies: string[];  // default ["bot", "absent", "forfeit"]
 }
 
@@ -133,7 +133,7 @@ export interface GameInfo {
   min_seats: number;
   max_seats: number;
   options: { [key: string]: unknown };
-  table: TableOptionsInfo;  // default {"clock": {"defaults": {"per_decision": 0.0, "reserve": 0.0, "increment": 0.0, "on_timeout": "bot"}, "policies": ["bot", "absent", "forfeit"]}, "undo": {"default": "own_turn", "policies": ["none", "own_turn", "with_consent"]}}
+  table: TableOptionsInfo;
 }
 
 /**
@@ -285,8 +285,8 @@ export type TableEvent =
  * The options every game's table takes beside the game's own (in ``CreateGame.options`` too).
  */
 export interface TableOptionsInfo {
-  clock: ClockInfo;  // default {"defaults": {"per_decision": 0.0, "reserve": 0.0, "increment": 0.0, "on_timeout": "bot"}, "policies": ["bot", "absent", "forfeit"]}
-  undo: UndoInfo;  // default {"default": "own_turn", "policies": ["none", "own_turn", "with_consent"]}
+  clock: ClockInfo;
+  undo: UndoInfo;
 }
 
 /**
