@@ -176,7 +176,8 @@ class GameInfo(msgspec.Struct, frozen=True):
     min_seats: int
     max_seats: int
     options: dict[str, Any]  # the options with their defaults
-    table: TableOptionsInfo = msgspec.field(default_factory=TableOptionsInfo)  # the table's options, which every game takes (clock, undo)
+    # the options every game's table takes (clock, undo), beside the game's own
+    table: TableOptionsInfo = msgspec.field(default_factory=TableOptionsInfo)
 
 
 class LegalCommands(msgspec.Struct, frozen=True):

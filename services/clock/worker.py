@@ -79,9 +79,9 @@ class Takeover:
     budget: float = 1.0
 
     def choose(self, table: tbl.Table, seat: int, game_id: str) -> tuple[str, Any]:
-        """The strategy's command for ``seat`` (its name, the command); a game without the strategy's hooks is
-        played by ``random``. The bot's own chance is seeded by the game, version and seat: two workers choose
-        alike (a budgeted search may still differ; the engine plays one of them at most)."""
+        """The strategy's command for ``seat`` (its name, the command); a game without the strategy's hooks (or a
+        strategy that fails) is played by ``random``. The bot's own chance is seeded by the game, version and
+        seat: two workers choose alike (a budgeted search may still differ; the engine plays one at most)."""
         game = tbl.game_of(table)
         rng = random.Random(hashlib.sha256(f"{game_id}:{table.version}:{seat}".encode()).digest())
         try:
@@ -89,7 +89,9 @@ class Takeover:
             return self.name, bot.choose(game, table.state, seat, rng)
         except StrategyError as exc:
             log.info("takeover_strategy_unavailable", strategy=self.name, code=exc.code, fallback="random")
-            return "random", make_strategy("random").choose(game, table.state, seat, rng)
+        except Exception as exc:  # noqa: BLE001 - a strategy's bug must not leave the seat unplayed
+            log.exception("takeover_strategy_failed", strategy=self.name, error=str(exc)[:200], fallback="random")
+        return "random", make_strategy("random").choose(game, table.state, seat, rng)
 
 
 class ClockWorker:

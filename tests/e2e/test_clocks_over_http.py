@@ -82,7 +82,7 @@ async def test_a_seat_that_does_nothing_times_out_and_the_takeover_bot_plays_tha
     view = (await client.get(f"/games/{game_id}/seats/{seat}/view", headers=bearer(tokens[seat]))).json()
     clock = view["clock"]
     assert clock["options"]["per_decision"] == 0.5 and clock["options"]["on_timeout"] == "bot"
-    assert clock["seats"][seat]["deadline"] == pytest.approx(clock["at"] + 0.5)
+    assert clock["seats"][seat]["deadline"] == pytest.approx(clock["at"] + 0.5, abs=1e-6)
     entries = await until(client, game_id, lambda es: of(es, "table.BotMoved"))
     [timed_out] = of(entries, "table.SeatTimedOut")[:1]
     assert timed_out["seat"] == seat and timed_out["deadline"] == clock["seats"][seat]["deadline"]
@@ -102,8 +102,8 @@ async def test_a_seat_that_does_nothing_forfeits_and_a_two_seat_game_ends_with_t
     assert of(entries, "table.SeatOut") == [{"type": "table.SeatOut", "seat": seat, "reason": "forfeited"}]
     assert len(of(entries, "table.SeatTimedOut")) == 1
     [ended] = of(entries, "table.GameEnded")
-    assert ended["result"]["winners"] == [1 - seat]
-    assert ended["result"]["details"]["ended_by"] == "forfeit"
+    assert ended["winners"] == [1 - seat] and ended["details"]["ended_by"] == "forfeit"
+    assert ended["details"]["out"] == {str(seat): "forfeited"}
     view = (await client.get(f"/games/{game_id}/view")).json()
     assert view["status"] == "over"
 
@@ -118,7 +118,7 @@ async def test_a_resignation_ends_a_two_seat_game_and_a_bot_plays_for_the_resign
     entries = await history(client, game_id)
     assert of(entries, "table.SeatOut") == [{"type": "table.SeatOut", "seat": 1, "reason": "resigned"}]
     [ended] = of(entries, "table.GameEnded")
-    assert ended["result"]["winners"] == [0] and ended["result"]["details"]["ended_by"] == "resignation"
+    assert ended["winners"] == [0] and ended["details"]["ended_by"] == "resignation"
     no_token = await client.post(f"/games/{game_id}/seats/0/resign", json={"command_id": "r2"})
     assert no_token.status_code == 401
 
@@ -143,12 +143,12 @@ async def test_a_move_makes_its_deadline_moot(client, events_redis):
     [seat] = await awaited(client, game_id)
     first = (await client.get(f"/games/{game_id}/seats/{seat}/view", headers=bearer(tokens[seat]))).json()
     deadline = first["clock"]["seats"][seat]["deadline"]
-    assert events_redis.zscore(keys.DEADLINES, game_id) == pytest.approx(deadline)
+    assert events_redis.zscore(keys.DEADLINES, game_id) == pytest.approx(deadline, abs=1e-6)
     legal = first["legal"]
     r = await client.post(f"/games/{game_id}/seats/{seat}/commands", headers=bearer(tokens[seat]),
                           json={"command_id": "m1", "command": legal[0]})
     assert r.status_code == 200, r.text
-    assert events_redis.zscore(keys.DEADLINES, game_id) != pytest.approx(deadline)
+    assert events_redis.zscore(keys.DEADLINES, game_id) > deadline  # the next seat's, or the same seat's next
     await asyncio.sleep(max(0.0, deadline - time.time()) + 0.5)  # past the old deadline, with the clock polling
     entries = await history(client, game_id)
     assert all(e["deadline"] != deadline for e in of(entries, "table.SeatTimedOut"))

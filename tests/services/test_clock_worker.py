@@ -85,7 +85,7 @@ async def test_the_engine_writes_a_clocked_games_next_deadline_with_its_events_a
     await started(engine, "clocked", {"per_decision": 30})
     table = (await engine.load("clocked")).table
     [due] = tbl.due(table)
-    assert due.kind == "timeout" and await store.deadline("clocked") == pytest.approx(due.at)
+    assert due.kind == "timeout" and await store.deadline("clocked") == pytest.approx(due.at, abs=1e-6)
     assert due.at == pytest.approx(time.time() + 30, abs=2)
     await started(engine, "plain", {})
     assert await store.deadline("plain") is None
@@ -131,12 +131,13 @@ async def test_a_worker_leaves_a_game_it_sent_commands_for_until_the_engine_answ
     now = time.time()
     assert await clock.fire_due(now) == 1
     assert await clock.fire_due(now + 1) == 0  # not sent again while the engine works
-    assert await store.deadline("g") == pytest.approx(now + 30)
+    assert await store.deadline("g") == pytest.approx(now + 30, abs=1e-6)
 
 
 async def test_a_deadline_made_moot_by_a_move_is_not_fired(engine, store, redis):
     turn = await started(engine, "g", {"per_decision": 0.3})
     old = await store.deadline("g")
+    await asyncio.sleep(0.1)  # the next deadline is 0.1 s after the old one
     [reply] = await engine.handle([cmd("g", Add(1), seat=turn, token=th(turn), cid="move")])
     assert reply.status == "accepted"
     assert await store.deadline("g") > old  # the other seat's deadline now
@@ -250,3 +251,23 @@ def test_the_takeover_bot_plays_mcts_with_its_budget_and_a_legal_command():
     name, command = Takeover("mcts", 0.05).choose(table, seat, "g")
     assert name == "mcts" and command in tbl.game_of(table).legal_commands(table.state, seat)
 
+
+
+async def test_a_timeout_sent_by_a_worker_whose_clock_runs_ahead_is_refused_then_fired_again_under_its_id(
+        engine, store, redis):
+    """The engine's clock decides: a Timeout it finds early is refused (not_due) and that refusal is not its id's
+    answer for good: the same command, sent again once the deadline has passed, times the seat out."""
+    turn = await started(engine, "g", {"per_decision": 0.5, "on_timeout": "forfeit"})
+    deadline = await store.deadline("g")
+    commands, clock = Commands(redis), worker(redis, store, retry_s=0.2)
+    assert await clock.fire_due(deadline + 0.01) == 1  # this worker's clock is half a second ahead
+    [(_, early)] = await commands.read()
+    [refused] = await engine.handle([early])
+    assert refused.status == "rejected" and refused.code == "not_due"
+    await wait_until(await store.deadline("g"))  # the deadline passed, and the worker's retry delay
+    assert await clock.fire_due() == 1
+    [(_, again)] = await commands.read()
+    assert again.command_id == early.command_id == f"clock:{(await engine.load('g')).table.version}:timeout:{turn}"
+    [accepted] = await engine.handle([again])
+    assert accepted.status == "accepted"
+    assert (await types(store, "g")).count("table.SeatTimedOut") == 1
