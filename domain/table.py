@@ -197,7 +197,7 @@ def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
             state=game.initial_state(event.seats, options),
             version=version,
             undo=event.undo,
-            clock=event.clock,
+            clock=event.clock or None,  # UNSET: none given
         )
     if isinstance(event, GameForked):
         return msgspec.structs.replace(table, forked_from=event.source, version=version)
@@ -472,7 +472,7 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
             rematch_of=command.rematch_of,
             undo=undo,
             imported_from=command.imported_from,
-            clock=clock,
+            clock=msgspec.UNSET if clock is None else clock,  # none: GameCreated's bytes as before clocks
         ),
         *([] if command.fork is None else [GameForked(command.fork.source), *position]),
     ]

@@ -109,7 +109,8 @@ def test_the_clock_is_taken_out_of_the_games_options_and_stored_in_game_created(
 
 def test_a_game_created_without_a_clock_has_none_and_never_sets_clocks():
     game = Clocked()
-    assert game.created[0].clock is None and not tbl.has_clock(game.table)
+    assert game.created[0].clock is msgspec.UNSET and not tbl.has_clock(game.table)
+    assert b"clock" not in msgspec.json.encode(game.created[0])  # stored as before clocks existed
     assert not any(isinstance(e, ClocksSet) for e in game.started + game.move(0, 101) + game.move(1, 102))
     assert tbl.due(game.table) == () and tbl.next_due(game.table) is None
     assert tbl.views(game.table, "g")[None].clock is None
