@@ -146,7 +146,8 @@ class Table(msgspec.Struct, frozen=True):
     # gives it, so a snapshot, a re-run and the engine's cache agree.
     clock: ClockOptions | None = None  # the clock options given at creation (None: none)
     clocks: tuple[SeatClock, ...] = ()  # per seat, as the latest ClocksSet set them (): none yet
-    clock_since: tuple[float, ...] = ()  # per seat, the instant its running clock started (its decision began)
+    # Per seat, the instant its running clock started (its decision began): deadline - per_decision - reserve
+    clock_since: tuple[float, ...] = ()
     clock_at: float = 0.0  # the latest ClocksSet's instant
     timer: GameTimer | None = None  # the game's own timer (its ``timer`` hook), as the latest ClocksSet set it
     absent: tuple[int, ...] = ()  # seats timed out under the policy "absent": a bot plays until they come back
@@ -911,13 +912,14 @@ def _barrier(table: Table, version: int, origin: Origin | None, **changes: Any) 
 
 def _evolve_clock(table: Table, event: Any, version: int, origin: Origin | None) -> Table:
     if isinstance(event, ClocksSet):
-        old, since = table.clocks, table.clock_since
-        kept = [since[s] if s < len(since) and s < len(old) and old[s] == clock else event.at
-                for s, clock in enumerate(event.clocks)]
+        # A running clock's deadline is the instant its decision began + per_decision + the reserve then: the
+        # instant is that difference (exact for the instants the engine writes; the same fold gives the same).
+        per = table.clock.per_decision if has_clock(table) and table.clock is not None else 0.0
+        since = tuple(0.0 if c.deadline is None else c.deadline - per - c.reserve for c in event.clocks)
         timed_out = tuple(d if d is not None and s < len(event.clocks) and event.clocks[s].deadline == d else None
                           for s, d in enumerate(table.timed_out))
         return msgspec.structs.replace(
-            table, version=version, clocks=event.clocks, clock_since=tuple(kept), clock_at=event.at,
+            table, version=version, clocks=event.clocks, clock_since=since, clock_at=event.at,
             timer=event.timer, timed_out=timed_out if any(d is not None for d in timed_out) else ())
     if isinstance(event, SeatTimedOut):
         timed_out = _per_seat(table.timed_out, table.seats, event.seat, event.deadline, None)
@@ -1038,20 +1040,33 @@ def _with_clocks(table: Table, events: list[Any], mover: int | None, now: float,
     after = fold(events, table)
     if after.status != PLAYING:
         return events
-    clocks, timer = _next_clocks(after, mover, now, ticked)
+    undo = next((e for e in events if isinstance(e, UndoApplied)), None)
+    back = {} if undo is None else _undone_moves(table, undo.to_version)
+    clocks, timer = _next_clocks(after, mover, now, ticked, back)
     if clocks == after.clocks and timer == after.timer:
         return events
     return [*events, ClocksSet(at=now, clocks=clocks, timer=timer)]
 
 
-def _next_clocks(table: Table, mover: int | None, now: float, ticked: bool
+def _undone_moves(table: Table, to_version: int) -> dict[int, int]:
+    """By seat, how many of its commands an undo to ``to_version`` takes back (from ``table``'s window)."""
+    window = table.window
+    commands: dict[int, set[str]] = {}
+    for step in window.steps if window is not None else ():
+        if step.version > to_version and step.origin is not None and step.origin.seat is not None:
+            commands.setdefault(step.origin.seat, set()).add(step.origin.command)
+    return {seat: len(ids) for seat, ids in commands.items()}
+
+
+def _next_clocks(table: Table, mover: int | None, now: float, ticked: bool, back: dict[int, int] | None = None
                  ) -> tuple[tuple[SeatClock, ...], GameTimer | None]:
     """The seats' clocks and the game's timer once a command took the game to ``table`` (its clocks still the
     ones before it) at ``now``. A seat whose running clock stops (it moved, or it is no longer awaited, or the
     game's timer paces the game now) is charged the time past ``per_decision``; one that moved gets the
     increment; one awaited again, or newly, starts a clock: ``now + per_decision + reserve``; one awaited before
     and after that did not move keeps its deadline (a simultaneous decision: the others' answers do not change
-    it)."""
+    it). ``back``: by seat, its moves an undo just took back: their increments are taken back from its reserve
+    (and from a running deadline), so that moving and undoing never adds time."""
     game = game_of(table)
     timer = None
     hook = getattr(game, "timer", None)
@@ -1070,6 +1085,9 @@ def _next_clocks(table: Table, mover: int | None, now: float, ticked: bool
     clocks = []
     for seat in range(table.seats):
         old = seat_clock(table, seat) or SeatClock(None, start)
+        taken = min(old.reserve, increment * (back or {}).get(seat, 0))
+        if taken:
+            old = SeatClock(None if old.deadline is None else old.deadline - taken, old.reserve - taken)
         reserve = old.reserve
         running = old.deadline is not None
         moved = seat == mover
