@@ -105,6 +105,8 @@ class GameCreated(Event, tag="table.GameCreated"):
     rematch_of: str = ""
     undo: str = "own_turn"  # the undo policy: "none" / "own_turn" / "with_consent" (games stored before: own_turn)
     imported_from: str = ""  # made by `souk import` from the record of this game (of another server)
+    # The table's clocks (``CreateGame.options["clock"]``, issue #19); None: none given (games stored before too)
+    clock: ClockOptions | None = None
     schema: int = 2  # this shape's version (contracts.base.upcast)
 
 
