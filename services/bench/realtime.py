@@ -17,7 +17,8 @@ tick, ``clock:<version>:tick:``), from the game's history once it is over:
   it (the projector and the gateway): per seat and value.
 Both compare instants of one machine's wall clock (``time.time()`` here, the engine's ``recorded_at`` there):
 the figures are for a server on the same machine as this command. Printed: p50, p99 and the largest of each, in
-milliseconds, with the machine's load average at the start and the end of the run.
+milliseconds, how many values closed more than one interval late (they showed twice as long), with the machine's
+load average at the start and the end of the run.
 """
 
 from __future__ import annotations
@@ -239,6 +240,7 @@ async def measure(url: str, values: int, interval_ms: int, games: int) -> dict[s
         "interval_ms": interval_ms, "games_at_once": games, "values": len(ticks), "pushes": len(pushes),
         "tick_p50_ms": _pct(ticks, 0.50), "tick_p99_ms": _pct(ticks, 0.99), "tick_max_ms": _pct(ticks, 1.0),
         "tick_min_ms": round(min(ticks) * 1000, 2) if ticks else None,
+        "ticks_late_by_an_interval": sum(t > interval_ms / 1000 for t in ticks),  # such a value showed twice as long
         "push_p50_ms": _pct(pushes, 0.50), "push_p99_ms": _pct(pushes, 0.99), "push_max_ms": _pct(pushes, 1.0),
         "seconds": round(time.monotonic() - started, 1),
         "load_start": [round(x, 2) for x in load_start], "load_end": [round(x, 2) for x in os.getloadavg()],

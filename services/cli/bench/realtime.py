@@ -30,7 +30,8 @@ def command(url: str | None, values: int, interval_ms: int, games: int, as_json:
         return
     f = figures
     click.echo(f"{f['values']} values of {interval_ms} ms ({games} game(s) at once, {f['seconds']} s): "
-               f"due -> event p50 {f['tick_p50_ms']} ms, p99 {f['tick_p99_ms']} ms, max {f['tick_max_ms']} ms; "
+               f"due -> event p50 {f['tick_p50_ms']} ms, p99 {f['tick_p99_ms']} ms, max {f['tick_max_ms']} ms "
+               f"({f['ticks_late_by_an_interval']} later than one interval); "
                f"event -> seat's push ({f['pushes']}) p50 {f['push_p50_ms']} ms, p99 {f['push_p99_ms']} ms, "
                f"max {f['push_max_ms']} ms; load average {f['load_start'][0]} at the start, {f['load_end'][0]} at "
                f"the end ({f['cpus']} CPUs)")
