@@ -115,6 +115,14 @@ class Window(msgspec.Struct, frozen=True):
     steps: tuple[Step, ...] = ()
 
 
+class ClockMark(msgspec.Struct, frozen=True, array_like=True):
+    """The clocks a ClocksSet set at ``version``: an undo puts back those in force where it takes the game."""
+
+    version: int
+    clocks: tuple[SeatClock, ...]
+    timer: GameTimer | None = None
+
+
 class Table(msgspec.Struct, frozen=True):
     """Everything the platform knows of one game: its header, its seats, and the game's own state."""
 
@@ -146,7 +154,8 @@ class Table(msgspec.Struct, frozen=True):
     # gives it, so a snapshot, a re-run and the engine's cache agree.
     clock: ClockOptions | None = None  # the clock options given at creation (None: none)
     clocks: tuple[SeatClock, ...] = ()  # per seat, as the latest ClocksSet set them (): none yet
-    clock_since: tuple[float, ...] = ()  # per seat, the instant its running clock started (its decision began)
+    # Per seat, the instant its running clock started (its decision began): deadline - per_decision - reserve
+    clock_since: tuple[float, ...] = ()
     clock_at: float = 0.0  # the latest ClocksSet's instant
     timer: GameTimer | None = None  # the game's own timer (its ``timer`` hook), as the latest ClocksSet set it
     absent: tuple[int, ...] = ()  # seats timed out under the policy "absent": a bot plays until they come back
@@ -154,6 +163,9 @@ class Table(msgspec.Struct, frozen=True):
     # Per seat, the deadline it timed out on under the policy "bot" (None: none): while it is still the seat's
     # deadline, a bot may play that decision for it (``stood_in``). (): nobody
     timed_out: tuple[float | None, ...] = ()
+    # The clocks set inside the undo window (and the last before it), oldest first: an undo puts back the ones in
+    # force at the version it goes back to, so moving and taking the move back never gives a seat time.
+    clock_marks: tuple[ClockMark, ...] = ()
 
     @property
     def exists(self) -> bool:
@@ -197,7 +209,7 @@ def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
             state=game.initial_state(event.seats, options),
             version=version,
             undo=event.undo,
-            clock=event.clock,
+            clock=event.clock or None,  # UNSET: none given
         )
     if isinstance(event, GameForked):
         return msgspec.structs.replace(table, forked_from=event.source, version=version)
@@ -472,7 +484,7 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
             rematch_of=command.rematch_of,
             undo=undo,
             imported_from=command.imported_from,
-            clock=clock,
+            clock=msgspec.UNSET if clock is None else clock,  # none: GameCreated's bytes as before clocks
         ),
         *([] if command.fork is None else [GameForked(command.fork.source), *position]),
     ]
@@ -896,6 +908,13 @@ def bot_plays(table: Table, seat: int) -> bool:
     return bool(out_reason(table, seat)) or seat in table.absent or stood_in(table, seat)
 
 
+def _marks_since(marks: tuple[ClockMark, ...], version: int) -> tuple[ClockMark, ...]:
+    """The marks an undo back to ``version`` (the undo window's anchor) or later may need: the last one set at
+    or before it (the clocks in force there), and every one after."""
+    keep = next((i for i in range(len(marks) - 1, -1, -1) if marks[i].version <= version), 0)
+    return marks[keep:]
+
+
 def _per_seat(values: tuple[Any, ...], seats: int, seat: int, value: Any, empty: Any) -> tuple[Any, ...]:
     out = list(values) + [empty] * (seats - len(values))
     out[seat] = value
@@ -911,14 +930,19 @@ def _barrier(table: Table, version: int, origin: Origin | None, **changes: Any) 
 
 def _evolve_clock(table: Table, event: Any, version: int, origin: Origin | None) -> Table:
     if isinstance(event, ClocksSet):
-        old, since = table.clocks, table.clock_since
-        kept = [since[s] if s < len(since) and s < len(old) and old[s] == clock else event.at
-                for s, clock in enumerate(event.clocks)]
+        # A running clock's deadline is the instant its decision began + per_decision + the reserve then: the
+        # instant is that difference (exact for the instants the engine writes; the same fold gives the same).
+        per = table.clock.per_decision if has_clock(table) and table.clock is not None else 0.0
+        since = tuple(0.0 if c.deadline is None else c.deadline - per - c.reserve for c in event.clocks)
         timed_out = tuple(d if d is not None and s < len(event.clocks) and event.clocks[s].deadline == d else None
                           for s, d in enumerate(table.timed_out))
+        marks = table.clock_marks
+        if table.window is not None:  # what an undo inside the window puts back
+            marks = (*_marks_since(marks, table.window.anchor.version), ClockMark(version, event.clocks, event.timer))
         return msgspec.structs.replace(
-            table, version=version, clocks=event.clocks, clock_since=tuple(kept), clock_at=event.at,
-            timer=event.timer, timed_out=timed_out if any(d is not None for d in timed_out) else ())
+            table, version=version, clocks=event.clocks, clock_since=since, clock_at=event.at,
+            timer=event.timer, timed_out=timed_out if any(d is not None for d in timed_out) else (),
+            clock_marks=marks)
     if isinstance(event, SeatTimedOut):
         timed_out = _per_seat(table.timed_out, table.seats, event.seat, event.deadline, None)
         return _barrier(table, version, origin, timed_out=timed_out)
@@ -1038,10 +1062,25 @@ def _with_clocks(table: Table, events: list[Any], mover: int | None, now: float,
     after = fold(events, table)
     if after.status != PLAYING:
         return events
+    current = (after.clocks, after.timer)
+    undo = next((e for e in events if isinstance(e, UndoApplied)), None)
+    mark = None if undo is None else _mark_at(table, undo.to_version)
+    if mark is not None:  # the clocks as they were when the game was where the undo takes it: time ran on
+        after = msgspec.structs.replace(after, clocks=mark.clocks, timer=mark.timer)
     clocks, timer = _next_clocks(after, mover, now, ticked)
-    if clocks == after.clocks and timer == after.timer:
+    if (clocks, timer) == current:
         return events
     return [*events, ClocksSet(at=now, clocks=clocks, timer=timer)]
+
+
+def _mark_at(table: Table, to_version: int) -> ClockMark | None:
+    """The clocks in force when the game was at ``to_version`` (a version that ends a command): the last mark
+    before the first game event after it (a command's ClocksSet follows its game events). None: not known."""
+    window = table.window
+    first = next((step.version for step in window.steps if step.version > to_version), None) if window else None
+    if first is None:
+        return None
+    return next((mark for mark in reversed(table.clock_marks) if mark.version < first), None)
 
 
 def _next_clocks(table: Table, mover: int | None, now: float, ticked: bool
@@ -1075,7 +1114,8 @@ def _next_clocks(table: Table, mover: int | None, now: float, ticked: bool
         moved = seat == mover
         awaited = seat in awaiting and not bot_plays_for_good(table, seat)
         if running and (moved or not awaited):
-            since = table.clock_since[seat] if seat < len(table.clock_since) else now
+            assert old.deadline is not None
+            since = old.deadline - per - old.reserve  # the instant its decision began
             reserve = max(0.0, reserve - max(0.0, now - since - per)) + (increment if moved else 0.0)
         if not awaited:
             clocks.append(SeatClock(None, reserve))

@@ -1779,7 +1779,7 @@ export namespace table {
     rematch_of?: string;  // default ""
     undo?: string;  // default "own_turn"
     imported_from?: string;  // default ""
-    clock?: ClockOptions | null;  // default null
+    clock?: ClockOptions | null;
     schema?: number;  // default 2
   }
 

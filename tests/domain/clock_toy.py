@@ -1,8 +1,9 @@
 """A tiny game for the clock tests (issue #19), registered only while a test uses it (``toy_games``): seats move
 in turn (``Move``), or all at once when ``simultaneous`` (each seat answers once a round, in any order); the game
 ends after ``moves`` moves, the seat with the most moves winning (ties: every one of them). ``ToyTimed`` adds a game
-timer: while ``timer`` is above 0, a timer of that many seconds runs, keyed by the number of moves made; when it
-runs out (``tick``) a round passes (``Ticked``: a move by nobody)."""
+timer: while ``timer`` is above 0 (and the number of moves made is a multiple of ``timer_every``), a timer of that
+many seconds runs, keyed by the number of moves made; when it runs out (``tick``) a move by nobody passes
+(``Ticked``)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class ToyOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     simultaneous: bool = False
     moves: int = 6
     timer: float = 0.0
+    timer_every: int = 1  # the timer runs while the number of moves made is a multiple of this
 
 
 class ToyState(msgspec.Struct, frozen=True):
@@ -110,7 +112,7 @@ class ToyTimed(Toy):
     name = "toytimed"
 
     def timer(self, state: ToyState) -> tuple[str, float] | None:
-        if state.options.timer <= 0 or state.moves >= state.options.moves:
+        if state.options.timer <= 0 or state.moves >= state.options.moves or state.moves % state.options.timer_every:
             return None
         return f"m{state.moves}", state.options.timer
 

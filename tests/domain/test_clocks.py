@@ -47,6 +47,7 @@ class Clocked:
     def __init__(self, seats: int = 2, clock: dict | None = None, start: float = 100.0, game: str = "toy",
                  **options) -> None:
         self.table, self.events, self.origins, self.count = tbl.EMPTY, [], [], 0
+        self.log = []  # (seat, token, command, now, events) of every command
         if clock is not None:
             options["clock"] = clock
         self.created = self.platform(CreateGame(game, "t", seats, options), start)
@@ -63,6 +64,7 @@ class Clocked:
         self.table = tbl.fold(events, self.table, [origin] * len(events))
         self.events.extend(events)
         self.origins.extend([origin] * len(events))
+        self.log.append((seat, token, command, now, events))
         return events
 
     def platform(self, command, now):
@@ -109,7 +111,8 @@ def test_the_clock_is_taken_out_of_the_games_options_and_stored_in_game_created(
 
 def test_a_game_created_without_a_clock_has_none_and_never_sets_clocks():
     game = Clocked()
-    assert game.created[0].clock is None and not tbl.has_clock(game.table)
+    assert game.created[0].clock is msgspec.UNSET and not tbl.has_clock(game.table)
+    assert b"clock" not in msgspec.json.encode(game.created[0])  # stored as before clocks existed
     assert not any(isinstance(e, ClocksSet) for e in game.started + game.move(0, 101) + game.move(1, 102))
     assert tbl.due(game.table) == () and tbl.next_due(game.table) is None
     assert tbl.views(game.table, "g")[None].clock is None
@@ -341,3 +344,98 @@ def test_when_nobody_the_game_names_a_winner_is_left_the_best_scored_seats_left_
     game.seat(0, Resign(), 5.0)  # seat 0 made the most moves: the game would name it alone
     ended = game.move(1, 6.0)[-1]
     assert ended == GameEnded(scores=(2, 2, 1), winners=(1,), seed=SEED.hex(), details={"out": {"0": "resigned"}})
+
+
+# --- views, history, snapshots ---------------------------------------------------------------------------------
+
+def test_every_reader_sees_the_same_clocks_each_seats_deadline_reserve_and_who_a_bot_plays():
+    from contracts.table import ClockView, SeatClockView
+
+    game = Clocked(seats=3, clock={**CLOCK, "on_timeout": "absent"}, start=0.0)
+    game.platform(Timeout(0, 70.0), 70.0)
+    game.platform(PlayFor(0, "random", MOVE), 71.0)
+    game.seat(2, Resign(), 72.0)
+    views = tbl.views(game.table, "g")
+    expected = ClockView(options=ClockOptions(10.0, 60.0, 5.0, "absent"), seats=(
+        SeatClockView(0, None, 0.0, absent=True, bot=True), SeatClockView(1, 141.0, 60.0),
+        SeatClockView(2, None, 60.0, out="resigned", bot=True)), at=71.0)  # the resignation changed no clock
+    assert all(view.clock == expected for view in views.values())
+    assert views[2].legal == ()  # out: bots play it, it sends nothing
+
+
+def test_a_finished_game_shows_no_running_clock():
+    game = Clocked(clock=CLOCK, start=0.0, moves=2)
+    game.move(0, 1.0)
+    game.move(1, 2.0)
+    clock = tbl.views(game.table, "g")[None].clock
+    assert clock is not None and all(s.deadline is None and not s.bot for s in clock.seats) and clock.timer is None
+
+
+def test_the_clock_events_are_public_in_the_history():
+    game = Clocked(seats=3, clock={**CLOCK, "on_timeout": "absent"}, start=0.0)
+    game.platform(Timeout(0, 70.0), 70.0)
+    game.platform(PlayFor(0, "random", MOVE), 71.0)
+    game.move(1, 72.0)
+    game.move(0, 73.0)
+    game.seat(2, Resign(), 74.0)
+    clock_events = [e for e in game.events if type(e).__struct_config__.tag.startswith("table.") and isinstance(
+        e, (ClocksSet, SeatTimedOut, SeatAbsent, SeatReturned, SeatOut, BotMoved))]
+    assert {type(e) for e in clock_events} == {ClocksSet, SeatTimedOut, SeatAbsent, SeatReturned, SeatOut, BotMoved}
+    for event in clock_events:
+        assert all(tbl.redact(game.table, event, seat) is event for seat in (0, 1, 2, None))
+
+
+def test_a_snapshot_carries_the_clocks_the_timer_and_who_is_absent_out_or_stood_in():
+    game = Clocked(seats=4, clock={**CLOCK, "on_timeout": "absent"}, start=0.0)
+    game.platform(Timeout(0, 70.0), 70.0)  # absent
+    game.seat(3, Resign(), 71.0)  # out
+    tables = [tbl.EMPTY]
+    for event, origin in zip(game.events, game.origins):
+        tables.append(tbl.evolve(tables[-1], event, origin))
+    bot = Clocked(clock=CLOCK, start=0.0)
+    bot.platform(Timeout(0, 70.0), 70.0)  # stood in
+    timed = Clocked(game="toytimed", timer=5.0, clock=CLOCK, start=0.0)
+    for table in (*tables, bot.table, timed.table):
+        again = tbl.decode_table(tbl.encode_table(table))
+        assert again == table and tbl.due(again) == tbl.due(table)
+    assert tables[-1].absent == (0,) and tables[-1].out[3] == "resigned" and tbl.stood_in(bot.table, 0)
+    assert timed.table.timer is not None
+
+
+def test_a_snapshot_made_before_clocks_reads_with_none():
+    from domain.kernel import get_game
+
+    class Before(msgspec.Struct):  # the Table's fields before issue #19, as a snapshot stored them
+        game: str = ""
+        seats: int = 0
+        status: str = ""
+        version: int = 0
+
+    old = tbl.decode_table(msgspec.msgpack.encode(Before("toy", 2, "playing", 7)))
+    assert get_game("toy") and old.clock is None and old.clocks == () and old.out == () and old.absent == ()
+    assert tbl.out_reason(old, 1) == "" and not tbl.stood_in(old, 1) and not tbl.has_clock(old)
+
+
+# --- a re-run -------------------------------------------------------------------------------------------------
+
+def test_each_command_decided_again_at_its_instant_gives_the_same_events():
+    """What ``souk verify`` does with a record (``services.history.verify.rerun`` passes each command's
+    recorded_at as ``now``), on the bare table: every kind of clock event, bots' moves and a resignation."""
+    t = 1764250000.25
+    game = Clocked(seats=3, clock={**CLOCK, "on_timeout": "absent"}, start=t)
+    game.move(0, t + 3.5)
+    game.platform(Timeout(1, t + 3.5 + 70.0), t + 73.6)
+    game.platform(PlayFor(1, "greedy", MOVE), t + 73.7)
+    game.move(2, t + 80.125)
+    game.move(1, t + 81.0)  # back, though not its turn
+    game.move(0, t + 99.0)
+    game.move(1, t + 150.0)
+    game.seat(2, Resign(), t + 151.0)
+    table = tbl.EMPTY
+    for seat, token, command, now, events in game.log:
+        again = tbl.decide(table, seat, token, command, Chance(SEED, table.version), now=now)
+        assert msgspec.json.encode(again) == msgspec.json.encode(events)
+        table = tbl.fold(again, table)
+    assert table == tbl.fold(game.events)
+    kinds = {type(e) for e in game.events}
+    assert {ClocksSet, SeatTimedOut, SeatAbsent, SeatReturned, SeatOut, BotMoved} <= kinds
