@@ -128,16 +128,19 @@ class ClockWorker:
         now = time.time() if now is None else now
         due = await self.redis.zrangebyscore(keys.deadlines(), "-inf", repr(now), start=0, num=self.batch,
                                              withscores=True)
-        for member, score in due:
-            game_id = member.decode() if isinstance(member, bytes) else member
-            try:
-                await self.fire(game_id, score, now)
-            except (RedisError, OSError):
-                raise
-            except Exception as exc:  # noqa: BLE001 - one game that cannot be read must not stop the others
-                log.exception("clock_game_failed", game_id=game_id, error=str(exc)[:200])
-                await self._reschedule(keys=[keys.deadlines()], args=[game_id, repr(score), repr(now + self.retry_s)])
+        # the games at once: each waits on its own reads (and a bot's thinking), not on the others'
+        await asyncio.gather(*(self._fire_one(m.decode() if isinstance(m, bytes) else m, score, now)
+                               for m, score in due))
         return len(due)
+
+    async def _fire_one(self, game_id: str, score: float, now: float) -> None:
+        try:
+            await self.fire(game_id, score, now)
+        except (RedisError, OSError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - one game that cannot be read must not stop the others
+            log.exception("clock_game_failed", game_id=game_id, error=str(exc)[:200])
+            await self._reschedule(keys=[keys.deadlines()], args=[game_id, repr(score), repr(now + self.retry_s)])
 
     async def fire(self, game_id: str, score: float, now: float) -> int:
         """Sends the commands of what is due in ``game_id`` at ``now``; returns how many were sent."""
