@@ -42,6 +42,7 @@ from domain import table as tbl
 from services.bots import STRATEGIES, strategy as make_strategy
 from services.bots.strategies import StrategyError
 from services.engine.service import FINISHED, Engine
+from services.runtime import metrics
 from services.store import keys
 from services.store.codec import encoder
 from services.store.events import EventStore
@@ -161,6 +162,8 @@ class ClockWorker:
                                 args=[game_id, table.version, repr(now + self.retry_s), *envelopes])
         if sent:
             self.sent += len(envelopes)
+            for d in dues:
+                metrics.clock_sent(d.kind, now - d.at)
             log.info("clock_sent", game_id=game_id, version=table.version,
                      due=[f"{d.kind}:{'' if d.seat is None else d.seat}{d.key}" for d in dues])
         return len(envelopes) if sent else 0

@@ -293,3 +293,19 @@ async def test_a_game_timer_is_sent_as_a_tick_by_two_workers_and_ticks_once(engi
     after = (await engine.load("t")).table
     assert after.timer is not None and after.timer.key != table.timer.key  # the next one runs
     assert await store.deadline("t") == pytest.approx(after.timer.due, abs=1e-6)
+
+
+async def test_the_commands_sent_and_their_lateness_are_metrics(engine, store, redis):
+    from prometheus_client import REGISTRY
+
+    def sent(kind: str) -> float:
+        return REGISTRY.get_sample_value("souk_clock_commands_total", {"kind": kind}) or 0.0
+
+    def observed(kind: str) -> float:
+        return REGISTRY.get_sample_value("souk_clock_lateness_seconds_count", {"kind": kind}) or 0.0
+
+    before, seen = sent("timeout"), observed("timeout")
+    await started(engine, "g", {"per_decision": 0.05, "on_timeout": "forfeit"})
+    await wait_until(await store.deadline("g"))
+    await worker(redis, store).fire_due()
+    assert sent("timeout") == before + 1 and observed("timeout") == seen + 1
