@@ -112,17 +112,25 @@ class ClockWorker:
         self.sent = 0  # commands sent since the start (tests and logs)
 
     async def run(self) -> None:
-        """Until cancelled: a pass, then a pause of ``poll_s`` (none after a full batch). A store that fails is
-        tried again after the pause."""
+        """Until cancelled: a pass, then a pause until the next due instant the index holds, at most ``poll_s``
+        (a game the engine writes meanwhile is found by the next poll); none after a full batch. A store that
+        fails is tried again after ``poll_s``."""
         log.info("clock_started", poll_s=self.poll_s, retry_s=self.retry_s, takeover=self.takeover.name)
         while True:
             try:
-                found = await self.fire_due()
+                if await self.fire_due() >= self.batch:
+                    continue
+                await asyncio.sleep(await self.pause())
             except (RedisError, OSError) as exc:
                 log.warning("clock_store_failed", error=str(exc)[:200])
-                found = 0
-            if found < self.batch:
                 await asyncio.sleep(self.poll_s)
+
+    async def pause(self) -> float:
+        """Until the earliest instant in the index (at least a millisecond), or ``poll_s`` if that is later."""
+        first = await self.redis.zrange(keys.deadlines(), 0, 0, withscores=True)
+        if not first:
+            return self.poll_s
+        return min(self.poll_s, max(0.001, first[0][1] - time.time()))
 
     async def fire_due(self, now: float | None = None) -> int:
         """One pass over the games due at ``now`` (default: this machine's clock); returns how many were due."""

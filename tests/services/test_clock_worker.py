@@ -309,3 +309,15 @@ async def test_the_commands_sent_and_their_lateness_are_metrics(engine, store, r
     await wait_until(await store.deadline("g"))
     await worker(redis, store).fire_due()
     assert sent("timeout") == before + 1 and observed("timeout") == seen + 1
+
+
+async def test_a_worker_waits_until_the_next_due_instant_or_its_poll_whichever_comes_first(store, redis):
+    clock = worker(redis, store, poll_s=0.5)
+    assert await clock.pause() == 0.5  # nothing in the index
+    await redis.zadd(keys.DEADLINES, {"soon": time.time() + 0.1})
+    assert 0.05 < await clock.pause() <= 0.1
+    await redis.zadd(keys.DEADLINES, {"past": time.time() - 5})
+    assert await clock.pause() == 0.001
+    await redis.zrem(keys.DEADLINES, "soon", "past")
+    await redis.zadd(keys.DEADLINES, {"later": time.time() + 60})
+    assert await clock.pause() == 0.5
