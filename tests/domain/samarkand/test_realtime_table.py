@@ -15,7 +15,18 @@ import msgspec
 import pytest
 
 from contracts.samarkand import Answered, ChooseCard, GoodsDisputed, Pass, Stop, StopCall, ValueClosed
-from contracts.table import ClocksSet, CreateGame, GameEnded, GameTimer, JoinSeat, SeatClock, Tick
+from contracts.table import (
+    BotMoved,
+    ClocksSet,
+    CreateGame,
+    GameEnded,
+    GameTimer,
+    JoinSeat,
+    PlayFor,
+    Resign,
+    SeatClock,
+    Tick,
+)
 from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import RuleViolation
@@ -194,3 +205,23 @@ def test_a_whole_real_time_game_at_the_tables_instants_ends_and_re_runs_to_the_s
         again = tbl.decide(table, seat, token, command, Chance(SEED, table.version), now=now)
         assert msgspec.json.encode(again) == msgspec.json.encode(events)
         table = tbl.fold(again, table)
+
+
+def test_a_bot_plays_a_resigned_seat_in_real_time_by_stopping_when_it_is_asked():
+    """A seat out of the game is played by a bot at once (``due`` names it); in real time its only legal commands
+    are stops, and its stop is settled by the tick with the others of the value."""
+    game = Worker(seats=4, options=REALTIME)
+    game.seat(3, Resign())
+    for seat in range(3):
+        game.seat(seat, ChooseCard(value=game.table.state.players[seat].hand[0]))
+    assert [(d.kind, d.seat) for d in tbl.due(game.table)] == [("bot", 3)]
+    played = game.platform(PlayFor(3, "random", msgspec.to_builtins(ChooseCard(value=1))))
+    assert played[0] == BotMoved(3, "random") and isinstance(played[-1], ClocksSet)  # the reveal: the timer runs
+    assert sorted((d.kind, d.seat) for d in tbl.due(game.table)) == [("bot", 3), ("tick", None)]
+    stop = GAME.legal_commands(game.table.state, 3)[0]
+    assert isinstance(stop, Stop)
+    game.platform(PlayFor(3, "random", msgspec.to_builtins(stop)))
+    assert [(d.kind, d.seat) for d in tbl.due(game.table)] == [("tick", None)]  # one stop a value
+    game.run_until(game.time.now + 0.5)
+    closed = next(e for e in game.log[-1][3] if isinstance(e, ValueClosed))
+    assert closed.stops == (StopCall(seat=3, target=stop.target),)
