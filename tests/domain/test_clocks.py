@@ -15,7 +15,6 @@ from contracts.table import (
     CreateGame,
     GameCreated,
     GameEnded,
-    GameTimer,
     JoinSeat,
     LeaveSeat,
     PlayFor,
@@ -31,7 +30,7 @@ from contracts.table import (
 from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import RuleViolation
-from tests.domain.clock_toy import Move, Moved, Ticked, toy_games  # noqa: F401 - the fixture
+from tests.domain.clock_toy import Move, Moved, toy_games  # noqa: F401 - the fixture
 from tests.domain.harness import token_hash
 
 SEED = b"clock-seed"
