@@ -194,3 +194,17 @@ async def test_giving_a_seat_back_after_the_start_resigns_it(client):
     entries = await history(client, game_id)
     assert of(entries, "table.SeatOut") == [{"type": "table.SeatOut", "seat": 0, "reason": "resigned"}]
     assert of(entries, "table.GameEnded")[0]["winners"] == [1]
+
+
+async def test_a_rematch_keeps_the_tables_clock_and_undo_policy(client):
+    clock = {"per_decision": 0.3, "reserve": 0.0, "increment": 0.0, "on_timeout": "forfeit"}
+    game_id, tokens = await started_game(client, "yspahan", 2, "rematch me",
+                                         options={"clock": clock, "undo": "with_consent"})
+    await until(client, game_id, lambda es: of(es, "table.GameEnded"))
+    seats = []
+    for seat in (0, 1):
+        r = await client.post(f"/games/{game_id}/seats/{seat}/rematch", headers=bearer(tokens[seat]))
+        assert r.status_code == 201, r.text
+        seats.append(r.json())
+    view = (await client.get(f"/games/{seats[0]['game_id']}/view")).json()
+    assert view["clock"]["options"] == clock and view["undo"]["policy"] == "with_consent"
