@@ -77,12 +77,12 @@ async def awaited(client: httpx.AsyncClient, game_id: str) -> tuple[int, ...]:
 
 async def test_a_seat_that_does_nothing_times_out_and_the_takeover_bot_plays_that_decision(client):
     game_id, tokens = await started_game(client, "yspahan", 2, "clocked",
-                                         options={"clock": {"per_decision": 0.5, "on_timeout": "bot"}})
+                                         options={"clock": {"per_decision": 1.0, "on_timeout": "bot"}})
     [seat] = await awaited(client, game_id)
     view = (await client.get(f"/games/{game_id}/seats/{seat}/view", headers=bearer(tokens[seat]))).json()
     clock = view["clock"]
-    assert clock["options"]["per_decision"] == 0.5 and clock["options"]["on_timeout"] == "bot"
-    assert clock["seats"][seat]["deadline"] == pytest.approx(clock["at"] + 0.5, abs=1e-6)
+    assert clock["options"]["per_decision"] == 1.0 and clock["options"]["on_timeout"] == "bot"
+    assert clock["seats"][seat]["deadline"] == pytest.approx(clock["at"] + 1.0, abs=1e-6)
     entries = await until(client, game_id, lambda es: of(es, "table.BotMoved"))
     [timed_out] = of(entries, "table.SeatTimedOut")[:1]
     assert timed_out["seat"] == seat and timed_out["deadline"] == clock["seats"][seat]["deadline"]
@@ -139,7 +139,7 @@ async def test_a_resignation_ends_a_two_seat_game_and_a_bot_plays_for_the_resign
 
 async def test_a_move_makes_its_deadline_moot(client, events_redis):
     game_id, tokens = await started_game(client, "yspahan", 2, "moot",
-                                         options={"clock": {"per_decision": 1.0, "on_timeout": "forfeit"}})
+                                         options={"clock": {"per_decision": 2.0, "on_timeout": "forfeit"}})
     [seat] = await awaited(client, game_id)
     first = (await client.get(f"/games/{game_id}/seats/{seat}/view", headers=bearer(tokens[seat]))).json()
     deadline = first["clock"]["seats"][seat]["deadline"]
