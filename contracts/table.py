@@ -50,6 +50,8 @@ class CreateGame(Command, tag="table.CreateGame"):
     fork: Fork | None = None  # a fork of a finished game at a version (never from a client's body: the gateway's)
     # ``options`` may also hold ``"undo"``: the table's undo policy (``UNDO_POLICIES``, default ``"own_turn"``);
     # the table takes it out of the game's options and stores it in ``GameCreated.undo``.
+    # And ``"clock"``: the table's clocks (a ``ClockOptions`` object, refused with ``bad_clock`` when invalid),
+    # stored in ``GameCreated.clock``.
 
 
 class JoinSeat(Command, tag="table.JoinSeat"):

@@ -15,7 +15,6 @@ from contracts.table import (
     CreateGame,
     GameCreated,
     GameEnded,
-    GameTimer,
     JoinSeat,
     LeaveSeat,
     PlayFor,
@@ -31,7 +30,7 @@ from contracts.table import (
 from domain import table as tbl
 from domain.chance import Chance
 from domain.kernel import RuleViolation
-from tests.domain.clock_toy import Move, Moved, Ticked, toy_games  # noqa: F401 - the fixture
+from tests.domain.clock_toy import Move, Moved, toy_games  # noqa: F401 - the fixture
 from tests.domain.harness import token_hash
 
 SEED = b"clock-seed"
@@ -439,3 +438,15 @@ def test_each_command_decided_again_at_its_instant_gives_the_same_events():
     assert table == tbl.fold(game.events)
     kinds = {type(e) for e in game.events}
     assert {ClocksSet, SeatTimedOut, SeatAbsent, SeatReturned, SeatOut, BotMoved} <= kinds
+
+
+def test_a_game_ended_by_a_resignation_reports_the_games_scores_now_when_it_has_the_hook():
+    from domain.kernel import get_game
+    from tests.domain.harness import start_table
+
+    yspahan = get_game("yspahan")
+    table, _ = start_table(yspahan, 2)
+    table = msgspec.structs.replace(table, state=msgspec.structs.replace(table.state, players=tuple(
+        msgspec.structs.replace(p, score=7 * i) for i, p in enumerate(table.state.players))))
+    [out, ended] = tbl.decide(table, 1, token_hash(1), Resign(), Chance(SEED, table.version), now=5.0)
+    assert ended.scores == (0, 7) and ended.winners == (0,) and ended.details["ended_by"] == "resignation"
