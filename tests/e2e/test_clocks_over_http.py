@@ -208,3 +208,18 @@ async def test_a_rematch_keeps_the_tables_clock_and_undo_policy(client):
         seats.append(r.json())
     view = (await client.get(f"/games/{seats[0]['game_id']}/view")).json()
     assert view["clock"]["options"] == clock and view["undo"]["policy"] == "with_consent"
+
+
+async def test_the_record_of_a_game_its_clocks_and_bots_played_verifies(client):
+    """Timeouts and bots' moves are commands like any other: the record re-runs each at its recorded instant."""
+    game_id, tokens = await started_game(client, "yspahan", 2, "on the record",
+                                         options={"clock": {"per_decision": 0.2, "on_timeout": "bot"}})
+    await until(client, game_id, lambda es: len(of(es, "table.BotMoved")) >= 4)
+    r = await client.post(f"/games/{game_id}/seats/0/resign", json={"command_id": "bye"}, headers=bearer(tokens[0]))
+    assert r.status_code == 200, r.text
+    record = await client.get(f"/games/{game_id}/record")
+    assert record.status_code == 200, record.text
+    kinds = {e["type"] for e in record.json()["events"]}
+    assert {"table.SeatTimedOut", "table.BotMoved", "table.ClocksSet", "table.SeatOut", "table.GameEnded"} <= kinds
+    verdict = (await client.post("/verify", content=record.content)).json()
+    assert verdict["ok"], verdict
