@@ -78,3 +78,11 @@ def test_a_game_with_timer_hooks_whose_timer_does_not_run_and_no_seat_clocks_set
     game = timed(timer=0.0)
     assert not any(isinstance(e, ClocksSet) for e in game.events + game.move(0, 1.0))
     assert tbl.due(game.table) == () and game.table.clocks == ()
+
+
+def test_the_views_show_a_running_game_timer_to_everyone():
+    from contracts.table import ClockView, SeatClockView
+
+    game = timed(timer=5.0)
+    expected = ClockView(seats=(SeatClockView(0), SeatClockView(1)), timer=GameTimer("m0", 5.0), at=0.0)
+    assert all(view.clock == expected for view in tbl.views(game.table, "g").values())

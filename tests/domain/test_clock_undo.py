@@ -78,3 +78,16 @@ def test_a_bots_move_is_nobodys_to_take_back_and_a_seat_still_takes_back_its_own
     assert tbl.undo_targets(game.table, 1) == (before,)
     game.seat(1, RequestUndo(before), 73.0)
     assert game.clock(1) == SeatClock(141.0, 60.0) and game.clock(0) == SeatClock(None, 5.0)
+
+
+def test_an_undo_granted_with_consent_puts_back_the_clocks_of_the_position_it_returns_to():
+    from contracts.table import AcceptUndo, UndoAccepted, UndoRequested
+
+    game = Clocked(clock=CLOCK, start=0.0, undo="with_consent")
+    game.move(0, 5.0)
+    [before] = tbl.undo_targets(game.table, 0)
+    game.move(1, 10.0)
+    assert game.seat(0, RequestUndo(before), 12.0) == [UndoRequested(0, before, (1,))]  # no clock changed
+    assert game.seat(1, AcceptUndo(), 14.0) == [
+        UndoAccepted(1), UndoApplied(before, 0),
+        ClocksSet(at=14.0, clocks=(SeatClock(70.0, 60.0), SeatClock(None, 60.0)))]

@@ -450,3 +450,13 @@ def test_a_game_ended_by_a_resignation_reports_the_games_scores_now_when_it_has_
         msgspec.structs.replace(p, score=7 * i) for i, p in enumerate(table.state.players))))
     [out, ended] = tbl.decide(table, 1, token_hash(1), Resign(), Chance(SEED, table.version), now=5.0)
     assert ended.scores == (0, 7) and ended.winners == (0,) and ended.details["ended_by"] == "resignation"
+
+
+def test_before_the_start_the_views_show_the_clock_options_and_each_seats_whole_reserve():
+    table = tbl.EMPTY
+    table = tbl.fold(tbl.decide(table, None, None, CreateGame("toy", "t", 2, {"clock": CLOCK}), Chance(SEED, 0)))
+    table = tbl.fold(tbl.decide(table, None, None, JoinSeat("a", token_hash(0)), Chance(SEED, 1), now=3.0), table)
+    clock = tbl.views(table, "g")[None].clock
+    assert clock.options == ClockOptions(10.0, 60.0, 5.0) and [(s.deadline, s.reserve) for s in clock.seats] == [
+        (None, 60.0), (None, 60.0)]
+    assert tbl.due(table) == () and table.clocks == ()  # nothing runs before the start
