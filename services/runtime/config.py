@@ -51,6 +51,9 @@ class Settings:
     engine_snapshot_every: int = 100  # the engine snapshots each game in play every this many events (0: never)
     finished_ttl_s: int = 600  # a finished game's history read model (a cache) and snapshots expire this long after
     trim_events_s: float = 5.0  # how often a projector trims souk:events behind every projector group
+    presence_window_s: float = 60.0  # a seat is connected this long after a request with its token (0: requests
+    # do not count, only WebSockets)
+    presence_lease_s: float = 30.0  # a gateway killed -9 leaves its seats' sockets "connected" at most this long
     gateway_processes: int = 1  # souk gateway: processes serving the one port (each its own event loop)
     startup_wait_s: float = 10.0  # a service (engine, projector, gateway) whose Redis does not answer at its start
     # tries again this long (a Redis restarting) before it gives up in one line
@@ -143,6 +146,13 @@ def seconds(text: str) -> float:
         raise ValueError("expected a number of seconds") from None
     if not value >= 0 or value == float("inf"):
         raise ValueError("expected a number of seconds, 0 or more")
+    return value
+
+
+def lease(text: str) -> float:
+    value = seconds(text)
+    if value < 0.3:
+        raise ValueError("expected a number of seconds, 0.3 or more")
     return value
 
 
@@ -255,6 +265,8 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "snapshot_every": ("SOUK_SNAPSHOT_EVERY", positive),
     "engine_snapshot_every": ("SOUK_ENGINE_SNAPSHOT_EVERY", not_negative),
     "startup_wait_s": ("SOUK_STARTUP_WAIT_S", seconds),
+    "presence_window_s": ("SOUK_PRESENCE_WINDOW_S", seconds),
+    "presence_lease_s": ("SOUK_PRESENCE_LEASE_S", lease),
     "gateway_processes": ("SOUK_GATEWAY_PROCESSES", positive),
     "finished_ttl_s": ("SOUK_FINISHED_TTL_S", positive),
     "trim_events_s": ("SOUK_TRIM_EVENTS_S", seconds),
