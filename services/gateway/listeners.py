@@ -407,14 +407,13 @@ class _Game:
             if updates.presence is None:
                 raws, present = await updates.hot.call_again_if_lost(*hmget), None
             else:
+                generation = updates.presence.generation
                 raws, flat = await updates.hot.calls(hmget, ("HGETALL", keys.presence(game_id)))
                 first = next((raw for raw in raws if raw is not None), None)
                 if first is None:
                     return
-                now = time.time()
-                found, ends = seen.read(flat, seen.seats_in(first), now)
-                present = seen.encoded(found)
-                self._recheck_at(ends, now)
+                present, ends = updates.presence.present(game_id, flat, seen.seats_in(first), generation)
+                self._recheck_at(ends, time.time())
             for feed, raw in zip(feeds, raws):
                 if raw is not None:  # None: not projected yet; the projection's notice brings it
                     feed.offer(raw, present)
@@ -463,6 +462,8 @@ class Updates(_Subscription):
         super().__init__(redis)
         self.games: dict[str, _Game] = {}
         self.presence = presence  # a services.gateway.presence.Presence: views pushed with the seats' presence
+        if presence is not None:  # it keeps a game's presence only while its notices are heard here
+            presence.listening = lambda: self.state.connected
 
     def subscriptions(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if self.presence is None:
@@ -471,7 +472,9 @@ class Updates(_Subscription):
 
     def on_message(self, channel: bytes, data: bytes) -> None:
         if channel.startswith(self._presence):  # a seat came or left: the views again, with the new presence
-            game = self.games.get(channel[len(self._presence):].decode())
+            game_id = channel[len(self._presence):].decode()
+            self.presence.forget(game_id)
+            game = self.games.get(game_id)
             if game is not None and game.feeds:
                 game.views.request()
             return
@@ -484,7 +487,10 @@ class Updates(_Subscription):
             game.views.request()
 
     async def catch_up(self) -> None:
-        """Notices may have been missed: every followed view and every awaited position is read again."""
+        """Notices may have been missed: every followed view and every awaited position is read again, and no
+        game's presence is kept from before."""
+        if self.presence is not None:
+            self.presence.forget()
         for game in self.games.values():
             if game.waiters:
                 game.position.request()

@@ -29,8 +29,11 @@ read models (``keys.read_model_keys``).
 The clocks: the gateways stamp the untils with their own clock, as the engine stamps ``recorded_at`` (hosts kept in
 time by NTP). The costs: a seat's HTTP request writes only when the stored until is more than
 ``HTTP_WRITE_EVERY_S`` old (at most one write a second per seat and gateway, never one per request); serving a view
-reads the hash in the same round trip as the view (``Resp.calls``) and splices the presence into the view's bytes
-(``with_presence``: no decoding of the view).
+splices the presence into the view's stored bytes (``with_presence``: no decoding of the view), and the presence
+comes from this gateway's cache of it: a game's presence cannot change but by a notice (a seat comes or goes: every
+gateway hears it and forgets the game's) or at the earliest until it holds (a lease or a window that may run out),
+so it is kept until then (at most ``CACHE_S``), and only while the notices are heard (the listener connected).
+Without it, the hash is read in the same round trip as the view (``Resp.calls``).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import msgspec
 import structlog
@@ -54,6 +57,7 @@ log = structlog.get_logger("souk.gateway")
 
 KEY_TTL_S = 86_400  # a game's presence hash nobody wrote for a day goes (who was there, and when they left)
 HTTP_WRITE_EVERY_S = 1.0  # a seat's requests extend its window at most this often per gateway (never per request)
+CACHE_S = 5.0  # a game's presence is kept at most this long by a gateway (a bound on a notice it may have missed)
 
 _TOUCH = """
 -- ARGV: the game's presence hash, its channel, the seat, the holder ('http' or 'ws:{gateway}'), its new until,
@@ -168,10 +172,44 @@ class Presence:
         self._http: Lru[tuple[str, int], float] = Lru(100_000)  # (game, seat) -> the until this gateway last wrote
         self._sha = _sha1(_TOUCH)
         self._task: asyncio.Task | None = None
+        # game -> its presence (JSON) and until when it holds; kept only while ``listening()`` (the notices heard:
+        # ``services.gateway.listeners.Updates`` sets it)
+        self._cache: Lru[str, tuple[bytes, float]] = Lru(10_000)
+        self.generation = 0  # grows with every forgetting: a read begun before one is not kept
+        self.listening: Callable[[], bool] = lambda: False
 
     async def _touch(self, game_id: str, seat: int, holder: str, until: float, now: float, mode: str) -> int:
-        return await self.hot.evalsha(self._sha, _TOUCH, keys.presence(game_id), keys.presence_updates(game_id),
-                                      seat, holder, repr(until), repr(now), KEY_TTL_S, mode)
+        changed = await self.hot.evalsha(self._sha, _TOUCH, keys.presence(game_id), keys.presence_updates(game_id),
+                                         seat, holder, repr(until), repr(now), KEY_TTL_S, mode)
+        if changed:  # this gateway's own change: forgotten now, not when its notice comes back
+            self.forget(game_id)
+        return changed
+
+    def forget(self, game_id: str | None = None) -> None:
+        """A seat of ``game_id`` came or went (None: any game: the notices may have been missed)."""
+        self.generation += 1
+        if game_id is None:
+            self._cache.clear()
+        else:
+            self._cache.pop(game_id)
+
+    def cached(self, game_id: str, now: float) -> bytes | None:
+        """The game's presence (JSON) as this gateway knows it, if it still holds at ``now``; else None."""
+        hit = self._cache.get(game_id)
+        if hit is None or now >= hit[1] or not self.listening():
+            return None
+        return hit[0]
+
+    def present(self, game_id: str, flat: list[bytes] | None, seats: int,
+                generation: int) -> tuple[bytes, float | None]:
+        """The presence (JSON) read from the game's hash (``flat``, read when ``generation`` was current), kept
+        until it may change, and the earliest instant a seat may stop being connected (None: nobody is)."""
+        now = time.time()
+        found, ends = read(flat, seats, now)
+        data = encoded(found)
+        if generation == self.generation and self.listening():
+            self._cache.put(game_id, (data, min(ends, now + CACHE_S) if ends is not None else now + CACHE_S))
+        return data, ends
 
     async def seen(self, game_id: str, seat: int) -> None:
         """A request with the seat's token: connected for the window from now. Written at most once a second per
@@ -241,9 +279,6 @@ class Presence:
         now = time.time()
         with contextlib.suppress(Exception):
             await asyncio.gather(*(self._touch(g, s, self.holder, 0.0, now, "off") for g, s in held))
-
-    def read(self, flat: list[bytes] | None, seats: int) -> tuple[SeatPresence, ...]:
-        return read(flat, seats, time.time())[0]
 
     async def of(self, game_id: str, seats: int) -> tuple[SeatPresence, ...]:
         """The game's presence now, seats 0 to ``seats - 1``."""

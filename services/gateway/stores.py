@@ -8,6 +8,8 @@ seats' presence (``services.gateway.presence``).
 
 from __future__ import annotations
 
+import time
+
 import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
@@ -20,7 +22,7 @@ from domain import table as tbl
 from services.gateway.errors import ApiError
 from services.gateway.inputs import in_range
 from services.gateway.listeners import Updates
-from services.gateway.presence import Presence, encoded, seats_in, with_presence
+from services.gateway.presence import Presence, seats_in, with_presence
 from services.history import travel
 from services.history.archive import archived
 from services.projector.history import read_history
@@ -135,13 +137,18 @@ class Reads:
 
     async def view_bytes(self, game_id: str, seat: int | None) -> bytes:
         """The audience's view as stored, with the seats' presence now (read in the same round trip)."""
-        if self.presence is None:
+        presence = self.presence
+        known = presence.cached(game_id, time.time()) if presence is not None else None
+        if presence is None or known is not None:
             raw = await self.hot.call_again_if_lost("HGET", keys.views(game_id), keys.audience(seat))
+            if raw is not None and known is not None:
+                return with_presence(raw, known)
         else:
+            generation = presence.generation
             raw, flat = await self.hot.calls(("HGET", keys.views(game_id), keys.audience(seat)),
                                              ("HGETALL", keys.presence(game_id)))
             if raw is not None:
-                return with_presence(raw, encoded(self.presence.read(flat, seats_in(raw))))
+                return with_presence(raw, presence.present(game_id, flat, seats_in(raw), generation)[0])
         if raw is None:
             await self.lobby_entry(game_id)  # 404 when the game does not exist
             raise ApiError(503, "view_not_ready", "the game's views are not projected yet; retry shortly",

@@ -193,8 +193,12 @@ class Resp:
         for attempt in (1, 2):
             if self._proto is None or self._proto.transport is None:
                 await self._connect()
-            replies = await asyncio.gather(*[self._send(c) for c in commands], return_exceptions=True)
-            failed = next((r for r in replies if isinstance(r, BaseException)), None)
+            replies, failed = [], None
+            for future in [self._send(c) for c in commands]:  # answered in order: no task, no gather
+                try:
+                    replies.append(await future)
+                except Exception as exc:  # noqa: BLE001 - every reply is awaited, the first error raised
+                    failed = failed or exc
             if failed is None:
                 return replies
             if attempt == 2 or not isinstance(failed, RedisConnectionError):

@@ -129,3 +129,35 @@ def test_a_follower_is_offered_the_same_version_again_only_with_another_presence
     assert follower._text is None
     follower.offer(4, "v4", present=b"[p2]")
     assert follower._text == "v4"
+
+
+async def test_a_gateway_keeps_a_games_presence_until_a_seat_comes_or_goes_or_it_may_run_out(gateways, redis):
+    from services.gateway.listeners import Updates
+
+    a, b = gateways
+    updates = Updates(redis, a)  # a's notices: it keeps a game's presence only while it hears them
+    flat = await redis.hgetall(keys.presence("g"))
+    assert a.present("g", [x for kv in flat.items() for x in kv], 1, a.generation)[0] and a.cached("g", time.time()) is None
+    await updates.start()
+    try:
+        async def read() -> bytes:
+            flat = await a.hot.call("HGETALL", keys.presence("g"))
+            return a.present("g", flat, 1, a.generation)[0]
+
+        nobody = await read()
+        assert a.cached("g", time.time()) == nobody
+        await b._hold("g", 0)  # another gateway's socket: its notice makes a forget the game's
+        for _ in range(50):
+            if a.cached("g", time.time()) is None:
+                break
+            await asyncio.sleep(0.02)
+        assert a.cached("g", time.time()) is None
+        held = await read()
+        assert held != nobody and a.cached("g", time.time()) == held
+        assert a.cached("g", time.time() + b.lease_s) is None  # the lease may have run out by then: read again
+        begun = a.generation
+        a.forget("other")
+        assert a.present("g", [], 1, begun)[0] != held and a.cached("g", time.time()) == held  # a read begun
+        # before a forgetting is not kept
+    finally:
+        await updates.stop()
