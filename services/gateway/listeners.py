@@ -406,6 +406,10 @@ class _Game:
             hmget = ("HMGET", keys.views(game_id), *[feed.audience for feed in feeds])
             if updates.presence is None:
                 raws, present = await updates.hot.call_again_if_lost(*hmget), None
+            elif (known := updates.presence.known(game_id, now := time.time())) is not None:
+                present, ends = known  # this gateway's: no read of the hash (services.gateway.presence)
+                self._recheck_at(ends, now)
+                raws = await updates.hot.call_again_if_lost(*hmget)
             else:
                 generation = updates.presence.generation
                 raws, flat = await updates.hot.calls(hmget, ("HGETALL", keys.presence(game_id)))

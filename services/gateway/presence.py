@@ -169,12 +169,14 @@ class Presence:
         self.lease_s = max(lease_s, 0.3)
         self.holder = f"ws:{uuid.uuid4().hex[:12]}"  # this gateway's sockets, in every game's hash
         self.sockets: dict[tuple[str, int], int] = {}  # (game, seat) -> sockets of it open here
+        # (game, seat) -> its latest request here while a socket of it is open here (written when the last closes)
+        self._requests: dict[tuple[str, int], float] = {}
         self._http: Lru[tuple[str, int], float] = Lru(100_000)  # (game, seat) -> the until this gateway last wrote
         self._sha = _sha1(_TOUCH)
         self._task: asyncio.Task | None = None
         # game -> its presence (JSON) and until when it holds; kept only while ``listening()`` (the notices heard:
         # ``services.gateway.listeners.Updates`` sets it)
-        self._cache: Lru[str, tuple[bytes, float]] = Lru(10_000)
+        self._cache: Lru[str, tuple[bytes, float, float | None]] = Lru(10_000)  # and the earliest until read
         self.generation = 0  # grows with every forgetting: a read begun before one is not kept
         self.listening: Callable[[], bool] = lambda: False
 
@@ -195,10 +197,15 @@ class Presence:
 
     def cached(self, game_id: str, now: float) -> bytes | None:
         """The game's presence (JSON) as this gateway knows it, if it still holds at ``now``; else None."""
+        hit = self.known(game_id, now)
+        return hit[0] if hit is not None else None
+
+    def known(self, game_id: str, now: float) -> tuple[bytes, float | None] | None:
+        """``cached``, and the earliest instant a seat may stop being connected (as ``present`` says)."""
         hit = self._cache.get(game_id)
         if hit is None or now >= hit[1] or not self.listening():
             return None
-        return hit[0]
+        return hit[0], hit[2]
 
     def present(self, game_id: str, flat: list[bytes] | None, seats: int,
                 generation: int) -> tuple[bytes, float | None]:
@@ -208,16 +215,20 @@ class Presence:
         found, ends = read(flat, seats, now)
         data = encoded(found)
         if generation == self.generation and self.listening():
-            self._cache.put(game_id, (data, min(ends, now + CACHE_S) if ends is not None else now + CACHE_S))
+            self._cache.put(game_id, (data, min(ends, now + CACHE_S) if ends is not None else now + CACHE_S, ends))
         return data, ends
 
     async def seen(self, game_id: str, seat: int) -> None:
         """A request with the seat's token: connected for the window from now. Written at most once a second per
-        seat (the stored until is then at most that much behind); a failed write is logged, never the request's
-        failure (presence is a courtesy, the request is not)."""
+        seat (the stored until is then at most that much behind), and not at all while a socket of the seat is open
+        here (it holds the seat): its last request's window is written when that socket closes. A failed write is
+        logged, never the request's failure (presence is a courtesy, the request is not)."""
         if self.window_s <= 0:
             return
         now = time.time()
+        if (game_id, seat) in self.sockets:
+            self._requests[(game_id, seat)] = now
+            return
         until = now + self.window_s
         written = self._http.get((game_id, seat))
         if written is not None and until - written < min(HTTP_WRITE_EVERY_S, self.window_s / 10):
@@ -246,8 +257,12 @@ class Presence:
                 self.sockets[key] = left
             else:
                 self.sockets.pop(key, None)
+                asked = self._requests.pop(key, None)
                 with contextlib.suppress(Exception):  # the lease runs out by itself if this fails
-                    await self._touch(game_id, seat, self.holder, 0.0, time.time(), "off")
+                    now = time.time()
+                    if asked is not None and asked + self.window_s > now:  # its requests' window, first
+                        await self._touch(game_id, seat, "http", asked + self.window_s, now, "on")
+                    await self._touch(game_id, seat, self.holder, 0.0, now, "off")
 
     async def _hold(self, game_id: str, seat: int) -> None:
         now = time.time()

@@ -161,3 +161,17 @@ async def test_a_gateway_keeps_a_games_presence_until_a_seat_comes_or_goes_or_it
         # before a forgetting is not kept
     finally:
         await updates.stop()
+
+
+async def test_requests_while_a_socket_of_the_seat_is_open_here_are_written_once_when_it_closes(gateways, redis):
+    a, _ = gateways
+    async with a.socket("g", 0):
+        await a.seen("g", 0)
+        asked = time.time()
+        assert await redis.hget(keys.presence("g"), "0|http") is None  # the socket holds the seat: nothing written
+    until = float(await redis.hget(keys.presence("g"), "0|http"))
+    assert asked - 0.1 <= until - a.window_s <= asked  # its last request's window, from when it was made
+    [still] = await a.of("g", 1)
+    assert still.connected  # the socket closed, its request's minute is not over
+    await asyncio.sleep(until - time.time() + 0.05)
+    assert not (await a.of("g", 1))[0].connected
