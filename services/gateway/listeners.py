@@ -11,8 +11,8 @@ game's views (one HMGET of every audience followed in this gateway) and one read
 long-polls, shared by every client waiting on it, never one read per client or per audience. Each audience's view
 is decoded once and the same text goes to each of its sockets.
 
-With ``presence`` (``services.gateway.presence``), the same round trip reads the game's presence, spliced into
-every view pushed; a seat connecting or leaving (its notice on ``souk:presence:updates:{game}``, or the instant a
+With ``presence`` (``services.gateway.presence``), every view pushed has the game's presence spliced in (this
+gateway's cache of it, or read in the same round trip as the views); a seat connecting or leaving (its notice on ``souk:presence:updates:{game}``, or the instant a
 lease or a request's window runs out) pushes the views again: the same version with the new presence.
 """
 
