@@ -42,6 +42,9 @@ class Settings:
     trusted_proxies: tuple[str, ...] = ()  # addresses and networks whose X-Forwarded-For is believed; none: nobody's
     head_timeout_s: float = 5.0  # a connection that has not sent a whole request head this long is closed (0: never)
     connections_per_client: int = 100  # connections one client address may hold open to a gateway process (0: any)
+    presence_window_s: float = 60.0  # a seat is connected this long after a request with its token (0: requests
+    # do not count, only WebSockets)
+    presence_lease_s: float = 30.0  # a gateway killed -9 leaves its seats' sockets "connected" at most this long
     store_memory_full: float = 0.9  # /health is a 503 once the event store uses this share of its maxmemory (0: off)
     idle_consumer_ms: int = 60_000  # /health warns of a consumer that has not read for this long
     stale_consumer_ms: int = 600_000  # a consumer idle this long with nothing pending belongs to a stopped process
@@ -51,9 +54,6 @@ class Settings:
     engine_snapshot_every: int = 100  # the engine snapshots each game in play every this many events (0: never)
     finished_ttl_s: int = 600  # a finished game's history read model (a cache) and snapshots expire this long after
     trim_events_s: float = 5.0  # how often a projector trims souk:events behind every projector group
-    presence_window_s: float = 60.0  # a seat is connected this long after a request with its token (0: requests
-    # do not count, only WebSockets)
-    presence_lease_s: float = 30.0  # a gateway killed -9 leaves its seats' sockets "connected" at most this long
     gateway_processes: int = 1  # souk gateway: processes serving the one port (each its own event loop)
     startup_wait_s: float = 10.0  # a service (engine, projector, gateway) whose Redis does not answer at its start
     # tries again this long (a Redis restarting) before it gives up in one line
@@ -149,13 +149,6 @@ def seconds(text: str) -> float:
     return value
 
 
-def lease(text: str) -> float:
-    value = seconds(text)
-    if value < 0.3:
-        raise ValueError("expected a number of seconds, 0.3 or more")
-    return value
-
-
 def rate(text: str) -> float:
     try:
         value = float(text)
@@ -163,6 +156,13 @@ def rate(text: str) -> float:
         raise ValueError("expected a number (0: no limit)") from None
     if not value >= 0 or value == float("inf"):
         raise ValueError("expected a number, 0 or more (0: no limit)")
+    return value
+
+
+def lease(text: str) -> float:
+    value = seconds(text)
+    if value < 0.3:
+        raise ValueError("expected a number of seconds, 0.3 or more")
     return value
 
 
@@ -257,6 +257,8 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "trusted_proxies": ("SOUK_TRUSTED_PROXIES", networks),
     "head_timeout_s": ("SOUK_HEAD_TIMEOUT_S", seconds),
     "connections_per_client": ("SOUK_CONNECTIONS_PER_CLIENT", not_negative),
+    "presence_window_s": ("SOUK_PRESENCE_WINDOW_S", seconds),
+    "presence_lease_s": ("SOUK_PRESENCE_LEASE_S", lease),
     "idle_consumer_ms": ("SOUK_IDLE_CONSUMER_MS", not_negative),
     "store_memory_full": ("SOUK_STORE_MEMORY_FULL", fraction),
     "stale_consumer_ms": ("SOUK_STALE_CONSUMER_MS", not_negative),
@@ -265,8 +267,6 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "snapshot_every": ("SOUK_SNAPSHOT_EVERY", positive),
     "engine_snapshot_every": ("SOUK_ENGINE_SNAPSHOT_EVERY", not_negative),
     "startup_wait_s": ("SOUK_STARTUP_WAIT_S", seconds),
-    "presence_window_s": ("SOUK_PRESENCE_WINDOW_S", seconds),
-    "presence_lease_s": ("SOUK_PRESENCE_LEASE_S", lease),
     "gateway_processes": ("SOUK_GATEWAY_PROCESSES", positive),
     "finished_ttl_s": ("SOUK_FINISHED_TTL_S", positive),
     "trim_events_s": ("SOUK_TRIM_EVENTS_S", seconds),
