@@ -12,8 +12,9 @@ long-polls, shared by every client waiting on it, never one read per client or p
 is decoded once and the same text goes to each of its sockets.
 
 With ``presence`` (``services.gateway.presence``), every view pushed has the game's presence spliced in (this
-gateway's cache of it, or read in the same round trip as the views); a seat connecting or leaving (its notice on ``souk:presence:updates:{game}``, or the instant a
-lease or a request's window runs out) pushes the views again: the same version with the new presence.
+gateway's cache of it, or read in the same round trip as the views); a seat connecting or leaving (its notice on
+``souk:presence:updates:{game}``, or the instant a lease or a request's window runs out) pushes the views again:
+the same version with the new presence.
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ async def test_a_request_with_a_seats_token_makes_it_connected_for_the_window(so
             # nobody writes when the window runs out: the gateway following the game notices it by itself
             gone = (await frame(spectator, WINDOW + 3))["presence"][0]
             assert gone["connected"] is False
-            assert time.time() - gone["since"] < 1.0 and gone["since"] - seen["since"] >= WINDOW * 1.5 - 0.1
+            assert time.time() - gone["since"] < 1.5 and gone["since"] - seen["since"] >= WINDOW * 1.5 - 0.1
             assert (await shown(client, game_id))["lobby"][0] == gone
 
 
@@ -118,10 +118,23 @@ async def test_two_gateways_agree_and_one_killed_leaves_its_seats_connected_no_l
                         started[0].kill()  # kill -9: the other gateway lets go of nothing
                         killed = time.monotonic()
                         gone = (await frame(spectator, LEASE + 3))["presence"]
-                        assert gone[0]["connected"] is False and time.monotonic() - killed <= LEASE + 0.5
+                        # within the lease (+ a second for a loaded machine)
+                        assert gone[0]["connected"] is False and time.monotonic() - killed <= LEASE + 1.0
                         assert gone[1] == first["presence"][1]
                         assert (await shown(client, game_id))["view"] == gone
                         checked = True
                 except Exception:  # noqa: BLE001 - closing a socket whose server was killed may fail: not the test
                     if not checked:
                         raise
+
+
+async def test_a_socket_reconnecting_with_from_and_a_long_poll_show_the_presence_too(souk_url):
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        game_id, tokens = await started_game(client, "yspahan", 2)
+        async with aconnect_ws(f"{souk_url}/games/{game_id}/seats/0/ws?token={tokens[0]}&from=0", client) as ws:
+            data = await frame(ws)
+            while "entries" in data:  # the history missed first, then the view
+                data = await frame(ws)
+            assert [p["connected"] for p in data["presence"]] == [True, False]
+            polled = (await client.get(f"/games/{game_id}/view", params={"min_version": data["version"]})).json()
+            assert polled["presence"] == data["presence"]

@@ -137,7 +137,8 @@ async def test_a_gateway_keeps_a_games_presence_until_a_seat_comes_or_goes_or_it
     a, b = gateways
     updates = Updates(redis, a)  # a's notices: it keeps a game's presence only while it hears them
     flat = await redis.hgetall(keys.presence("g"))
-    assert a.present("g", [x for kv in flat.items() for x in kv], 1, a.generation)[0] and a.cached("g", time.time()) is None
+    assert a.present("g", [x for kv in flat.items() for x in kv], 1, a.generation)[0]
+    assert a.cached("g", time.time()) is None  # not listening yet: nothing kept
     await updates.start()
     try:
         async def read() -> bytes:
