@@ -153,6 +153,11 @@ class _Seats(msgspec.Struct):
 
 
 _seats_decoder = msgspec.json.Decoder(_Seats)
+_presence_decoder = msgspec.json.Decoder(tuple[SeatPresence, ...])
+
+
+def decoded(presence: tuple[SeatPresence, ...] | bytes) -> tuple[SeatPresence, ...]:
+    return _presence_decoder.decode(presence) if isinstance(presence, bytes) else presence
 
 
 def seats_in(raw: bytes) -> int:
@@ -300,11 +305,17 @@ class Presence:
         flat = await self.hot.call_again_if_lost("HGETALL", keys.presence(game_id))
         return read(flat, seats, time.time())[0]
 
-    async def of_many(self, game_ids: list[str], seats: list[int]) -> list[tuple[SeatPresence, ...]]:
-        """The presence of several games (a lobby page), in one round trip."""
-        flats = await self.hot.calls(*[("HGETALL", keys.presence(g)) for g in game_ids])
+    async def of_many(self, game_ids: list[str], seats: list[int]) -> list[tuple[SeatPresence, ...] | bytes]:
+        """The presence of several games (a lobby page): this gateway's where it keeps it (JSON), the others' read
+        in one round trip."""
         now = time.time()
-        return [read(flat, n, now)[0] for flat, n in zip(flats, seats)]
+        found: list[tuple[SeatPresence, ...] | bytes | None] = [self.cached(g, now) for g in game_ids]
+        missing = [i for i, known in enumerate(found) if known is None]
+        if missing:
+            flats = await self.hot.calls(*[("HGETALL", keys.presence(game_ids[i])) for i in missing])
+            for i, flat in zip(missing, flats):
+                found[i] = read(flat, seats[i], now)[0]
+        return found
 
 
 def encoded(presence: tuple[SeatPresence, ...]) -> bytes:
