@@ -314,7 +314,7 @@ class ClockView(msgspec.Struct, frozen=True):
 
 class SeatPresence(msgspec.Struct, frozen=True):
     """Whether a seat's player is connected (a WebSocket open, or a request with its token in the last minute),
-    and since when (unix seconds; 0 when never seen)."""
+    and since when (unix seconds; 0 when never seen). Not connected, ``since`` is when it left."""
 
     seat: int
     connected: bool

@@ -1893,7 +1893,7 @@ export namespace table {
 
   /**
    * Whether a seat's player is connected (a WebSocket open, or a request with its token in the last minute),
-   * and since when (unix seconds; 0 when never seen).
+   * and since when (unix seconds; 0 when never seen). Not connected, ``since`` is when it left.
    */
   export interface SeatPresence {
     seat: number;

@@ -67,9 +67,11 @@ class Workers:
         self.projector = Projector(self.views_redis, self.store, partition=self.partition,
                                    snapshot_every=settings.snapshot_every, trim_every_s=settings.trim_events_s,
                                    finished_ttl_s=settings.finished_ttl_s)
-        self.clock = ClockWorker(self.redis, self.store, poll_s=settings.clock_poll_s, retry_s=settings.clock_retry_s,
-                                 batch=settings.clock_batch,
-                                 takeover=Takeover(settings.takeover_strategy, settings.takeover_budget))
+        self.clock: ClockWorker | None = None  # the clock worker, in the role clock
+        if CLOCK in roles:
+            self.clock = ClockWorker(self.redis, self.store, poll_s=settings.clock_poll_s,
+                                     retry_s=settings.clock_retry_s, batch=settings.clock_batch,
+                                     takeover=Takeover(settings.takeover_strategy, settings.takeover_budget))
         if ENGINE in roles:
             batch_subscription(
                 self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
@@ -127,7 +129,7 @@ class Workers:
             self._watch = asyncio.create_task(self.watch_read_store())
         if ENGINE in self.roles and self._upkeep is None:
             self._upkeep = asyncio.create_task(self.keep_streams())
-        if CLOCK in self.roles and self._clock is None:
+        if self.clock is not None and self._clock is None:
             self._clock = asyncio.create_task(self.clock.run())
 
     async def keep_streams(self) -> None:

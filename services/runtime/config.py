@@ -42,6 +42,9 @@ class Settings:
     trusted_proxies: tuple[str, ...] = ()  # addresses and networks whose X-Forwarded-For is believed; none: nobody's
     head_timeout_s: float = 5.0  # a connection that has not sent a whole request head this long is closed (0: never)
     connections_per_client: int = 100  # connections one client address may hold open to a gateway process (0: any)
+    presence_window_s: float = 60.0  # a seat is connected this long after a request with its token (0: requests
+    # do not count, only WebSockets)
+    presence_lease_s: float = 30.0  # a gateway killed -9 leaves its seats' sockets "connected" at most this long
     store_memory_full: float = 0.9  # /health is a 503 once the event store uses this share of its maxmemory (0: off)
     idle_consumer_ms: int = 60_000  # /health warns of a consumer that has not read for this long
     stale_consumer_ms: int = 600_000  # a consumer idle this long with nothing pending belongs to a stopped process
@@ -177,6 +180,13 @@ def rate(text: str) -> float:
     return value
 
 
+def lease(text: str) -> float:
+    value = seconds(text)
+    if value < 0.3:
+        raise ValueError("expected a number of seconds, 0.3 or more")
+    return value
+
+
 def fraction(text: str) -> float:
     try:
         value = float(text)
@@ -268,6 +278,8 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "trusted_proxies": ("SOUK_TRUSTED_PROXIES", networks),
     "head_timeout_s": ("SOUK_HEAD_TIMEOUT_S", seconds),
     "connections_per_client": ("SOUK_CONNECTIONS_PER_CLIENT", not_negative),
+    "presence_window_s": ("SOUK_PRESENCE_WINDOW_S", seconds),
+    "presence_lease_s": ("SOUK_PRESENCE_LEASE_S", lease),
     "idle_consumer_ms": ("SOUK_IDLE_CONSUMER_MS", not_negative),
     "store_memory_full": ("SOUK_STORE_MEMORY_FULL", fraction),
     "stale_consumer_ms": ("SOUK_STALE_CONSUMER_MS", not_negative),

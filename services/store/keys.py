@@ -115,9 +115,27 @@ def undone(game_id: str) -> str:
     return f"souk:undone:{game_id}"
 
 
+def presence(game_id: str) -> str:
+    """Hash in the read store: which of the game's seats are connected, and since when (written by the gateways:
+    ``services.gateway.presence``; a lease per gateway holding a seat's socket, a window after a request)."""
+    return f"souk:presence:{game_id}"
+
+
+def presence_updates(game_id: str) -> str:
+    """Pub/sub channel: a seat of the game connected or left (the message: the seat); gateways push the views
+    again with the new presence."""
+    return f"souk:presence:updates:{game_id}"
+
+
 def seat_tokens(game_id: str) -> str:
     """Hash: seat -> sha256 of its token (private read model: the gateway checks tokens against it)."""
     return f"souk:seats:{game_id}"
+
+
+def read_model_keys(game_id: str) -> tuple[str, ...]:
+    """Every key of one game in the read store (``souk archive`` removes them all, with its lobby entries)."""
+    return (views(game_id), history(game_id), position(game_id), seat_tokens(game_id), snapshots(game_id),
+            undone(game_id), presence(game_id))
 
 
 # Set once the read store holds every game's read models. Its version goes up when the read models gain a key

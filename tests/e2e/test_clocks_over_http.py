@@ -77,12 +77,12 @@ async def awaited(client: httpx.AsyncClient, game_id: str) -> tuple[int, ...]:
 
 async def test_a_seat_that_does_nothing_times_out_and_the_takeover_bot_plays_that_decision(client):
     game_id, tokens = await started_game(client, "yspahan", 2, "clocked",
-                                         options={"clock": {"per_decision": 0.5, "on_timeout": "bot"}})
+                                         options={"clock": {"per_decision": 1.0, "on_timeout": "bot"}})
     [seat] = await awaited(client, game_id)
     view = (await client.get(f"/games/{game_id}/seats/{seat}/view", headers=bearer(tokens[seat]))).json()
     clock = view["clock"]
-    assert clock["options"]["per_decision"] == 0.5 and clock["options"]["on_timeout"] == "bot"
-    assert clock["seats"][seat]["deadline"] == pytest.approx(clock["at"] + 0.5, abs=1e-6)
+    assert clock["options"]["per_decision"] == 1.0 and clock["options"]["on_timeout"] == "bot"
+    assert clock["seats"][seat]["deadline"] == pytest.approx(clock["at"] + 1.0, abs=1e-6)
     entries = await until(client, game_id, lambda es: of(es, "table.BotMoved"))
     [timed_out] = of(entries, "table.SeatTimedOut")[:1]
     assert timed_out["seat"] == seat and timed_out["deadline"] == clock["seats"][seat]["deadline"]
@@ -139,7 +139,7 @@ async def test_a_resignation_ends_a_two_seat_game_and_a_bot_plays_for_the_resign
 
 async def test_a_move_makes_its_deadline_moot(client, events_redis):
     game_id, tokens = await started_game(client, "yspahan", 2, "moot",
-                                         options={"clock": {"per_decision": 1.0, "on_timeout": "forfeit"}})
+                                         options={"clock": {"per_decision": 2.0, "on_timeout": "forfeit"}})
     [seat] = await awaited(client, game_id)
     first = (await client.get(f"/games/{game_id}/seats/{seat}/view", headers=bearer(tokens[seat]))).json()
     deadline = first["clock"]["seats"][seat]["deadline"]
@@ -194,3 +194,32 @@ async def test_giving_a_seat_back_after_the_start_resigns_it(client):
     entries = await history(client, game_id)
     assert of(entries, "table.SeatOut") == [{"type": "table.SeatOut", "seat": 0, "reason": "resigned"}]
     assert of(entries, "table.GameEnded")[0]["winners"] == [1]
+
+
+async def test_a_rematch_keeps_the_tables_clock_and_undo_policy(client):
+    clock = {"per_decision": 0.3, "reserve": 0.0, "increment": 0.0, "on_timeout": "forfeit"}
+    game_id, tokens = await started_game(client, "yspahan", 2, "rematch me",
+                                         options={"clock": clock, "undo": "with_consent"})
+    await until(client, game_id, lambda es: of(es, "table.GameEnded"))
+    seats = []
+    for seat in (0, 1):
+        r = await client.post(f"/games/{game_id}/seats/{seat}/rematch", headers=bearer(tokens[seat]))
+        assert r.status_code == 201, r.text
+        seats.append(r.json())
+    view = (await client.get(f"/games/{seats[0]['game_id']}/view")).json()
+    assert view["clock"]["options"] == clock and view["undo"]["policy"] == "with_consent"
+
+
+async def test_the_record_of_a_game_its_clocks_and_bots_played_verifies(client):
+    """Timeouts and bots' moves are commands like any other: the record re-runs each at its recorded instant."""
+    game_id, tokens = await started_game(client, "yspahan", 2, "on the record",
+                                         options={"clock": {"per_decision": 0.2, "on_timeout": "bot"}})
+    await until(client, game_id, lambda es: len(of(es, "table.BotMoved")) >= 4)
+    r = await client.post(f"/games/{game_id}/seats/0/resign", json={"command_id": "bye"}, headers=bearer(tokens[0]))
+    assert r.status_code == 200, r.text
+    record = await client.get(f"/games/{game_id}/record")
+    assert record.status_code == 200, record.text
+    kinds = {e["type"] for e in record.json()["events"]}
+    assert {"table.SeatTimedOut", "table.BotMoved", "table.ClocksSet", "table.SeatOut", "table.GameEnded"} <= kinds
+    verdict = (await client.post("/verify", content=record.content)).json()
+    assert verdict["ok"], verdict

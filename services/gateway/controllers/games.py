@@ -55,7 +55,8 @@ class GamesController(AllowingController):
                          cursor: FromQuery[str | None] = None) -> Response[list[LobbyEntry]]:
         """The lobby, newest first; filter by ``status`` (open / playing / over / cancelled) and ``game`` (a name
         from /catalog). At most ``limit`` (1 to 200) games; when there are more, the ``X-Next-Cursor`` header
-        holds the ``cursor`` of the next page. Reads one page of an index, whatever the number of games."""
+        holds the ``cursor`` of the next page. Reads one page of an index, whatever the number of games. Each
+        entry's ``presence``: which seats are connected now (README, Presence)."""
         in_range(limit, "limit", 1, 200, "bad_page")
         if status is not None and status not in keys.LOBBY_STATUSES:
             raise ApiError(400, "bad_filter", f"status is one of {', '.join(keys.LOBBY_STATUSES)}, not {status!r}")
@@ -82,6 +83,7 @@ class GamesController(AllowingController):
         page = found[:limit]
         entries = [_lobby_decoder.decode(raw) for raw in await views.hmget(keys.LOBBY, [g for g, _ in page]) or []
                    if raw is not None] if page else []
+        entries = await gateway.reads.with_presence(entries)  # which seats are connected, now
         headers = {}
         if len(found) > limit:
             last_id, last_score = page[-1]
@@ -103,7 +105,8 @@ class GamesController(AllowingController):
 
     @get("/{game_id:str}")
     async def get_game(self, game_id: FromPath[str], gateway: GatewayDep) -> LobbyEntry:
-        return await gateway.reads.lobby_entry(game_id)
+        """The game's lobby entry, with which seats are connected now (``presence``)."""
+        return await gateway.reads.lobby_entry(game_id, present=True)
 
     @delete("/{game_id:str}", status_code=200)
     async def cancel(self, request: Request, game_id: FromPath[str], gateway: GatewayDep) -> Cancelled:

@@ -100,7 +100,10 @@ class SeatsController(AllowingController):
         # one else learns): nothing public names a private game
         invite = (await gateway.auth.derived(f"invite:{new_id}"))[:12] if first.invite_hash else ""
         invite_hash = token_hash(invite) if invite else ""
-        body = CreateGame(first.game, entry.title, first.seats, first.options, rematch_of=game_id,
+        # the table's options too (its creation took them out of the game's): the same undo policy and clocks
+        options = {**first.options, "undo": first.undo,
+                   **({"clock": msgspec.to_builtins(first.clock)} if first.clock else {})}
+        body = CreateGame(first.game, entry.title, first.seats, options, rematch_of=game_id,
                           invite_hash=invite_hash)
         reply = await gateway.commands.submit(envelope(f"rematch-{game_id}", new_id, body))
         if reply.status != "accepted" and reply.code != "game_exists":
