@@ -1744,6 +1744,7 @@ export namespace table {
     rematch_of?: string;  // default ""
     undo?: string;  // default "own_turn"
     imported_from?: string;  // default ""
+    clock?: ClockOptions | null;
     schema?: number;  // default 2
   }
 
