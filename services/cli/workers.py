@@ -1,6 +1,7 @@
-"""The engine and the projector as FastStream subscribers on one RedisBroker.
+"""The engine and the projector as FastStream subscribers on one RedisBroker, and the clock worker beside them.
 
-``souk engine`` and ``souk projector`` run one role each; ``souk serve`` runs both beside the gateway.
+``souk engine``, ``souk projector`` and ``souk clock`` run one role each; ``souk serve`` runs all three beside the
+gateway.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from contracts.envelope import CommandEnvelope
 from services.store import keys
 from services.store.codec import command_envelope_decoder
 from services.runtime.config import Settings
+from services.clock import ClockWorker, Takeover
 from services.engine.service import Engine
 from services.runtime.logs import LIBRARIES
 from services.runtime.metrics import Server as MetricsServer
@@ -37,7 +39,7 @@ from services.store.streams import (
 )
 
 log = structlog.get_logger("souk.workers")
-ENGINE, PROJECTOR = "engine", "projector"
+ENGINE, PROJECTOR, CLOCK = "engine", "projector", "clock"
 
 
 class Workers:
@@ -48,6 +50,7 @@ class Workers:
         self.roles = roles
         self._watch: asyncio.Task | None = None
         self._upkeep: asyncio.Task | None = None
+        self._clock: asyncio.Task | None = None
         self.metrics: MetricsServer | None = None  # /metrics on SOUK_METRICS_PORT, when set
         # apply_types=False: the handlers take the entries as Redis gave them (services/store/streams.py); there is
         # nothing for FastDepends to inject or validate.
@@ -64,6 +67,11 @@ class Workers:
         self.projector = Projector(self.views_redis, self.store, partition=self.partition,
                                    snapshot_every=settings.snapshot_every, trim_every_s=settings.trim_events_s,
                                    finished_ttl_s=settings.finished_ttl_s)
+        self.clock: ClockWorker | None = None  # the clock worker, in the role clock
+        if CLOCK in roles:
+            self.clock = ClockWorker(self.redis, self.store, poll_s=settings.clock_poll_s,
+                                     retry_s=settings.clock_retry_s, batch=settings.clock_batch,
+                                     takeover=Takeover(settings.takeover_strategy, settings.takeover_budget))
         if ENGINE in roles:
             batch_subscription(
                 self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
@@ -121,6 +129,8 @@ class Workers:
             self._watch = asyncio.create_task(self.watch_read_store())
         if ENGINE in self.roles and self._upkeep is None:
             self._upkeep = asyncio.create_task(self.keep_streams())
+        if self.clock is not None and self._clock is None:
+            self._clock = asyncio.create_task(self.clock.run())
 
     async def keep_streams(self) -> None:
         """The engine's upkeep, every ``upkeep_s``: games still open ``open_game_ttl_s`` after their creation are
@@ -163,12 +173,12 @@ class Workers:
         await self.start_metrics()
 
     async def _stop_watch(self) -> None:
-        for task in (self._watch, self._upkeep):
+        for task in (self._watch, self._upkeep, self._clock):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        self._watch = self._upkeep = None
+        self._watch = self._upkeep = self._clock = None
         if self.metrics is not None:
             await self.metrics.stop()
             self.metrics = None
