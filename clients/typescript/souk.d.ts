@@ -1315,7 +1315,8 @@ export namespace karawane {
 export namespace samarkand {
   /**
    * A seat answered at a value of the countdown. Whether it stopped, and on what, is seen only by that seat
-   * until the value closes (stops at one value are simultaneous).
+   * until the value closes (stops at one value are simultaneous). In the real-time countdown every answer is a
+   * stop, recorded when it arrives and settled when the value's time runs out.
    */
   export interface Answered {
     type: "samarkand.Answered";
@@ -1525,7 +1526,8 @@ export namespace samarkand {
   }
 
   /**
-   * Let the countdown go on past the current value.
+   * Let the countdown go on past the current value (stepwise mode only: in real time a seat lets the value run
+   * out, ``no_pass_in_realtime``).
    */
   export interface Pass {
     type: "samarkand.Pass";

@@ -114,7 +114,8 @@ async def test_bad_input_gets_a_clear_error_and_changes_nothing(souk_url):
         r = await client.post("/games", json={"game": "samarkand", "title": "x", "seats": 3, "colour": "red"})
         assert r.status_code == 400 and r.json()["code"] == "bad_request"
         r = await client.post("/games", json={"game": "samarkand", "title": "x", "seats": 3,
-                                              "options": {"countdown_mode": "realtime"}})
+                                              "options": {"countdown_mode": "realtime",
+                                                          "hidden_goods": True}})
         assert r.status_code == 422 and r.json()["code"] == "option_unsupported"
         assert (await client.get("/games/nope")).json()["code"] == "game_not_found"
 
