@@ -1,6 +1,7 @@
 """The engine and the projector as FastStream subscribers on one RedisBroker.
 
-``souk engine`` and ``souk projector`` run one role each; ``souk serve`` runs both beside the gateway.
+``souk engine``, ``souk projector`` and ``souk webhooks`` run one role each; ``souk serve`` runs them all beside the
+gateway.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from services.runtime.metrics import Server as MetricsServer
 from services.projector.service import Partition, Projector
 from services.store.events import RedisEventStore
 from services.engine.upkeep import expire_open_games
+from services.webhooks.worker import WebhookWorker
 from services.store.streams import (
     Entries,
     IdentifiedEntries,
@@ -37,7 +39,8 @@ from services.store.streams import (
 )
 
 log = structlog.get_logger("souk.workers")
-ENGINE, PROJECTOR = "engine", "projector"
+ENGINE, PROJECTOR, WEBHOOKS = "engine", "projector", "webhooks"
+EVERY_ROLE = (ENGINE, PROJECTOR, WEBHOOKS)
 
 
 class Workers:
@@ -64,6 +67,7 @@ class Workers:
         self.projector = Projector(self.views_redis, self.store, partition=self.partition,
                                    snapshot_every=settings.snapshot_every, trim_every_s=settings.trim_events_s,
                                    finished_ttl_s=settings.finished_ttl_s)
+        self.webhooks = WebhookWorker(self.redis, self.store, settings) if WEBHOOKS in roles else None
         if ENGINE in roles:
             batch_subscription(
                 self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
@@ -89,6 +93,14 @@ class Workers:
                                   description="A game's read models reached a new version (ViewsUpdated JSON: version, "
                                               "status, awaiting seats; see `souk schema`).")
 
+        if self.webhooks is not None:
+            batch_subscription(
+                self.broker, keys.EVENTS, keys.WEBHOOKS_GROUP, f"webhooks-{settings.consumer}", self.webhooks.handle,
+                max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:events (webhooks)",
+                description="Events (field `e`: EventEnvelope JSON) read by the webhook worker (group `webhooks`): "
+                            "the notices of games with webhooks go to the outbox (services/webhooks).",
+            )
+
     async def prepare(self) -> None:
         """Consumer groups at 0, so a worker started after the first entries still sees them. A Redis away at
         that moment (restarting) is waited for, as the subscribers' start waits for it (``streams``)."""
@@ -102,6 +114,8 @@ class Workers:
             rebuilt = await self.projector.initialise()
             if rebuilt is not None:
                 log.info("read_store_initialised", games=rebuilt)
+        if self.webhooks is not None:
+            await ensure_group(self.redis, keys.EVENTS, keys.WEBHOOKS_GROUP)
 
     async def start(self) -> None:
         await self.prepare()
@@ -121,6 +135,8 @@ class Workers:
             self._watch = asyncio.create_task(self.watch_read_store())
         if ENGINE in self.roles and self._upkeep is None:
             self._upkeep = asyncio.create_task(self.keep_streams())
+        if self.webhooks is not None:
+            self.webhooks.start()  # the deliveries from the outbox
 
     async def keep_streams(self) -> None:
         """The engine's upkeep, every ``upkeep_s``: games still open ``open_game_ttl_s`` after their creation are
@@ -169,6 +185,8 @@ class Workers:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._watch = self._upkeep = None
+        if self.webhooks is not None:
+            await self.webhooks.stop()
         if self.metrics is not None:
             await self.metrics.stop()
             self.metrics = None

@@ -1,0 +1,174 @@
+"""Webhooks (issue #19 section 5): a game's or a seat's URL gets signed POSTs when it becomes a seat's turn, an undo is
+asked of it, the game ends (and a clock runs low: tests/services/test_webhook_notices.py); delivered at least once
+from the outbox, with retries, to a local receiver that refuses, times out and recovers; never to a private address
+unless the operator allows it. The gateway and every worker run in this process against the test Redis, the tally
+game played over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter
+from typing import Any
+
+import msgspec
+import pytest
+from litestar.testing import AsyncTestClient
+
+from services.cli.workers import EVERY_ROLE, Workers
+from services.gateway import create_app
+from services.runtime.config import Settings
+from services.store import keys
+from services.store.events import RedisEventStore
+from services.webhooks import outbox, signing
+from services.webhooks.outbox import Delivery
+from services.webhooks.registry import GAME, Registration, register
+from services.webhooks.worker import WebhookWorker
+from tests.services.webhook_receiver import Receiver, Running
+
+pytestmark = pytest.mark.anyio
+
+# An hour of a receiver's failure, compressed: retries from 50 ms, doubling to at most 200 ms (an hour's backoff
+# capped at 15 minutes, scaled), each attempt timed out after 300 ms.
+FAST = dict(webhooks_allow_private=True, webhooks_allow_http=True, webhooks_retry_s=0.05, webhooks_retry_max_s=0.2,
+            webhooks_timeout_s=0.3, webhooks_poll_s=0.02, webhooks_give_up_s=60.0, rate_per_client=0,
+            rate_per_token=0, open_games_per_client=0, connections_per_client=0)
+
+
+def settings(redis_url: str, **more: Any) -> Settings:
+    return Settings(redis_url=redis_url, views_redis_url=redis_url.rsplit("/", 1)[0] + "/1",
+                    **{**FAST, **more})
+
+
+class Play:
+    """A tally game over HTTP: each seat's token and webhook secret, and what each command changed."""
+
+    def __init__(self, client: AsyncTestClient) -> None:
+        self.client = client
+        self.game_id = ""
+        self.tokens: dict[int, str] = {}
+        self.secrets: dict[str, str] = {}  # "game" / "seat:N" -> secret
+        self.commands = 0
+
+    async def create(self, webhook: str | None, **body: Any) -> None:
+        r = await self.client.post("/games", json={"game": "tally", "title": "hooked", "seats": 2,
+                                                   **({"webhook": webhook} if webhook else {}), **body})
+        assert r.status_code == 201, r.text
+        self.game_id = r.json()["game_id"]
+        if webhook:
+            self.secrets["game"] = r.json()["webhook_secret"]
+        else:
+            assert r.json()["webhook_secret"] is None
+
+    async def join(self, seat: int, webhook: str | None) -> None:
+        r = await self.client.post(f"/games/{self.game_id}/seats",
+                                   json={"name": f"p{seat}", "seat": seat, **({"webhook": webhook} if webhook else {})})
+        assert r.status_code == 201, r.text
+        self.tokens[seat] = r.json()["token"]
+        if webhook:
+            self.secrets[f"seat:{seat}"] = r.json()["webhook_secret"]
+
+    async def view(self) -> dict[str, Any]:
+        return (await self.client.get(f"/games/{self.game_id}/view")).json()
+
+    async def post(self, seat: int, route: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.commands += 1
+        r = await self.client.post(f"/games/{self.game_id}/seats/{seat}/{route}",
+                                   headers={"Authorization": f"Bearer {self.tokens[seat]}"},
+                                   json={"command_id": f"c{self.commands}", **body})
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    async def add(self, seat: int, amount: int) -> dict[str, Any]:
+        return await self.post(seat, "commands", {"command": {"type": "tally.Add", "amount": amount}})
+
+    async def settled(self, version: int) -> dict[str, Any]:
+        for _ in range(500):
+            view = await self.view()
+            if view["version"] >= version:
+                return view
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"the views never reached version {version}")
+
+
+async def eventually(check, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            check()
+            return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.05)
+
+
+def verified(receiver: Receiver, path: str, secret: str) -> list[dict[str, Any]]:
+    """The notices the receiver accepted at ``path``, each signature checked with ``secret`` (README's way)."""
+    out = []
+    for r in receiver.accepted(path):
+        headers = {k.lower(): v for k, v in r.headers.items()}
+        assert signing.verify(secret, headers["souk-timestamp"], r.body, headers["souk-signature"], time.time())
+        notice = r.notice
+        assert headers["idempotency-key"] == notice["key"]
+        out.append(notice)
+    return out
+
+
+async def test_a_receiver_that_fails_for_an_hour_then_recovers_gets_every_notice_once_by_its_key(redis_url):
+    """The receiver refuses (500), then hangs past the timeout, then answers: every notice of the game (every turn,
+    the end) reaches the game's URL and each seat's URL exactly once accepted, signed, in spite of the failed
+    attempts; and the commands were answered at once all along."""
+    with Running(mode="refuse", hang_s=0.6) as receiver:
+        async with AsyncTestClient(create_app(settings(redis_url), Workers(settings(redis_url), roles=EVERY_ROLE))
+                                   ) as client:
+            play = Play(client)
+            await play.create(receiver.url("/game"))
+            await play.join(0, receiver.url("/seat0"))
+            await play.join(1, receiver.url("/seat1"))
+            view = await play.settled(5)
+            expected_turns = [(view["version"], view["flow"]["awaiting"][0])]
+            while view["status"] == "playing":
+                seat = view["flow"]["awaiting"][0]
+                answered = time.monotonic()
+                reply = await play.add(seat, 3)
+                assert time.monotonic() - answered < 1.0  # a receiver down never slows a command
+                view = await play.settled(reply["version"])
+                if view["status"] == "playing":
+                    expected_turns.append((reply["version"], view["flow"]["awaiting"][0]))
+                if play.commands == 2:
+                    receiver.mode = "hang"
+            end_version = view["version"]
+            await asyncio.sleep(1.0)  # refused, then timed out, for a while ("an hour")
+            assert receiver.all() and not receiver.accepted()
+            receiver.mode = "ok"
+
+            def every_notice_arrived() -> None:
+                game = verified(receiver, "/game", play.secrets["game"])
+                turns = sorted((n["version"], n["seat"]) for n in game if n["kind"] == "turn")
+                assert turns == sorted(expected_turns)
+                assert [(n["kind"], n["seat"]) for n in game if n["kind"] == "game_ended"] == [("game_ended", None)]
+                for seat in (0, 1):
+                    mine = verified(receiver, f"/seat{seat}", play.secrets[f"seat:{seat}"])
+                    assert sorted((n["version"], n["seat"]) for n in mine if n["kind"] == "turn") == sorted(
+                        t for t in expected_turns if t[1] == seat)
+                    assert [(n["kind"], n["seat"], n["version"]) for n in mine if n["kind"] == "game_ended"] == [
+                        ("game_ended", seat, end_version)]
+
+            await eventually(every_notice_arrived)
+            await asyncio.sleep(0.3)  # nothing more comes
+            once = Counter((r.path, json.loads(r.body)["key"]) for r in receiver.accepted())
+            assert set(once.values()) == {1}, once
+            assert {r.status for r in receiver.all()} == {500, 0, 204}  # refused, timed out, accepted
+    assert not await _redis_outbox(redis_url)
+
+
+async def _redis_outbox(redis_url: str) -> list[bytes]:
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        return await client.zrange(keys.WEBHOOK_OUTBOX, 0, -1)
+    finally:
+        await client.aclose()
