@@ -129,6 +129,11 @@ async def test_a_receiver_that_fails_for_an_hour_then_recovers_gets_every_notice
             await play.join(1, receiver.url("/seat1"))
             view = await play.settled(5)
             expected_turns = [(view["version"], view["flow"]["awaiting"][0])]
+
+            def refused() -> None:
+                assert [r for r in receiver.all() if r.status == 500]
+
+            await eventually(refused)
             while view["status"] == "playing":
                 seat = view["flow"]["awaiting"][0]
                 answered = time.monotonic()
