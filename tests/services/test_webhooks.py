@@ -54,6 +54,7 @@ class Play:
     async def create(self, webhook: str | None, **body: Any) -> None:
         r = await self.client.post("/games", json={"game": "tally", "title": "hooked", "seats": 2,
                                                    **({"webhook": webhook} if webhook else {}), **body})
+
         assert r.status_code == 201, r.text
         self.game_id = r.json()["game_id"]
         if webhook:
@@ -177,3 +178,73 @@ async def _redis_outbox(redis_url: str) -> list[bytes]:
         return await client.zrange(keys.WEBHOOK_OUTBOX, 0, -1)
     finally:
         await client.aclose()
+
+
+async def test_the_seats_asked_to_consent_to_an_undo_are_told_and_the_requester_is_not(redis_url):
+    """Samarkand, 3 seats, undo with consent: seats 0 and 1 choose a card, seat 0 asks to take its choice back;
+    each asked seat's URL (and the game's, for each) gets ``undo_requested``, seat 0's does not."""
+    with Running() as receiver:
+        async with AsyncTestClient(create_app(settings(redis_url), Workers(settings(redis_url), roles=EVERY_ROLE))
+                                   ) as client:
+            play = Play(client)
+            await play.create(receiver.url("/game"), game="samarkand", seats=3, options={"undo": "with_consent"},
+                              seed="0d" * 32, unfair=True)
+            for seat in range(3):
+                await play.join(seat, receiver.url(f"/seat{seat}"))
+            view = await play.view()
+            for seat in (0, 1):
+                legal = (await client.get(f"/games/{play.game_id}/seats/{seat}/legal",
+                                          headers={"Authorization": f"Bearer {play.tokens[seat]}"})).json()
+                view = await play.settled((await play.post(seat, "commands", {"command": legal["legal"][0]}))["version"])
+            r = await client.get(f"/games/{play.game_id}/seats/0/view",
+                                 headers={"Authorization": f"Bearer {play.tokens[0]}"})
+            to_version = r.json()["undo"]["to_versions"][0]
+            asked = await play.post(0, "undo", {"to_version": to_version})
+            request = (await play.settled(asked["version"]))["undo"]["request"]
+            assert request["seat"] == 0 and request["asked"]
+
+            def told() -> None:
+                for seat in request["asked"]:
+                    notices = verified(receiver, f"/seat{seat}", play.secrets[f"seat:{seat}"])
+                    undo = [n for n in notices if n["kind"] == "undo_requested"]
+                    assert [(n["seat"], n["by_seat"], n["to_version"], n["version"]) for n in undo] == [
+                        (seat, 0, to_version, asked["version"])]
+                game = verified(receiver, "/game", play.secrets["game"])
+                assert sorted(n["seat"] for n in game if n["kind"] == "undo_requested") == request["asked"]
+
+            await eventually(told)
+            await asyncio.sleep(0.2)
+            mine = verified(receiver, "/seat0", play.secrets["seat:0"])
+            assert not [n for n in mine if n["kind"] == "undo_requested"]
+
+
+async def test_a_notice_undelivered_past_the_limit_goes_to_the_dead_letters(redis_url):
+    """A receiver that never answers 2xx: its notices are tried again until ``webhooks_give_up_s`` after they were
+    due, then kept in the dead letters (with the last error) for operators, and out of the outbox."""
+    tight = settings(redis_url, webhooks_give_up_s=0.5)
+    with Running(mode="refuse") as receiver:
+        async with AsyncTestClient(create_app(tight, Workers(tight, roles=EVERY_ROLE))) as client:
+            play = Play(client)
+            await play.create(None)
+            await play.join(0, receiver.url("/seat0"))
+            await play.join(1, receiver.url("/seat1"))
+            await play.settled(5)  # one seat's turn
+            import redis.asyncio as aioredis
+
+            events = aioredis.Redis.from_url(redis_url)
+            try:
+                async def dead() -> list[tuple[Delivery, str]]:
+                    for _ in range(200):
+                        letters = await outbox.dead_letters(events)
+                        if letters:
+                            return letters
+                        await asyncio.sleep(0.05)
+                    raise AssertionError("nothing in the dead letters")
+
+                [(delivery, reason)] = await dead()
+                assert reason == "HTTP 500" and delivery.attempts >= 3 and delivery.field.startswith("seat:")
+                assert delivery.notice.kind == "turn" and delivery.notice.version == 5
+                assert not await events.zrange(keys.WEBHOOK_OUTBOX, 0, -1)
+                assert len(receiver.all()) == delivery.attempts
+            finally:
+                await events.aclose()
