@@ -1,0 +1,200 @@
+"""Webhooks, piece by piece: the signature a receiver checks, the URLs Souk posts to, the notices a game's events
+make (turns, clock low), and the outbox's exactly-once effect under redelivered events and racing workers. The
+whole path over HTTP: tests/services/test_webhooks.py."""
+
+from __future__ import annotations
+
+import time
+
+import msgspec
+import pytest
+
+from contracts.api import WebhookNotice
+from contracts.envelope import EventEnvelope
+from contracts.table import ClocksSet, SeatClock
+from domain import table as tbl
+from services.engine.service import Engine
+from services.runtime.config import Settings
+from services.store import keys
+from services.store.events import RedisEventStore
+from services.webhooks import outbox, signing, urls
+from services.webhooks.notices import Followed, Thresholds, _clocks, follow
+from services.webhooks.outbox import Delivery
+from services.webhooks.registry import GAME, Registration, register, seat_field
+from services.webhooks.worker import WebhookWorker
+from tests.services.tally import Add
+from tests.services.test_engine import cmd, started, th
+from tests.services.webhook_receiver import Running
+
+pytestmark = pytest.mark.anyio
+
+
+# --- the signature ------------------------------------------------------------------------------------------
+
+def test_a_signature_verifies_the_body_and_time_it_signs_and_nothing_else():
+    body = b'{"kind":"turn"}'
+    headers = signing.headers("s3cret", "g:6:turn:1", body, now=1_000_000.0)
+    ts, sig = headers[signing.TIMESTAMP], headers[signing.SIGNATURE]
+    assert headers[signing.IDEMPOTENCY_KEY] == "g:6:turn:1" and sig.startswith("v1=")
+    assert signing.verify("s3cret", ts, body, sig, now=1_000_100.0)
+    assert not signing.verify("s3cret", ts, body + b" ", sig, now=1_000_100.0)  # another body
+    assert not signing.verify("other", ts, body, sig, now=1_000_100.0)  # another secret
+    assert not signing.verify("s3cret", str(int(ts) + 1), body, sig, now=1_000_100.0)  # another time
+    assert not signing.verify("s3cret", ts, body, sig, now=1_000_000.0 + 301)  # too old: replayed
+
+
+# --- the URLs -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("url", "allow_http", "code"), [
+    ("https://hooks.example.com/souk", False, None),
+    ("https://hooks.example.com:8443/souk?app=1", False, None),
+    ("http://hooks.example.com/souk", False, "bad_webhook"),
+    ("http://hooks.example.com/souk", True, None),
+    ("ftp://hooks.example.com/souk", True, "bad_webhook"),
+    ("https://user:pw@hooks.example.com/", False, "bad_webhook"),
+    ("https:///no-host", False, "bad_webhook"),
+    ("https://hooks.example.com/#frag", False, "bad_webhook"),
+    ("https://hooks.example.com:99999/", False, "bad_webhook"),
+    ("https://hooks.example.com/" + "a" * 2048, False, "bad_webhook"),
+])
+def test_a_webhook_url_is_https_unless_the_operator_allows_http(url, allow_http, code):
+    if code is None:
+        urls.check_url(url, allow_http)
+    else:
+        with pytest.raises(urls.WebhookRefused) as refused:
+            urls.check_url(url, allow_http)
+        assert refused.value.code == code
+
+
+@pytest.mark.parametrize(("address", "public"), [
+    ("93.184.215.14", True), ("2606:4700::6810:85e5", True),
+    ("127.0.0.1", False), ("::1", False), ("10.1.2.3", False), ("172.16.0.1", False), ("192.168.1.1", False),
+    ("169.254.169.254", False), ("fe80::1", False), ("100.64.0.1", False), ("0.0.0.0", False),
+    ("::ffff:127.0.0.1", False), ("::ffff:10.0.0.1", False), ("224.0.0.1", False), ("fc00::1", False),
+])
+def test_only_global_unicast_addresses_are_public(address, public):
+    assert urls.is_public(address) is public
+
+
+async def test_a_host_on_a_private_address_is_refused_unless_the_operator_allows_it():
+    for url in ("https://127.0.0.1/hook", "https://localhost/hook", "https://[::1]/hook", "https://169.254.169.254/"):
+        with pytest.raises(urls.WebhookRefused) as refused:
+            await urls.check(url, allow_http=False, allow_private=False)
+        assert refused.value.code == "webhook_not_public"
+        await urls.check(url, allow_http=False, allow_private=True)
+    with pytest.raises(urls.WebhookRefused) as refused:
+        await urls.check("https://no-such-host.invalid/", allow_http=False, allow_private=True)
+    assert refused.value.code == "bad_webhook"
+
+
+async def test_the_address_is_checked_again_at_delivery_against_dns_rebinding(redis):
+    """A URL registered while private addresses were allowed (or whose name resolved elsewhere then) is refused
+    at the connection when its host resolves to a private address now: nothing reaches the receiver, and the
+    delivery is tried again later with the reason."""
+    with Running() as receiver:
+        url = f"http://localhost:{receiver.port}/hook"
+        await register(redis, "g1", GAME, Registration(url, "s"))
+        notice = WebhookNotice("g1:5:turn:0", "turn", "g1", 5, 0, "tally", "t", 1.0)
+        delivery = Delivery(outbox.delivery_id(notice.key, GAME), "g1", GAME, notice, made_at=time.time())
+        await outbox.enqueue(redis, "g1", 0, 5, [(delivery, time.time())], [])
+        worker = WebhookWorker(redis, RedisEventStore(redis), Settings(webhooks_allow_http=True))
+        try:
+            assert await worker.deliver() == 1
+        finally:
+            await worker.stop()
+        assert receiver.all() == []
+        [raw] = await redis.hvals(keys.WEBHOOK_DELIVERIES)
+        kept = outbox.decode(raw)
+        assert kept.attempts == 1 and "webhook_not_public" in kept.last_error
+        assert await redis.zscore(keys.WEBHOOK_OUTBOX, delivery.id) > time.time()  # tried again later
+
+        allowed = WebhookWorker(redis, RedisEventStore(redis),
+                                Settings(webhooks_allow_http=True, webhooks_allow_private=True),
+                                clock=lambda: time.time() + 3600)
+        try:
+            assert await allowed.deliver() == 1
+        finally:
+            await allowed.stop()
+        assert [r.status for r in receiver.all()] == [204]
+
+
+# --- the notices --------------------------------------------------------------------------------------------
+
+def env(seq: int, event, at: float = 100.0) -> EventEnvelope:
+    return EventEnvelope("g1", seq, "table.ClocksSet", msgspec.Raw(msgspec.json.encode(event)), f"c{seq}", None, at,
+                         "")
+
+
+def test_a_clock_low_notice_is_due_at_the_lesser_of_a_share_of_the_time_and_a_minute_before_the_deadline():
+    followed = Followed()
+    made, cancelled = [], []
+    table = tbl.Table(game="tally", title="t", seats=3)
+    at = 1000.0
+    clocks = ClocksSet(at, (SeatClock(at + 100, 0.0), SeatClock(at + 1000, 500.0), SeatClock(None, 30.0)))
+    _clocks(followed, table, "g1", env(7, clocks, at), clocks, Thresholds(0.2, 60.0), made, cancelled)
+    assert [(d.notice.kind, d.notice.seat, d.notice.deadline, d.at) for d in made] == [
+        ("clock_low", 0, at + 100, at + 80),  # 20% of 100 s: 20 s before
+        ("clock_low", 1, at + 1000, at + 940),  # 20% of 1000 s is more than a minute: 60 s before
+    ]
+    assert [d.notice.key for d in made] == ["g1:7:clock_low:0", "g1:7:clock_low:1"] and cancelled == []
+
+    # later: seat 0's deadline unchanged (another seat's move), seat 1 moved (another deadline), seat 2 awaited
+    made.clear()
+    later = ClocksSet(at + 50, (SeatClock(at + 100, 0.0), SeatClock(None, 600.0), SeatClock(at + 90, 30.0)))
+    _clocks(followed, table, "g1", env(9, later, at + 50), later, Thresholds(0.2, 60.0), made, cancelled)
+    assert cancelled == ["g1:7:clock_low:1"]
+    assert [(d.notice.key, d.at) for d in made] == [("g1:9:clock_low:2", at + 90 - 8)]  # 20% of its 40 s
+
+
+async def test_it_becomes_a_seats_turn_when_it_is_awaited_after_another_seats_command(redis):
+    engine = Engine(redis, RedisEventStore(redis))
+    turn = await started(engine)
+    followed = Followed()
+    made, _ = follow(followed, "g1", await RedisEventStore(redis).read("g1"), Thresholds())
+    assert [(d.notice.kind, d.notice.seat, d.notice.version) for d in made] == [("turn", turn, 5)]
+    await engine.handle([cmd("g1", Add(3), seat=turn, token=th(turn), cid="a")])
+    made, _ = follow(followed, "g1", await RedisEventStore(redis).read("g1", after=5), Thresholds())
+    assert [(d.notice.kind, d.notice.seat, d.notice.version, d.notice.game) for d in made] == [
+        ("turn", 1 - turn, 6, "tally")]
+
+
+# --- the outbox ---------------------------------------------------------------------------------------------
+
+async def test_redelivered_events_and_workers_racing_on_a_game_add_each_delivery_once(redis):
+    engine = Engine(redis, RedisEventStore(redis))
+    await register(redis, "g1", GAME, Registration("https://hooks.example.com/g", "s"))
+    await register(redis, "g1", seat_field(th(0)), Registration("https://hooks.example.com/0", "s0"))
+    turn = await started(engine)
+    for i in range(4):  # 3 + 3 + 3 + 3: over
+        [reply] = await engine.handle([cmd("g1", Add(3), seat=turn, token=th(turn), cid=f"a{i}")])
+        assert reply.status == "accepted"
+        turn = 1 - turn
+    entries = [fields for _, fields in await redis.xrange(keys.EVENTS)]
+    store = RedisEventStore(redis)
+    worker = WebhookWorker(redis, store, Settings())
+    await worker.handle(entries[:3])  # a batch that ends inside the last join's command: completed from the store
+    await worker.handle(entries[3:])
+    first = await redis.hgetall(keys.WEBHOOK_DELIVERIES)
+    kinds = sorted(outbox.decode(v).notice.kind for v in first.values())
+    assert kinds.count("game_ended") == 2 and "turn" in kinds  # the game's once (seat None), seat 0's once
+    assert int(await redis.get(keys.webhook_position("g1"))) == len(entries)
+
+    await worker.handle(entries)  # redelivered
+    await WebhookWorker(redis, store, Settings()).handle(entries[2:])  # another worker, no cache, the same events
+    assert await redis.hgetall(keys.WEBHOOK_DELIVERIES) == first
+    assert await redis.zcard(keys.WEBHOOK_OUTBOX) == len(first)
+
+    for raw in first.values():  # every one delivered: a redelivered event must not make it again
+        await outbox.done(redis, outbox.decode(raw))
+    await worker.handle(entries)
+    await WebhookWorker(redis, store, Settings()).handle(entries[-1:])
+    assert not await redis.exists(keys.WEBHOOK_DELIVERIES, keys.WEBHOOK_OUTBOX)
+
+
+async def test_a_game_without_webhooks_costs_no_fold_and_no_outbox(redis):
+    engine = Engine(redis, RedisEventStore(redis))
+    await started(engine)
+    worker = WebhookWorker(redis, RedisEventStore(redis), Settings())
+    await worker.handle([fields for _, fields in await redis.xrange(keys.EVENTS)])
+    assert worker.cache.get("g1") is None
+    assert not await redis.exists(keys.WEBHOOK_OUTBOX, keys.WEBHOOK_DELIVERIES, keys.webhook_position("g1"))
