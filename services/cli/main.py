@@ -318,7 +318,7 @@ def _stores(settings: Settings, views: bool = True, wait: bool = False) -> Setti
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, redis_url: str, views_redis_url: str, data_dir: str,
           fsync: str) -> None:
-    """Engine, projector and gateway in one process. Without REDIS_URL it starts two redis-servers (the event
+    """Engine, projector, webhook worker and gateway in one process. Without REDIS_URL it starts two redis-servers (the event
     store with AOF, the read store in memory) in the data folder, records them there for the other commands,
     and restarts one that dies."""
     from services.embedded.folder import Embedded, EmbeddedError

@@ -59,7 +59,7 @@ class Settings:
     webhooks_allow_http: bool = False  # http:// URLs (else https:// only)
     webhooks_timeout_s: float = 10.0  # a receiver that has not answered this long failed this attempt
     webhooks_retry_s: float = 5.0  # the first retry comes this long after a failure; each next one twice later ...
-    webhooks_retry_max_s: float = 3600.0  # ... but at most this long after the previous one
+    webhooks_retry_max_s: float = 900.0  # ... but at most this long after the previous one
     webhooks_give_up_s: float = 86_400.0  # a notice undelivered this long after it was made goes to the dead letters
     webhooks_low_share: float = 0.2  # "clock low": this share of the time a seat had for its decision ...
     webhooks_low_s: float = 60.0  # ... or this many seconds before its deadline, whichever is less
