@@ -248,3 +248,58 @@ async def test_a_notice_undelivered_past_the_limit_goes_to_the_dead_letters(redi
                 assert len(receiver.all()) == delivery.attempts
             finally:
                 await events.aclose()
+
+
+async def test_a_url_souk_does_not_post_to_is_refused_and_registers_nothing(redis_url):
+    """By default (no operator setting): https only, public addresses only; a refused URL creates no game and takes
+    no seat."""
+    strict = Settings(redis_url=redis_url, views_redis_url=redis_url.rsplit("/", 1)[0] + "/1", rate_per_client=0,
+                      rate_per_token=0, open_games_per_client=0)
+    async with AsyncTestClient(create_app(strict, Workers(strict))) as client:
+        for url, code in (("http://hooks.example.com/x", "bad_webhook"), ("https://127.0.0.1/x", "webhook_not_public"),
+                          ("https://10.0.0.8/x", "webhook_not_public"), ("not a url", "bad_webhook")):
+            r = await client.post("/games", json={"game": "tally", "title": "t", "seats": 2, "webhook": url})
+            assert (r.status_code, r.json()["code"]) == (422, code), r.text
+        r = await client.post("/games", json={"game": "tally", "title": "t", "seats": 2})
+        game_id = r.json()["game_id"]
+        r = await client.post(f"/games/{game_id}/seats", json={"name": "p0", "webhook": "https://[::1]/x"})
+        assert (r.status_code, r.json()["code"]) == (422, "webhook_not_public")
+        import redis.asyncio as aioredis
+
+        events = aioredis.Redis.from_url(redis_url)
+        try:
+            assert await events.keys("souk:webhooks:*") == []
+            assert await events.xlen(keys.game_stream(game_id)) == 1  # created; nobody joined
+        finally:
+            await events.aclose()
+
+
+async def test_the_url_stays_out_of_the_event_log_and_a_resent_request_gets_the_same_secret(redis_url):
+    with Running() as receiver:
+        async with AsyncTestClient(create_app(settings(redis_url), Workers(settings(redis_url)))) as client:
+            body = {"game": "tally", "title": "t", "seats": 2, "webhook": receiver.url("/game"),
+                    "request_id": "a-request-of-the-creator-0001"}
+            first = (await client.post("/games", json=body)).json()
+            again = (await client.post("/games", json=body)).json()
+            assert first["webhook_secret"] and again == first
+            game_id = first["game_id"]
+            join = {"name": "p0", "webhook": receiver.url("/seat"), "request_id": "a-request-of-seat-0-0001"}
+            joined = (await client.post(f"/games/{game_id}/seats", json=join)).json()
+            assert (await client.post(f"/games/{game_id}/seats", json=join)).json() == joined
+            assert joined["webhook_secret"] not in (None, first["webhook_secret"])
+            r = await client.post(f"/games/{game_id}/seats", json={"name": "p9", "seat": 0,
+                                                                    "webhook": receiver.url("/late")})
+            assert r.json()["code"] == "seat_taken"  # refused: its registration goes with it
+            history = await client.get(f"/games/{game_id}/history")
+            import redis.asyncio as aioredis
+
+            events = aioredis.Redis.from_url(redis_url)
+            try:
+                stream = await events.xrange(keys.game_stream(game_id))
+                registered = await events.hgetall(keys.webhooks(game_id))
+            finally:
+                await events.aclose()
+            assert str(receiver.port) not in repr(stream) and str(receiver.port) not in history.text
+            assert joined["webhook_secret"] not in repr(stream)
+            assert len(registered) == 2 and b"game" in registered  # the creator's and seat 0's
+            assert keys.webhooks(game_id) in keys.game_keys(game_id)  # archived with the game
