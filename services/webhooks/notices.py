@@ -19,7 +19,7 @@ from typing import Any
 
 from contracts.api import WebhookNotice
 from contracts.envelope import EventEnvelope
-from contracts.table import BotMoved, ClocksSet, GameEnded, UndoRequested
+from contracts.table import BotMoved, ClocksSet, GameEnded, SeatClock, UndoRequested
 from domain import table as tbl
 from services.store.codec import event_decoder, game_name, same_command
 
@@ -107,7 +107,9 @@ def _command(followed: Followed, game_id: str, run: Sequence[EventEnvelope], thr
 
 def _clocks(followed: Followed, table: tbl.Table, game_id: str, env: EventEnvelope, event: ClocksSet,
             thresholds: Thresholds, made: list[Due], cancelled: list[str]) -> None:
-    for seat, clock in enumerate(event.clocks):
+    seats = max(len(event.clocks), table.seats)
+    for seat in range(seats):  # a seat without a clock in the event has no deadline now
+        clock = event.clocks[seat] if seat < len(event.clocks) else SeatClock(None, 0.0)
         current = followed.low.get(seat)
         if current is not None and current[0] == clock.deadline:
             continue  # the same deadline: its notice stands

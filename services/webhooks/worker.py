@@ -163,14 +163,40 @@ class WebhookWorker:
             self._http = None
 
     async def deliver_forever(self) -> None:
-        while True:
-            try:
-                sent = await self.deliver()
-            except Exception as exc:  # noqa: BLE001 - a store away a moment: tried again at the next look
-                log.warning("webhook_delivery_failed", error=str(exc))
-                sent = 0
-            if sent < CLAIM_BATCH:
-                await asyncio.sleep(self.settings.webhooks_poll_s)
+        """Claims the deliveries due while fewer than ``CONCURRENCY`` are in flight, each attempt a task of its own:
+        a receiver that hangs until the timeout holds one slot, never the others' deliveries."""
+        inflight: set[asyncio.Task] = set()
+        try:
+            while True:
+                room = CONCURRENCY - len(inflight)
+                claimed: list[Delivery] = []
+                if room > 0:
+                    try:
+                        claimed = await self._claim(room)
+                    except Exception as exc:  # noqa: BLE001 - a store away a moment: tried again at the next look
+                        log.warning("webhook_claim_failed", error=str(exc))
+                for delivery in claimed:
+                    task = asyncio.create_task(self._attempt_logged(delivery))
+                    inflight.add(task)
+                    task.add_done_callback(inflight.discard)
+                if len(claimed) < room or room <= 0:
+                    await asyncio.sleep(self.settings.webhooks_poll_s)
+        finally:
+            for task in inflight:
+                task.cancel()
+            await asyncio.gather(*inflight, return_exceptions=True)
+
+    async def _attempt_logged(self, delivery: Delivery) -> None:
+        try:
+            await self._attempt(delivery)
+        except Exception as exc:  # noqa: BLE001 - its lease ends, and another look tries it again
+            log.warning("webhook_attempt_failed", game_id=delivery.game_id, key=delivery.notice.key, error=str(exc))
+
+    async def _claim(self, limit: int) -> list[Delivery]:
+        now = self.clock()
+        ids = await outbox.due(self.redis, now, limit)
+        lease = 2 * self.settings.webhooks_timeout_s + 5.0  # past any attempt's end: then it was lost (a kill)
+        return [d for i in ids if (d := await outbox.claim(self.redis, i, now, lease)) is not None]
 
     def http(self) -> httpx.AsyncClient:
         if self._http is None:
@@ -183,18 +209,10 @@ class WebhookWorker:
         return self._http
 
     async def deliver(self) -> int:
-        """One look at the outbox: every delivery due is attempted (at most ``CLAIM_BATCH``). Returns how many."""
-        now = self.clock()
-        ids = await outbox.due(self.redis, now, CLAIM_BATCH)
-        lease = 2 * self.settings.webhooks_timeout_s + 5.0
-        claimed = [d for i in ids if (d := await outbox.claim(self.redis, i, now, lease)) is not None]
-        limit = asyncio.Semaphore(CONCURRENCY)
-
-        async def attempt(delivery: Delivery) -> None:
-            async with limit:
-                await self._attempt(delivery)
-
-        await asyncio.gather(*(attempt(d) for d in claimed))
+        """One look at the outbox (tests, and a tool's one pass): every delivery due is attempted (at most
+        ``CLAIM_BATCH``) and awaited. Returns how many."""
+        claimed = await self._claim(CLAIM_BATCH)
+        await asyncio.gather(*(self._attempt(d) for d in claimed))
         return len(claimed)
 
     async def _attempt(self, delivery: Delivery) -> None:

@@ -4,6 +4,7 @@ whole path over HTTP: tests/services/test_webhooks.py."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import msgspec
@@ -145,6 +146,11 @@ def test_a_clock_low_notice_is_due_at_the_lesser_of_a_share_of_the_time_and_a_mi
     assert cancelled == ["g1:7:clock_low:1"]
     assert [(d.notice.key, d.at) for d in made] == [("g1:9:clock_low:2", at + 90 - 8)]  # 20% of its 40 s
 
+    made.clear()  # no clock at all (a game timer runs: the seats' clocks pause)
+    paused = ClocksSet(at + 60, ())
+    _clocks(followed, table, "g1", env(11, paused, at + 60), paused, Thresholds(0.2, 60.0), made, cancelled)
+    assert made == [] and cancelled == ["g1:7:clock_low:1", "g1:7:clock_low:0", "g1:9:clock_low:2"]
+
 
 async def test_it_becomes_a_seats_turn_when_it_is_awaited_after_another_seats_command(redis):
     engine = Engine(redis, RedisEventStore(redis))
@@ -198,3 +204,30 @@ async def test_a_game_without_webhooks_costs_no_fold_and_no_outbox(redis):
     await worker.handle([fields for _, fields in await redis.xrange(keys.EVENTS)])
     assert worker.cache.get("g1") is None
     assert not await redis.exists(keys.WEBHOOK_OUTBOX, keys.WEBHOOK_DELIVERIES, keys.webhook_position("g1"))
+
+
+async def test_a_receiver_that_hangs_does_not_hold_back_the_others_deliveries(redis):
+    """One receiver answers only after the 2 s timeout; the notices for another, due meanwhile, arrive at once."""
+    with Running(mode="hang", hang_s=3.0) as slow, Running() as quick:
+        await register(redis, "g1", GAME, Registration(slow.url("/slow"), "s"))
+        await register(redis, "g2", GAME, Registration(quick.url("/quick"), "q"))
+        worker = WebhookWorker(redis, RedisEventStore(redis),
+                               Settings(webhooks_allow_http=True, webhooks_allow_private=True, webhooks_timeout_s=2.0,
+                                        webhooks_poll_s=0.02))
+
+        async def notice(game_id: str, version: int) -> None:
+            n = WebhookNotice(f"{game_id}:{version}:turn:0", "turn", game_id, version, 0, "tally", "t", 1.0)
+            d = Delivery(outbox.delivery_id(n.key, GAME), game_id, GAME, n, made_at=time.time())
+            await outbox.enqueue(redis, game_id, version - 1, version, [(d, time.time())], [])
+
+        await notice("g1", 1)
+        worker.start()
+        try:
+            await asyncio.sleep(0.2)  # the slow one is in flight
+            sent = time.monotonic()
+            await notice("g2", 1)
+            while not quick.accepted() and time.monotonic() - sent < 5:
+                await asyncio.sleep(0.01)
+            assert quick.accepted() and time.monotonic() - sent < 1.0
+        finally:
+            await worker.stop()
