@@ -23,6 +23,9 @@ runs every role in one process: its ``/metrics`` shows everything.
   (a histogram): the gateway's HTTP requests (``services.gateway.access``). ``route`` is the route's template
   (``/games/{game_id}/view``), ``unmatched`` for a request no route took (404, 405); ``method`` one of the
   methods HTTP defines, else ``other``: every label takes a bounded set of values.
+- ``souk_webhook_attempts_total{outcome}``: the webhook worker's POSTs (``services.webhooks``), by what came of
+  each: ``delivered`` (2xx), ``retried`` (failed, tried again later), ``dead`` (failed past the limit: a dead
+  letter), ``dropped`` (nobody registered any more: the game archived).
 
 The hot paths only add to counters: the engine once per batch and outcome, the projector one observation per
 command.
@@ -71,6 +74,8 @@ STORE_WRITABLE = Gauge("souk_event_store_writable", "1 while the event store's R
                        "refuses them (loading, out of memory, read-only replica, busy script, away), as last read")
 STORE_MEMORY = Gauge("souk_event_store_memory_used_ratio", "The share of its maxmemory the event store's Redis uses "
                      "(0 without a maxmemory), as last read")
+WEBHOOK_ATTEMPTS = Counter("souk_webhook_attempts", "Webhook deliveries attempted by the webhook worker, by outcome: "
+                           "delivered, retried, dead, dropped", ["outcome"])
 BACKLOG_FAILURES = Counter("souk_backlog_refresh_failures", "Readings of the streams' backlog that failed or "
                            "timed out (the previous reading stays)")
 

@@ -28,6 +28,7 @@ import redis.asyncio as aioredis
 import structlog
 
 from contracts.envelope import EventEnvelope
+from services.runtime import metrics
 from services.runtime.config import Settings
 from services.store import keys
 from services.store.codec import command_fields, event_envelope_decoder
@@ -219,12 +220,14 @@ class WebhookWorker:
         raw = await self.redis.hget(keys.webhooks(delivery.game_id), delivery.field)
         if raw is None:  # the game was archived, or the registration forgotten: nobody to tell
             await outbox.done(self.redis, delivery)
+            metrics.WEBHOOK_ATTEMPTS.labels("dropped").inc()
             log.info("webhook_dropped", game_id=delivery.game_id, key=delivery.notice.key, reason="no registration")
             return
         reg = registrations({b"r": raw})["r"]
         error = await self._post(reg, delivery)
         if error is None:
             await outbox.done(self.redis, delivery)
+            metrics.WEBHOOK_ATTEMPTS.labels("delivered").inc()
             log.debug("webhook_delivered", game_id=delivery.game_id, key=delivery.notice.key,
                       attempts=delivery.attempts + 1)
             return
@@ -233,10 +236,12 @@ class WebhookWorker:
         backoff = min(self.settings.webhooks_retry_s * 2 ** delivery.attempts, self.settings.webhooks_retry_max_s)
         if now + backoff - delivery.made_at > self.settings.webhooks_give_up_s:
             await outbox.dead(self.redis, failed, error)
+            metrics.WEBHOOK_ATTEMPTS.labels("dead").inc()
             log.warning("webhook_dead", game_id=delivery.game_id, key=delivery.notice.key,
                         attempts=failed.attempts, error=error)
             return
         await outbox.retry(self.redis, failed, now + backoff)
+        metrics.WEBHOOK_ATTEMPTS.labels("retried").inc()
         log.info("webhook_retry", game_id=delivery.game_id, key=delivery.notice.key, attempts=failed.attempts,
                  retry_in_s=round(backoff, 3), error=error)
 

@@ -15,6 +15,7 @@ from contracts.envelope import EventEnvelope
 from contracts.table import ClocksSet, SeatClock
 from domain import table as tbl
 from services.engine.service import Engine
+from services.runtime import metrics
 from services.runtime.config import Settings
 from services.store import keys
 from services.store.events import RedisEventStore
@@ -99,6 +100,7 @@ async def test_the_address_is_checked_again_at_delivery_against_dns_rebinding(re
         delivery = Delivery(outbox.delivery_id(notice.key, GAME), "g1", GAME, notice, made_at=time.time())
         await outbox.enqueue(redis, "g1", 0, 5, [(delivery, time.time())], [])
         worker = WebhookWorker(redis, RedisEventStore(redis), Settings(webhooks_allow_http=True))
+        retried, delivered = (metrics.WEBHOOK_ATTEMPTS.labels(o)._value.get() for o in ("retried", "delivered"))
         try:
             assert await worker.deliver() == 1
         finally:
@@ -117,6 +119,8 @@ async def test_the_address_is_checked_again_at_delivery_against_dns_rebinding(re
         finally:
             await allowed.stop()
         assert [r.status for r in receiver.all()] == [204]
+        assert metrics.WEBHOOK_ATTEMPTS.labels("retried")._value.get() == retried + 1  # souk_webhook_attempts_total
+        assert metrics.WEBHOOK_ATTEMPTS.labels("delivered")._value.get() == delivered + 1
 
 
 # --- the notices --------------------------------------------------------------------------------------------
