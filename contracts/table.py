@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from contracts.base import Command, Event, upcast
 
@@ -105,6 +106,10 @@ class GameCreated(Event, tag="table.GameCreated"):
     rematch_of: str = ""
     undo: str = "own_turn"  # the undo policy: "none" / "own_turn" / "with_consent" (games stored before: own_turn)
     imported_from: str = ""  # made by `souk import` from the record of this game (of another server)
+    # The table's clocks (``CreateGame.options["clock"]``, issue #19). UNSET (none given) is left out of the
+    # encoding, so a game without clocks stores the bytes it stored before (a record made before still re-runs to
+    # the same hashes); a reader takes UNSET as None (``event.clock or None``).
+    clock: ClockOptions | None | UnsetType = UNSET
     schema: int = 2  # this shape's version (contracts.base.upcast)
 
 

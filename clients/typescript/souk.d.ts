@@ -1769,6 +1769,7 @@ export namespace table {
     rematch_of?: string;  // default ""
     undo?: string;  // default "own_turn"
     imported_from?: string;  // default ""
+    clock?: ClockOptions | null;
     schema?: number;  // default 2
   }
 
