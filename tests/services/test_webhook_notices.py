@@ -12,7 +12,7 @@ import pytest
 
 from contracts.api import WebhookNotice
 from contracts.envelope import EventEnvelope
-from contracts.table import ClocksSet, SeatClock
+from contracts.table import ClocksSet, PlayFor, SeatClock, Timeout
 from domain import table as tbl
 from services.engine.service import Engine
 from services.runtime import metrics
@@ -24,6 +24,8 @@ from services.webhooks.notices import Followed, Thresholds, _clocks, follow
 from services.webhooks.outbox import Delivery
 from services.webhooks.registry import GAME, Registration, register, seat_field
 from services.webhooks.worker import WebhookWorker
+from tests.domain.clock_toy import toy_games  # noqa: F401 - the fixture
+from tests.domain.test_clocks import Clocked
 from tests.services.tally import Add
 from tests.services.test_engine import cmd, started, th
 from tests.services.webhook_receiver import Running
@@ -235,3 +237,36 @@ async def test_a_receiver_that_hangs_does_not_hold_back_the_others_deliveries(re
             assert quick.accepted() and time.monotonic() - sent < 1.0
         finally:
             await worker.stop()
+
+
+def test_clock_low_follows_the_tables_clocks_and_is_cancelled_by_a_move_and_by_the_end(toy_games):
+    """The toy game of the clock tests, 10 s a decision and a 60 s reserve: the start sets seat 0's deadline (170),
+    so its clock_low is due 14 s before (20% of 70 s); a bot's move for it after its timeout cancels it, makes
+    seat 1's turn and its clock_low; the end cancels what is left."""
+    game = Clocked(clock={"per_decision": 10.0, "reserve": 60.0, "increment": 5.0}, start=100.0, moves=3)
+    game.platform(Timeout(0, 170.0), 170.5)
+    game.platform(PlayFor(0, "random", {"type": "toy.Move"}), 171.0)
+    game.move(1, 180.0)
+    envelopes, seq = [], 0
+    for n, (seat, _, _, now, events) in enumerate(game.log):
+        for event in events:
+            seq += 1
+            envelopes.append(EventEnvelope("g1", seq, "", msgspec.Raw(msgspec.json.encode(event)), f"c{n}", seat,
+                                           now, ""))
+    followed = Followed()
+    made, cancelled = follow(followed, "g1", envelopes, Thresholds(0.2, 60.0))
+    shown = [(d.notice.kind, d.notice.seat, d.notice.deadline, d.at) for d in made]
+    assert shown == [
+        ("clock_low", 0, 170.0, 156.0), ("turn", 0, None, 100.0),  # the start
+        ("clock_low", 1, 241.0, 227.0), ("turn", 1, None, 171.0),  # the bot's move for seat 0
+        ("clock_low", 0, 195.0, 192.0), ("turn", 0, None, 180.0),  # seat 1's move: 15 s left to seat 0
+    ]
+    assert cancelled == [made[0].notice.key, made[2].notice.key]
+    finished = game.move(0, 190.0)
+    assert any(type(e).__name__ == "GameEnded" for e in finished)
+    end = [EventEnvelope("g1", seq + i + 1, "", msgspec.Raw(msgspec.json.encode(e)), "end", 0, 190.0, "")
+           for i, e in enumerate(finished)]
+    made, cancelled = follow(followed, "g1", end, Thresholds(0.2, 60.0))
+    assert cancelled == [f"g1:{envelopes[-1].seq}:clock_low:0"]  # seat 0's, set by seat 1's move
+    assert [(d.notice.kind, d.notice.seat) for d in made] == [("game_ended", None), ("game_ended", 0),
+                                                              ("game_ended", 1)]
