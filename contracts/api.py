@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from contracts.table import ForkedFrom
+from contracts.table import CLOCK_TIMEOUT_POLICIES, UNDO_POLICIES, ClockOptions, ForkedFrom
 
 # The limits of a request (issue #8): over them, it is refused with a JSON error and changes nothing.
 MAX_BODY_BYTES = 64 * 1024  # 413 body_too_large
@@ -96,6 +96,14 @@ class UndoAnswerRequest(Strict):
     expected_version: int | None = None
 
 
+class ResignRequest(Strict):
+    """``POST .../seats/{seat}/resign``: the seat leaves the game in play for good. ``expected_version``: refused as
+    ``stale`` when the game moved on since (None: resign whatever happened since)."""
+
+    command_id: str
+    expected_version: int | None = None
+
+
 class Created(msgspec.Struct, frozen=True):
     game_id: str
     version: int
@@ -150,12 +158,36 @@ class ApiErrorBody(msgspec.Struct, frozen=True):
     message: str
 
 
+class ClockInfo(msgspec.Struct, frozen=True):
+    """The table option ``clock`` (``CreateGame.options["clock"]``, a ``ClockOptions``): its fields with their
+    defaults (``defaults``: no clock), and the policies ``on_timeout`` may name."""
+
+    defaults: ClockOptions = msgspec.field(default_factory=ClockOptions)
+    policies: tuple[str, ...] = CLOCK_TIMEOUT_POLICIES
+
+
+class UndoInfo(msgspec.Struct, frozen=True):
+    """The table option ``undo``: its default and the policies it may name."""
+
+    default: str = "own_turn"
+    policies: tuple[str, ...] = UNDO_POLICIES
+
+
+class TableOptionsInfo(msgspec.Struct, frozen=True):
+    """The options every game's table takes beside the game's own (in ``CreateGame.options`` too)."""
+
+    clock: ClockInfo = msgspec.field(default_factory=ClockInfo)
+    undo: UndoInfo = msgspec.field(default_factory=UndoInfo)
+
+
 class GameInfo(msgspec.Struct, frozen=True):
     name: str
     title: str
     min_seats: int
     max_seats: int
     options: dict[str, Any]  # the options with their defaults
+    # the options every game's table takes (clock, undo), beside the game's own
+    table: TableOptionsInfo = msgspec.field(default_factory=TableOptionsInfo)
 
 
 class LegalCommands(msgspec.Struct, frozen=True):

@@ -42,6 +42,15 @@ export interface Cancelled {
   version: number;
 }
 
+/**
+ * The table option ``clock`` (``CreateGame.options["clock"]``, a ``ClockOptions``): its fields with their
+ * defaults (``defaults``: no clock), and the policies ``on_timeout`` may name.
+ */
+export interface ClockInfo {
+  defaults: table.ClockOptions;
+  policies: string[];  // default ["bot", "absent", "forfeit"]
+}
+
 export interface CommandEnvelope {
   command_id: string;
   game_id: string;
@@ -126,6 +135,7 @@ export interface GameInfo {
   min_seats: number;
   max_seats: number;
   options: { [key: string]: unknown };
+  table: TableOptionsInfo;
 }
 
 /**
@@ -236,6 +246,15 @@ export interface Reply {
   seat: number | null;  // default null
 }
 
+/**
+ * ``POST .../seats/{seat}/resign``: the seat leaves the game in play for good. ``expected_version``: refused as
+ * ``stale`` when the game moved on since (None: resign whatever happened since).
+ */
+export interface ResignRequest {
+  command_id: string;
+  expected_version?: number | null;  // default null
+}
+
 export interface SeatInfo {
   seat: number;
   name: string | null;
@@ -265,6 +284,14 @@ export type TableEvent =
   | table.SeatReturned
   | table.SeatOut
   | table.BotMoved;
+
+/**
+ * The options every game's table takes beside the game's own (in ``CreateGame.options`` too).
+ */
+export interface TableOptionsInfo {
+  clock: ClockInfo;
+  undo: UndoInfo;
+}
 
 /**
  * What one seat (or a spectator, ``seat`` None) sees of a game at one version.
@@ -305,6 +332,14 @@ export interface UndoCommandRequest {
   command_id: string;
   to_version: number;
   expected_version?: number | null;  // default null
+}
+
+/**
+ * The table option ``undo``: its default and the policies it may name.
+ */
+export interface UndoInfo {
+  default: string;  // default "own_turn"
+  policies: string[];  // default ["none", "own_turn", "with_consent"]
 }
 
 /**

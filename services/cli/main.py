@@ -318,9 +318,9 @@ def _stores(settings: Settings, views: bool = True, wait: bool = False) -> Setti
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, redis_url: str, views_redis_url: str, data_dir: str,
           fsync: str) -> None:
-    """Engine, projector, webhook worker and gateway in one process. Without REDIS_URL it starts two redis-servers (the event
-    store with AOF, the read store in memory) in the data folder, records them there for the other commands,
-    and restarts one that dies."""
+    """Engine, projector, clock worker, webhook worker and gateway in one process. Without REDIS_URL it starts two
+    redis-servers (the event store with AOF, the read store in memory) in the data folder, records them there for
+    the other commands, and restarts one that dies."""
     from services.embedded.folder import Embedded, EmbeddedError
     from services.embedded.redis import RedisServerError
 
@@ -467,6 +467,18 @@ def webhooks(ctx: click.Context, dead: bool, **options: Any) -> None:
             await client.aclose()
 
     run(show())
+
+
+@cli.command(short_help="The clock worker alone (several may run).")
+@store_options
+@metrics_option
+@setting("--takeover", field="takeover_strategy", metavar="STRATEGY",
+         help="the bot that plays a timed-out, absent or resigned seat: random, greedy, mcts, seeker")
+@click.pass_context
+def clock(ctx: click.Context, **options: Any) -> None:
+    """The clock worker alone: sends each deadline, game timer and bot move that falls due as a command (several
+    may run: each is sent once)."""
+    _worker(ctx, "clock", **options)
 
 
 @cli.command(short_help="Check a record file, or a game's record on a server.")

@@ -1,7 +1,8 @@
-"""The engine and the projector as FastStream subscribers on one RedisBroker.
+"""The engine, the projector and the webhook worker as FastStream subscribers on one RedisBroker, and the clock
+worker beside them.
 
-``souk engine``, ``souk projector`` and ``souk webhooks`` run one role each; ``souk serve`` runs them all beside the
-gateway.
+``souk engine``, ``souk projector``, ``souk clock`` and ``souk webhooks`` run one role each; ``souk serve`` runs them
+all beside the gateway.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from contracts.envelope import CommandEnvelope
 from services.store import keys
 from services.store.codec import command_envelope_decoder
 from services.runtime.config import Settings
+from services.clock import ClockWorker, Takeover
 from services.engine.service import Engine
 from services.runtime.logs import LIBRARIES
 from services.runtime.metrics import Server as MetricsServer
@@ -39,8 +41,8 @@ from services.store.streams import (
 )
 
 log = structlog.get_logger("souk.workers")
-ENGINE, PROJECTOR, WEBHOOKS = "engine", "projector", "webhooks"
-EVERY_ROLE = (ENGINE, PROJECTOR, WEBHOOKS)
+ENGINE, PROJECTOR, CLOCK, WEBHOOKS = "engine", "projector", "clock", "webhooks"
+EVERY_ROLE = (ENGINE, PROJECTOR, CLOCK, WEBHOOKS)  # souk serve's
 
 
 class Workers:
@@ -51,6 +53,7 @@ class Workers:
         self.roles = roles
         self._watch: asyncio.Task | None = None
         self._upkeep: asyncio.Task | None = None
+        self._clock: asyncio.Task | None = None
         self.metrics: MetricsServer | None = None  # /metrics on SOUK_METRICS_PORT, when set
         # apply_types=False: the handlers take the entries as Redis gave them (services/store/streams.py); there is
         # nothing for FastDepends to inject or validate.
@@ -67,6 +70,9 @@ class Workers:
         self.projector = Projector(self.views_redis, self.store, partition=self.partition,
                                    snapshot_every=settings.snapshot_every, trim_every_s=settings.trim_events_s,
                                    finished_ttl_s=settings.finished_ttl_s)
+        self.clock = ClockWorker(self.redis, self.store, poll_s=settings.clock_poll_s, retry_s=settings.clock_retry_s,
+                                 batch=settings.clock_batch,
+                                 takeover=Takeover(settings.takeover_strategy, settings.takeover_budget))
         self.webhooks = WebhookWorker(self.redis, self.store, settings) if WEBHOOKS in roles else None
         if ENGINE in roles:
             batch_subscription(
@@ -135,6 +141,8 @@ class Workers:
             self._watch = asyncio.create_task(self.watch_read_store())
         if ENGINE in self.roles and self._upkeep is None:
             self._upkeep = asyncio.create_task(self.keep_streams())
+        if CLOCK in self.roles and self._clock is None:
+            self._clock = asyncio.create_task(self.clock.run())
         if self.webhooks is not None:
             self.webhooks.start()  # the deliveries from the outbox
 
@@ -179,12 +187,12 @@ class Workers:
         await self.start_metrics()
 
     async def _stop_watch(self) -> None:
-        for task in (self._watch, self._upkeep):
+        for task in (self._watch, self._upkeep, self._clock):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        self._watch = self._upkeep = None
+        self._watch = self._upkeep = self._clock = None
         if self.webhooks is not None:
             await self.webhooks.stop()
         if self.metrics is not None:

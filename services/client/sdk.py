@@ -436,6 +436,12 @@ class Seat:
         """Refuses the pending undo request (it ends); from the requester, withdraws it."""
         return await self._post("undo/decline", {}, expected_version, command_id)
 
+    async def resign(self, *, expected_version: int | None | object = None, command_id: str | None = None) -> Reply:
+        """Leaves the game in play for good: bots play this seat's decisions, or the game ends when one seat is
+        left. ``expected_version``: none by default (a resignation stands whatever happened since); LATEST or a
+        version refuses it as 409 ``stale`` if the game moved on. Resent like ``send``."""
+        return await self._post("resign", {}, expected_version, command_id)
+
     async def _post(self, route: str, body: dict[str, Any], expected_version: int | None | object,
                     command_id: str | None) -> Reply:
         """A command of this seat to ``route``, with its id (made here unless given) and expected version."""

@@ -52,6 +52,11 @@ class Settings:
     finished_ttl_s: int = 600  # a finished game's history read model (a cache) and snapshots expire this long after
     trim_events_s: float = 5.0  # how often a projector trims souk:events behind every projector group
     gateway_processes: int = 1  # souk gateway: processes serving the one port (each its own event loop)
+    clock_poll_s: float = 0.05  # souk clock: how often it looks for due games in the deadline index
+    clock_retry_s: float = 2.0  # ... and how long it leaves a game it sent commands for before looking again
+    clock_batch: int = 100  # ... due games read at a time
+    takeover_strategy: str = "greedy"  # the bot that plays a timed-out, absent or resigned seat (services.bots)
+    takeover_budget: float = 1.0  # seconds a move of the takeover bot may think (mcts)
     startup_wait_s: float = 10.0  # a service (engine, projector, gateway) whose Redis does not answer at its start
     # tries again this long (a Redis restarting) before it gives up in one line
     # Webhooks (services/webhooks; README, Webhooks)
@@ -154,6 +159,22 @@ def seconds(text: str) -> float:
     if not value >= 0 or value == float("inf"):
         raise ValueError("expected a number of seconds, 0 or more")
     return value
+
+
+def positive_seconds(text: str) -> float:
+    value = seconds(text)
+    if value == 0:
+        raise ValueError("expected a number of seconds, more than 0")
+    return value
+
+
+def strategy_name(text: str) -> str:
+    """A bot strategy's name (``services.bots.STRATEGIES``)."""
+    from services.bots import STRATEGIES
+
+    if text.lower() not in STRATEGIES:
+        raise ValueError(f"expected a strategy: {', '.join(STRATEGIES)}")
+    return text.lower()
 
 
 def rate(text: str) -> float:
@@ -265,6 +286,11 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "snapshot_every": ("SOUK_SNAPSHOT_EVERY", positive),
     "engine_snapshot_every": ("SOUK_ENGINE_SNAPSHOT_EVERY", not_negative),
     "startup_wait_s": ("SOUK_STARTUP_WAIT_S", seconds),
+    "clock_poll_s": ("SOUK_CLOCK_POLL_S", positive_seconds),
+    "clock_retry_s": ("SOUK_CLOCK_RETRY_S", positive_seconds),
+    "clock_batch": ("SOUK_CLOCK_BATCH", positive),
+    "takeover_strategy": ("SOUK_TAKEOVER_STRATEGY", strategy_name),
+    "takeover_budget": ("SOUK_TAKEOVER_BUDGET", positive_seconds),
     "gateway_processes": ("SOUK_GATEWAY_PROCESSES", positive),
     "finished_ttl_s": ("SOUK_FINISHED_TTL_S", positive),
     "trim_events_s": ("SOUK_TRIM_EVENTS_S", seconds),

@@ -12,6 +12,11 @@ EVENTS = "souk:events"  # stream of every game's events, in commit order
 GAMES = "souk:games"  # sorted set: game id -> creation time (every game ever created)
 REFUSALS = "souk:refusals"  # sorted set: '{game}\n{command key}' -> when its refusal's outcome is forgotten
 PARKED = "souk:parked"  # stream: commands the engine could not decide nor answer normally (for operators)
+# Sorted set: game id -> the instant (unix seconds) something of the game falls due next (``domain.table.next_due``:
+# a seat's deadline, a game timer, a bot's move). The engine writes it with each append, in the append's script;
+# the clock worker (``services.clock``) reads the due games. A partition-level key like ``souk:commands`` (issue
+# #22 gives one per partition): ``deadlines()`` names it, so its callers need not change then.
+DEADLINES = "souk:deadlines"
 ENGINE_GROUP = "engine"
 PROJECTOR_GROUP = "projector"
 
@@ -20,6 +25,13 @@ def projector_group(index: int, count: int) -> str:
     """The consumer group of projector partition ``index`` of ``count``: each partition reads every event and
     projects its own games (``services.projector.service.Partition``). One partition keeps the plain name."""
     return PROJECTOR_GROUP if count == 1 else f"{PROJECTOR_GROUP}:{index}/{count}"
+
+
+
+
+def deadlines() -> str:
+    """The deadline index of the games this process serves (one partition today: ``DEADLINES``)."""
+    return DEADLINES
 
 
 TOKEN_SECRET = "souk:secret:tokens"  # the platform's secret behind the tokens of joins with a request id

@@ -18,14 +18,15 @@ from contracts.api import (
     LegalCommands,
     Left,
     Rematch,
+    ResignRequest,
     UndoAnswerRequest,
     UndoCommandRequest,
 )
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryPage, TableView
-from contracts.table import AcceptUndo, CreateGame, DeclineUndo, JoinSeat, LeaveSeat, RequestUndo
+from contracts.table import AcceptUndo, CreateGame, DeclineUndo, JoinSeat, LeaveSeat, RequestUndo, Resign
 from services.gateway.auth import bearer, check_request_id, digest, token_hash
-from services.gateway.commands import convert, envelope
+from services.gateway.commands import PlatformCommand, convert, envelope
 from services.gateway.dependencies import Gateway, GatewayDep
 from services.gateway.errors import ApiError, raise_if_rejected
 from services.gateway.inputs import in_range, strict
@@ -165,6 +166,8 @@ class SeatsController(AllowingController):
         game = await gateway.reads.game_name(game_id)
         try:
             command = convert(game, data.command)
+        except PlatformCommand as exc:
+            raise ApiError(403, "platform_command", str(exc)) from None
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise ApiError(400, "bad_command", f"not a command of {game}: {exc}") from None
         return await _submit(gateway, game_id, seat, hashed, data.command_id, command, data.expected_version)
@@ -177,8 +180,8 @@ class SeatsController(AllowingController):
         other seats are asked otherwise (``undo.request`` in every view). 422 ``undo_not_allowed`` across a chance
         outcome or a reveal, or when the policy forbids it; 409 ``undo_pending`` while a request waits. Resending
         the same ``command_id`` returns the first answer and changes nothing."""
-        return await self._undo(request, game_id, seat, data.command_id, data.expected_version,
-                                RequestUndo(data.to_version), gateway)
+        return await self._seat_command(request, game_id, seat, data.command_id, data.expected_version,
+                                        RequestUndo(data.to_version), gateway)
 
     @post("/{seat:int}/undo/accept", tags=["seat"], status_code=200, dto=strict(UndoAnswerRequest),
           return_dto=None)
@@ -186,18 +189,28 @@ class SeatsController(AllowingController):
                           data: JSONBody[UndoAnswerRequest], gateway: GatewayDep) -> Reply:
         """Agree to the pending undo request (this seat must be among ``undo.request.asked``); the last agreement
         applies the undo."""
-        return await self._undo(request, game_id, seat, data.command_id, data.expected_version, AcceptUndo(), gateway)
+        return await self._seat_command(request, game_id, seat, data.command_id, data.expected_version, AcceptUndo(),
+                                        gateway)
 
     @post("/{seat:int}/undo/decline", tags=["seat"], status_code=200, dto=strict(UndoAnswerRequest),
           return_dto=None)
     async def decline_undo(self, request: Request, game_id: FromPath[str], seat: FromPath[int],
                            data: JSONBody[UndoAnswerRequest], gateway: GatewayDep) -> Reply:
         """Refuse the pending undo request (it ends); sent by the requester, it withdraws its request."""
-        return await self._undo(request, game_id, seat, data.command_id, data.expected_version, DeclineUndo(),
-                                gateway)
+        return await self._seat_command(request, game_id, seat, data.command_id, data.expected_version,
+                                        DeclineUndo(), gateway)
 
-    async def _undo(self, request: Request, game_id: str, seat: int, command_id: str, expected_version: int | None,
-                    command: Any, gateway: Gateway) -> Reply:
+    @post("/{seat:int}/resign", tags=["seat"], status_code=200, dto=strict(ResignRequest), return_dto=None)
+    async def resign(self, request: Request, game_id: FromPath[str], seat: FromPath[int],
+                     data: JSONBody[ResignRequest], gateway: GatewayDep) -> Reply:
+        """Leave the game in play for good: bots play this seat's decisions (it wins nothing), or the game ends
+        at once when one seat is left in it. 422 when the game is not in play (``DELETE .../seats/{seat}`` gives
+        a seat back before the start). Resending the same ``command_id`` returns the first answer."""
+        return await self._seat_command(request, game_id, seat, data.command_id, data.expected_version, Resign(),
+                                        gateway)
+
+    async def _seat_command(self, request: Request, game_id: str, seat: int, command_id: str,
+                            expected_version: int | None, command: Any, gateway: Gateway) -> Reply:
         hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
         _check_command_id(command_id, expected_version)
         await gateway.reads.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
