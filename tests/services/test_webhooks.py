@@ -303,3 +303,36 @@ async def test_the_url_stays_out_of_the_event_log_and_a_resent_request_gets_the_
             assert joined["webhook_secret"] not in repr(stream)
             assert len(registered) == 2 and b"game" in registered  # the creator's and seat 0's
             assert keys.webhooks(game_id) in keys.game_keys(game_id)  # archived with the game
+
+
+async def test_a_clock_running_low_is_told_before_its_deadline_and_not_once_the_seat_moved(redis_url):
+    """Two tally games, 2 s a decision (the clock worker and the engine's clock running): in the first, the seat
+    awaited at the start does nothing and hears ``clock_low`` 0.4 s (20%) before its deadline; in the second, it
+    moves at once, and the clock_low made for that deadline is cancelled: never sent."""
+    with Running() as receiver:
+        async with AsyncTestClient(create_app(settings(redis_url), Workers(settings(redis_url), roles=EVERY_ROLE))
+                                   ) as client:
+            idle, quick = Play(client), Play(client)
+            for play in (idle, quick):
+                await play.create(receiver.url(f"/{id(play)}"), options={"clock": {"per_decision": 2.0}})
+                await play.join(0, None)
+                await play.join(1, None)
+            views = [await play.settled(6) for play in (idle, quick)]  # started, secrets drawn, clocks set
+            moved = views[1]["flow"]["awaiting"][0]
+            first_deadline = views[1]["clock"]["seats"][moved]["deadline"]
+            await quick.add(moved, 1)
+            seat = views[0]["flow"]["awaiting"][0]
+            deadline = views[0]["clock"]["seats"][seat]["deadline"]
+
+            def low() -> None:
+                notices = verified(receiver, f"/{id(idle)}", idle.secrets["game"])
+                assert [(n["seat"], n["deadline"]) for n in notices if n["kind"] == "clock_low"][:1] == [
+                    (seat, deadline)]
+
+            await eventually(low, timeout=10)
+            arrived = next(r for r in receiver.accepted(f"/{id(idle)}") if r.notice["kind"] == "clock_low")
+            assert int(arrived.headers["Souk-Timestamp"]) <= deadline  # before the deadline
+            await asyncio.sleep(max(0.0, first_deadline - time.time()) + 0.3)
+            notices = verified(receiver, f"/{id(quick)}", quick.secrets["game"])
+            assert (moved, first_deadline) not in [(n["seat"], n["deadline"]) for n in notices
+                                                   if n["kind"] == "clock_low"]
