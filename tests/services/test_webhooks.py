@@ -336,3 +336,22 @@ async def test_a_clock_running_low_is_told_before_its_deadline_and_not_once_the_
             notices = verified(receiver, f"/{id(quick)}", quick.secrets["game"])
             assert (moved, first_deadline) not in [(n["seat"], n["deadline"]) for n in notices
                                                    if n["kind"] == "clock_low"]
+
+
+async def test_the_python_sdk_registers_webhooks_and_hands_back_their_secrets(redis_url):
+    from services.client import SoukClient
+
+    with Running() as receiver:
+        async with AsyncTestClient(create_app(settings(redis_url), Workers(settings(redis_url), roles=EVERY_ROLE))
+                                   ) as client:
+            souk = SoukClient(http=client, retries=1)
+            created = await souk.create("tally", "sdk", 2, webhook=receiver.url("/game"))
+            seats = [await souk.join(created.game_id, f"p{s}", s, webhook=receiver.url(f"/seat{s}")) for s in (0, 1)]
+            assert created.webhook_secret and all(seat.webhook_secret for seat in seats)
+            turn = (await souk.view(created.game_id, min_version=5)).flow.awaiting[0]
+
+            def told() -> None:
+                assert [n["seat"] for n in verified(receiver, f"/seat{turn}", seats[turn].webhook_secret)] == [turn]
+                assert [n["seat"] for n in verified(receiver, "/game", created.webhook_secret)] == [turn]
+
+            await eventually(told)
