@@ -355,3 +355,26 @@ async def test_the_python_sdk_registers_webhooks_and_hands_back_their_secrets(re
                 assert [n["seat"] for n in verified(receiver, "/game", created.webhook_secret)] == [turn]
 
             await eventually(told)
+
+
+async def test_a_notice_due_now_is_posted_at_once_not_at_the_next_poll(redis_url):
+    """The worker that puts a turn notice in the outbox wakes its own delivery loop: with a 5 s poll, the POST
+    still follows the command by far less than a second (it waited for the poll before: 0.5 s by default)."""
+    slow_poll = settings(redis_url, webhooks_poll_s=5.0)
+    with Running() as receiver:
+        async with AsyncTestClient(create_app(slow_poll, Workers(slow_poll, roles=EVERY_ROLE))) as client:
+            play = Play(client)
+            await play.create(receiver.url("/game"))
+            await play.join(0, None)
+            await play.join(1, None)
+            view = await play.settled(5)
+            await asyncio.sleep(0.5)
+            seat = view["flow"]["awaiting"][0]
+            answered = time.monotonic()
+            reply = await play.add(seat, 1)
+
+            def told() -> None:
+                assert [n for n in verified(receiver, "/game", play.secrets["game"]) if n["version"] == reply["version"]]
+
+            await eventually(told, timeout=10)
+            assert time.monotonic() - answered < 1.0
