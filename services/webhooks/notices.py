@@ -3,7 +3,8 @@ that any worker, at any time, reading them again, makes the same ones with the s
 
 - ``turn``: after a command, a seat awaited for a decision it did not owe before: it was not awaited, or its own
   move was just decided by someone else (a bot's ``PlayFor`` for it) and it owes the next one. A seat's own command
-  leading to its next decision makes none (its player is in the app).
+  leading to its next decision makes none (its player is in the app), nor does a decision a bot plays (the seat is
+  out of the game, or absent until it sends a command).
 - ``clock_low``: a seat's deadline (a ``ClocksSet``) minus the lesser of ``low_share`` of the time it had (from the
   ``ClocksSet`` that set that deadline) and ``low_s``: made due then, and cancelled when a later ``ClocksSet`` gives
   the seat another deadline or none, or the game ends.
@@ -101,7 +102,7 @@ def _command(followed: Followed, game_id: str, run: Sequence[EventEnvelope], thr
     last = run[-1]
     for seat in tbl.flow(table).awaiting:
         new_decision = seat not in was or seat in decided_for
-        if new_decision and last.seat != seat:
+        if new_decision and last.seat != seat and not tbl.bot_plays(table, seat):  # a bot's decision: no news
             made.append(Due(_notice(table, game_id, last, "turn", seat), last.recorded_at))
 
 

@@ -270,3 +270,27 @@ def test_clock_low_follows_the_tables_clocks_and_is_cancelled_by_a_move_and_by_t
     assert cancelled == [f"g1:{envelopes[-1].seq}:clock_low:0"]  # seat 0's, set by seat 1's move
     assert [(d.notice.kind, d.notice.seat) for d in made] == [("game_ended", None), ("game_ended", 0),
                                                               ("game_ended", 1)]
+
+
+def envelopes_of(game: Clocked) -> list[EventEnvelope]:
+    out = []
+    for n, (seat, _, _, now, events) in enumerate(game.log):
+        for event in events:
+            out.append(EventEnvelope("g1", len(out) + 1, "", msgspec.Raw(msgspec.json.encode(event)), f"c{n}", seat,
+                                     now, ""))
+    return out
+
+
+def test_a_seat_a_bot_plays_for_hears_no_turn_until_it_comes_back(toy_games):
+    """Policy "absent": after its timeout a bot plays every decision of seat 0; its turns are the bot's, not news
+    for its player; once it sends a command again, its next turn is told again."""
+    game = Clocked(clock={"per_decision": 10.0, "on_timeout": "absent"}, start=100.0, moves=8)
+    game.platform(Timeout(0, 110.0), 111.0)
+    game.platform(PlayFor(0, "random", {"type": "toy.Move"}), 112.0)
+    game.move(1, 120.0)  # seat 0 awaited again, still absent: a bot's decision
+    game.platform(PlayFor(0, "random", {"type": "toy.Move"}), 121.0)
+    game.move(0, 125.0)  # back (SeatReturned), not its turn
+    game.move(1, 130.0)  # seat 0's turn: its own again
+    made, _ = follow(Followed(), "g1", envelopes_of(game), Thresholds())
+    turns = [(d.notice.seat, d.at) for d in made if d.notice.kind == "turn"]
+    assert turns == [(0, 100.0), (1, 112.0), (1, 121.0), (0, 130.0)]
