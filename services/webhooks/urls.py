@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 import typing
 from urllib.parse import urlsplit
 
 import httpcore
+import httpx
 
 MAX_URL_LENGTH = 2048
 
@@ -114,3 +116,14 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self.inner.sleep(seconds)
+
+
+def guarded_client(allow_private: bool, timeout_s: float, verify: ssl.SSLContext | bool = True) -> httpx.AsyncClient:
+    """The webhook worker's HTTP client: every connection through ``GuardedBackend``; no proxy from the
+    environment (it would connect on our behalf, unchecked), no redirect followed (a 3xx is a failed attempt: a
+    redirect to an internal address is exactly what the check is for). ``verify``: the certificates trusted (tests)."""
+    transport = httpx.AsyncHTTPTransport(verify=verify, trust_env=False, retries=0)
+    pool = transport._pool  # httpx takes no network backend: the guard is put in its connection pool
+    pool._network_backend = GuardedBackend(pool._network_backend, allow_private)
+    return httpx.AsyncClient(transport=transport, timeout=timeout_s, follow_redirects=False, trust_env=False,
+                             headers={"User-Agent": "Souk-Webhooks/1"})

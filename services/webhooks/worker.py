@@ -38,7 +38,7 @@ from services.webhooks import outbox, signing
 from services.webhooks.notices import Due, Followed, Thresholds, follow
 from services.webhooks.outbox import Delivery
 from services.webhooks.registry import GAME, Registration, registrations, seat_field
-from services.webhooks.urls import GuardedBackend, WebhookRefused, check_url
+from services.webhooks.urls import WebhookRefused, check_url, guarded_client
 
 log = structlog.get_logger("souk.webhooks")
 MAX_ATTEMPTS = 10  # conflicts on one game's position before a batch is left pending (redelivered later)
@@ -208,12 +208,7 @@ class WebhookWorker:
 
     def http(self) -> httpx.AsyncClient:
         if self._http is None:
-            transport = httpx.AsyncHTTPTransport(trust_env=False, retries=0)
-            pool = transport._pool  # httpx takes no network backend: the guard is put in its connection pool
-            pool._network_backend = GuardedBackend(pool._network_backend, self.settings.webhooks_allow_private)
-            self._http = httpx.AsyncClient(transport=transport, timeout=self.settings.webhooks_timeout_s,
-                                           follow_redirects=False, trust_env=False,
-                                           headers={"User-Agent": "Souk-Webhooks/1"})
+            self._http = guarded_client(self.settings.webhooks_allow_private, self.settings.webhooks_timeout_s)
         return self._http
 
     async def deliver(self) -> int:

@@ -5,8 +5,12 @@ whole path over HTTP: tests/services/test_webhooks.py."""
 from __future__ import annotations
 
 import asyncio
+import shutil
+import ssl
+import subprocess
 import time
 
+import httpx
 import msgspec
 import pytest
 
@@ -294,3 +298,42 @@ def test_a_seat_a_bot_plays_for_hears_no_turn_until_it_comes_back(toy_games):
     made, _ = follow(Followed(), "g1", envelopes_of(game), Thresholds())
     turns = [(d.notice.seat, d.at) for d in made if d.notice.kind == "turn"]
     assert turns == [(0, 100.0), (1, 112.0), (1, 121.0), (0, 130.0)]
+
+
+def self_signed(tmp_path, name: str) -> tuple[str, str]:
+    """A certificate for ``name`` (openssl), and its key."""
+    cert, key = tmp_path / f"{name}.pem", tmp_path / f"{name}.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", f"/CN={name}",
+                    "-addext", f"subjectAltName=DNS:{name}", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    return str(cert), str(key)
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="makes its certificates with openssl")
+async def test_https_through_the_checked_address_still_checks_the_certificate_against_the_host_name(tmp_path):
+    """The guard connects to the address it checked, not to the name: TLS must still send the name (SNI) and verify
+    the certificate against it. A certificate for localhost is accepted at https://localhost; one for another name
+    is refused there."""
+    for name, accepted in (("localhost", True), ("elsewhere.example", False)):
+        cert, key = self_signed(tmp_path, name)
+        with Running() as receiver:
+            server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            server_context.load_cert_chain(cert, key)
+            receiver.tls(server_context)
+            client = urls.guarded_client(True, 5.0, verify=ssl.create_default_context(cafile=cert))
+            try:
+                if accepted:
+                    r = await client.post(f"https://localhost:{receiver.port}/hook", content=b"{}")
+                    assert r.status_code == 204
+                else:
+                    with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED|certificate"):
+                        await client.post(f"https://localhost:{receiver.port}/hook", content=b"{}")
+            finally:
+                await client.aclose()
+        assert len(receiver.accepted()) == int(accepted)
+        refusing = urls.guarded_client(False, 5.0, verify=ssl.create_default_context(cafile=cert))
+        try:
+            with pytest.raises(httpx.ConnectError, match="webhook_not_public"):
+                await refusing.post("https://localhost:9/hook", content=b"{}")
+        finally:
+            await refusing.aclose()

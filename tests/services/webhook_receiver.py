@@ -32,6 +32,12 @@ class Receiver:
     lock: threading.Lock = field(default_factory=threading.Lock)
     port: int = 0
 
+    server: Any = None
+
+    def tls(self, context: Any) -> None:
+        """Serves https from now on (``context``: a server SSLContext with its certificate)."""
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+
     def url(self, path: str = "/hook") -> str:
         return f"http://127.0.0.1:{self.port}{path}"
 
@@ -75,6 +81,7 @@ class Running:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.receiver.port = self.server.server_address[1]
+        self.receiver.server = self.server
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
         return self.receiver
