@@ -9,6 +9,7 @@ import shutil
 import ssl
 import subprocess
 import time
+from pathlib import Path
 
 import httpx
 import msgspec
@@ -337,3 +338,17 @@ async def test_https_through_the_checked_address_still_checks_the_certificate_ag
                 await refusing.post("https://localhost:9/hook", content=b"{}")
         finally:
             await refusing.aclose()
+
+
+def test_the_readmes_few_lines_of_python_verify_a_signature():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("### Webhooks"):]
+    start = section.index("```python\n") + len("```python\n")
+    code = section[start:section.index("\n```", start)]
+    scope: dict = {}
+    exec(code, scope)  # noqa: S102 - the README's own snippet
+    body = b'{"key":"g:6:turn:1"}'
+    headers = signing.headers("the-secret", "g:6:turn:1", body, time.time())
+    assert scope["verified"]("the-secret", headers, body)
+    assert not scope["verified"]("the-secret", headers, body.replace(b"1", b"0"))
+    assert not scope["verified"]("the-secret", signing.headers("the-secret", "k", body, time.time() - 600), body)
