@@ -117,6 +117,12 @@ async def test_the_address_is_checked_again_at_delivery_against_dns_rebinding(re
         kept = outbox.decode(raw)
         assert kept.attempts == 1 and "webhook_not_public" in kept.last_error
         assert await redis.zscore(keys.WEBHOOK_OUTBOX, delivery.id) > time.time()  # tried again later
+        from services.gateway.health import webhooks
+
+        assert (await webhooks(redis))["overdue"] == 0  # leased into the future: not overdue
+        await redis.zadd(keys.WEBHOOK_OUTBOX, {delivery.id: time.time() - 120})  # as if no worker looked for 2 min
+        assert {k: v for k, v in (await webhooks(redis)).items() if k != "oldest_overdue_s"} == {
+            "deliveries": 1, "overdue": 1, "dead": 0}
 
         allowed = WebhookWorker(redis, RedisEventStore(redis),
                                 Settings(webhooks_allow_http=True, webhooks_allow_private=True),

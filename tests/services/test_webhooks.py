@@ -246,6 +246,11 @@ async def test_a_notice_undelivered_past_the_limit_goes_to_the_dead_letters(redi
                 assert delivery.notice.kind == "turn" and delivery.notice.version == 5
                 assert not await events.zrange(keys.WEBHOOK_OUTBOX, 0, -1)
                 assert len(receiver.all()) == delivery.attempts
+                health = (await client.get("/health")).json()
+                assert health["webhooks"]["dead"] == 1 and health["webhooks"]["overdue"] == 0
+                assert [w for w in health["warnings"] if "webhook" in w] == [
+                    "1 webhook notices were given up on (their receivers failed for SOUK_WEBHOOKS_GIVE_UP_S): souk "
+                    "webhooks --dead lists them"]
             finally:
                 await events.aclose()
 
