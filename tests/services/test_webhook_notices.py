@@ -358,3 +358,28 @@ def test_the_readmes_few_lines_of_python_verify_a_signature():
     assert scope["verified"]("the-secret", headers, body)
     assert not scope["verified"]("the-secret", headers, body.replace(b"1", b"0"))
     assert not scope["verified"]("the-secret", signing.headers("the-secret", "k", body, time.time() - 600), body)
+
+
+async def test_two_workers_on_one_outbox_post_each_delivery_once(redis):
+    """Each delivery is claimed by one worker at a time (its lease): two delivery loops, 60 notices, 60 POSTs."""
+    with Running() as receiver:
+        await register(redis, "g1", GAME, Registration(receiver.url("/hook"), "s"))
+        made = []
+        for version in range(1, 61):
+            n = WebhookNotice(f"g1:{version}:turn:0", "turn", "g1", version, 0, "tally", "t", 1.0)
+            made.append((Delivery(outbox.delivery_id(n.key, GAME), "g1", GAME, n, made_at=time.time()), time.time()))
+        await outbox.enqueue(redis, "g1", 0, 60, made, [])
+        fast = Settings(webhooks_allow_http=True, webhooks_allow_private=True, webhooks_poll_s=0.01)
+        workers = [WebhookWorker(redis, RedisEventStore(redis), fast) for _ in range(2)]
+        for worker in workers:
+            worker.start()
+        try:
+            for _ in range(500):
+                if not await redis.zcard(keys.WEBHOOK_OUTBOX):
+                    break
+                await asyncio.sleep(0.02)
+        finally:
+            for worker in workers:
+                await worker.stop()
+        keys_posted = [r.notice["key"] for r in receiver.all()]
+        assert sorted(keys_posted) == sorted(d.notice.key for d, _ in made)  # each once, none twice
