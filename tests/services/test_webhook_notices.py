@@ -383,3 +383,22 @@ async def test_two_workers_on_one_outbox_post_each_delivery_once(redis):
                 await worker.stop()
         keys_posted = [r.notice["key"] for r in receiver.all()]
         assert sorted(keys_posted) == sorted(d.notice.key for d, _ in made)  # each once, none twice
+
+
+async def test_a_delivery_whose_worker_died_during_its_attempt_is_tried_again_when_its_lease_ends(redis):
+    with Running() as receiver:
+        await register(redis, "g1", GAME, Registration(receiver.url("/hook"), "s"))
+        n = WebhookNotice("g1:7:turn:1", "turn", "g1", 7, 1, "tally", "t", 1.0)
+        d = Delivery(outbox.delivery_id(n.key, GAME), "g1", GAME, n, made_at=time.time())
+        await outbox.enqueue(redis, "g1", 0, 7, [(d, time.time())], [])
+        assert await outbox.claim(redis, d.id, time.time(), lease_s=25.0) is not None  # then killed -9
+        settings = Settings(webhooks_allow_http=True, webhooks_allow_private=True)
+        now = time.time()
+        assert await WebhookWorker(redis, RedisEventStore(redis), settings, clock=lambda: now + 20).deliver() == 0
+        later = WebhookWorker(redis, RedisEventStore(redis), settings, clock=lambda: now + 30)
+        try:
+            assert await later.deliver() == 1
+        finally:
+            await later.stop()
+        assert [r.notice["key"] for r in receiver.accepted()] == ["g1:7:turn:1"]
+        assert not await redis.exists(keys.WEBHOOK_OUTBOX, keys.WEBHOOK_DELIVERIES)
