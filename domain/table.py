@@ -115,6 +115,14 @@ class Window(msgspec.Struct, frozen=True):
     steps: tuple[Step, ...] = ()
 
 
+class ClockMark(msgspec.Struct, frozen=True, array_like=True):
+    """The clocks a ClocksSet set at ``version``: an undo puts back those in force where it takes the game."""
+
+    version: int
+    clocks: tuple[SeatClock, ...]
+    timer: GameTimer | None = None
+
+
 class Table(msgspec.Struct, frozen=True):
     """Everything the platform knows of one game: its header, its seats, and the game's own state."""
 
@@ -155,6 +163,9 @@ class Table(msgspec.Struct, frozen=True):
     # Per seat, the deadline it timed out on under the policy "bot" (None: none): while it is still the seat's
     # deadline, a bot may play that decision for it (``stood_in``). (): nobody
     timed_out: tuple[float | None, ...] = ()
+    # The clocks set inside the undo window (and the last before it), oldest first: an undo puts back the ones in
+    # force at the version it goes back to, so moving and taking the move back never gives a seat time.
+    clock_marks: tuple[ClockMark, ...] = ()
 
     @property
     def exists(self) -> bool:
@@ -897,6 +908,13 @@ def bot_plays(table: Table, seat: int) -> bool:
     return bool(out_reason(table, seat)) or seat in table.absent or stood_in(table, seat)
 
 
+def _marks_since(marks: tuple[ClockMark, ...], version: int) -> tuple[ClockMark, ...]:
+    """The marks an undo back to ``version`` (the undo window's anchor) or later may need: the last one set at
+    or before it (the clocks in force there), and every one after."""
+    keep = next((i for i in range(len(marks) - 1, -1, -1) if marks[i].version <= version), 0)
+    return marks[keep:]
+
+
 def _per_seat(values: tuple[Any, ...], seats: int, seat: int, value: Any, empty: Any) -> tuple[Any, ...]:
     out = list(values) + [empty] * (seats - len(values))
     out[seat] = value
@@ -918,9 +936,13 @@ def _evolve_clock(table: Table, event: Any, version: int, origin: Origin | None)
         since = tuple(0.0 if c.deadline is None else c.deadline - per - c.reserve for c in event.clocks)
         timed_out = tuple(d if d is not None and s < len(event.clocks) and event.clocks[s].deadline == d else None
                           for s, d in enumerate(table.timed_out))
+        marks = table.clock_marks
+        if table.window is not None:  # what an undo inside the window puts back
+            marks = (*_marks_since(marks, table.window.anchor.version), ClockMark(version, event.clocks, event.timer))
         return msgspec.structs.replace(
             table, version=version, clocks=event.clocks, clock_since=since, clock_at=event.at,
-            timer=event.timer, timed_out=timed_out if any(d is not None for d in timed_out) else ())
+            timer=event.timer, timed_out=timed_out if any(d is not None for d in timed_out) else (),
+            clock_marks=marks)
     if isinstance(event, SeatTimedOut):
         timed_out = _per_seat(table.timed_out, table.seats, event.seat, event.deadline, None)
         return _barrier(table, version, origin, timed_out=timed_out)
@@ -1040,33 +1062,35 @@ def _with_clocks(table: Table, events: list[Any], mover: int | None, now: float,
     after = fold(events, table)
     if after.status != PLAYING:
         return events
+    current = (after.clocks, after.timer)
     undo = next((e for e in events if isinstance(e, UndoApplied)), None)
-    back = {} if undo is None else _undone_moves(table, undo.to_version)
-    clocks, timer = _next_clocks(after, mover, now, ticked, back)
-    if clocks == after.clocks and timer == after.timer:
+    mark = None if undo is None else _mark_at(table, undo.to_version)
+    if mark is not None:  # the clocks as they were when the game was where the undo takes it: time ran on
+        after = msgspec.structs.replace(after, clocks=mark.clocks, timer=mark.timer)
+    clocks, timer = _next_clocks(after, mover, now, ticked)
+    if (clocks, timer) == current:
         return events
     return [*events, ClocksSet(at=now, clocks=clocks, timer=timer)]
 
 
-def _undone_moves(table: Table, to_version: int) -> dict[int, int]:
-    """By seat, how many of its commands an undo to ``to_version`` takes back (from ``table``'s window)."""
+def _mark_at(table: Table, to_version: int) -> ClockMark | None:
+    """The clocks in force when the game was at ``to_version`` (a version that ends a command): the last mark
+    before the first game event after it (a command's ClocksSet follows its game events). None: not known."""
     window = table.window
-    commands: dict[int, set[str]] = {}
-    for step in window.steps if window is not None else ():
-        if step.version > to_version and step.origin is not None and step.origin.seat is not None:
-            commands.setdefault(step.origin.seat, set()).add(step.origin.command)
-    return {seat: len(ids) for seat, ids in commands.items()}
+    first = next((step.version for step in window.steps if step.version > to_version), None) if window else None
+    if first is None:
+        return None
+    return next((mark for mark in reversed(table.clock_marks) if mark.version < first), None)
 
 
-def _next_clocks(table: Table, mover: int | None, now: float, ticked: bool, back: dict[int, int] | None = None
+def _next_clocks(table: Table, mover: int | None, now: float, ticked: bool
                  ) -> tuple[tuple[SeatClock, ...], GameTimer | None]:
     """The seats' clocks and the game's timer once a command took the game to ``table`` (its clocks still the
     ones before it) at ``now``. A seat whose running clock stops (it moved, or it is no longer awaited, or the
     game's timer paces the game now) is charged the time past ``per_decision``; one that moved gets the
     increment; one awaited again, or newly, starts a clock: ``now + per_decision + reserve``; one awaited before
     and after that did not move keeps its deadline (a simultaneous decision: the others' answers do not change
-    it). ``back``: by seat, its moves an undo just took back: their increments are taken back from its reserve
-    (and from a running deadline), so that moving and undoing never adds time."""
+    it)."""
     game = game_of(table)
     timer = None
     hook = getattr(game, "timer", None)
@@ -1085,15 +1109,13 @@ def _next_clocks(table: Table, mover: int | None, now: float, ticked: bool, back
     clocks = []
     for seat in range(table.seats):
         old = seat_clock(table, seat) or SeatClock(None, start)
-        taken = min(old.reserve, increment * (back or {}).get(seat, 0))
-        if taken:
-            old = SeatClock(None if old.deadline is None else old.deadline - taken, old.reserve - taken)
         reserve = old.reserve
         running = old.deadline is not None
         moved = seat == mover
         awaited = seat in awaiting and not bot_plays_for_good(table, seat)
         if running and (moved or not awaited):
-            since = table.clock_since[seat] if seat < len(table.clock_since) else now
+            assert old.deadline is not None
+            since = old.deadline - per - old.reserve  # the instant its decision began
             reserve = max(0.0, reserve - max(0.0, now - since - per)) + (increment if moved else 0.0)
         if not awaited:
             clocks.append(SeatClock(None, reserve))

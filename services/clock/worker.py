@@ -42,6 +42,7 @@ from domain import table as tbl
 from services.bots import STRATEGIES, strategy as make_strategy
 from services.bots.strategies import StrategyError
 from services.engine.service import FINISHED, Engine
+from services.runtime import metrics
 from services.store import keys
 from services.store.codec import encoder
 from services.store.events import EventStore
@@ -111,33 +112,44 @@ class ClockWorker:
         self.sent = 0  # commands sent since the start (tests and logs)
 
     async def run(self) -> None:
-        """Until cancelled: a pass, then a pause of ``poll_s`` (none after a full batch). A store that fails is
-        tried again after the pause."""
+        """Until cancelled: a pass, then a pause until the next due instant the index holds, at most ``poll_s``
+        (a game the engine writes meanwhile is found by the next poll); none after a full batch. A store that
+        fails is tried again after ``poll_s``."""
         log.info("clock_started", poll_s=self.poll_s, retry_s=self.retry_s, takeover=self.takeover.name)
         while True:
             try:
-                found = await self.fire_due()
+                if await self.fire_due() >= self.batch:
+                    continue
+                await asyncio.sleep(await self.pause())
             except (RedisError, OSError) as exc:
                 log.warning("clock_store_failed", error=str(exc)[:200])
-                found = 0
-            if found < self.batch:
                 await asyncio.sleep(self.poll_s)
+
+    async def pause(self) -> float:
+        """Until the earliest instant in the index (at least a millisecond), or ``poll_s`` if that is later."""
+        first = await self.redis.zrange(keys.deadlines(), 0, 0, withscores=True)
+        if not first:
+            return self.poll_s
+        return min(self.poll_s, max(0.001, first[0][1] - time.time()))
 
     async def fire_due(self, now: float | None = None) -> int:
         """One pass over the games due at ``now`` (default: this machine's clock); returns how many were due."""
         now = time.time() if now is None else now
         due = await self.redis.zrangebyscore(keys.deadlines(), "-inf", repr(now), start=0, num=self.batch,
                                              withscores=True)
-        for member, score in due:
-            game_id = member.decode() if isinstance(member, bytes) else member
-            try:
-                await self.fire(game_id, score, now)
-            except (RedisError, OSError):
-                raise
-            except Exception as exc:  # noqa: BLE001 - one game that cannot be read must not stop the others
-                log.exception("clock_game_failed", game_id=game_id, error=str(exc)[:200])
-                await self._reschedule(keys=[keys.deadlines()], args=[game_id, repr(score), repr(now + self.retry_s)])
+        # the games at once: each waits on its own reads (and a bot's thinking), not on the others'
+        await asyncio.gather(*(self._fire_one(m.decode() if isinstance(m, bytes) else m, score, now)
+                               for m, score in due))
         return len(due)
+
+    async def _fire_one(self, game_id: str, score: float, now: float) -> None:
+        try:
+            await self.fire(game_id, score, now)
+        except (RedisError, OSError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - one game that cannot be read must not stop the others
+            log.exception("clock_game_failed", game_id=game_id, error=str(exc)[:200])
+            await self._reschedule(keys=[keys.deadlines()], args=[game_id, repr(score), repr(now + self.retry_s)])
 
     async def fire(self, game_id: str, score: float, now: float) -> int:
         """Sends the commands of what is due in ``game_id`` at ``now``; returns how many were sent."""
@@ -158,6 +170,8 @@ class ClockWorker:
                                 args=[game_id, table.version, repr(now + self.retry_s), *envelopes])
         if sent:
             self.sent += len(envelopes)
+            for d in dues:
+                metrics.clock_sent(d.kind, now - d.at)
             log.info("clock_sent", game_id=game_id, version=table.version,
                      due=[f"{d.kind}:{'' if d.seat is None else d.seat}{d.key}" for d in dues])
         return len(envelopes) if sent else 0

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import msgspec
 import pytest
 import redis.asyncio as aioredis
 
@@ -39,12 +40,23 @@ class Processes:
         self.children: list[subprocess.Popen] = []
         self.url = ""
 
-    def start(self, role: str, *args: str) -> subprocess.Popen:
-        log = open(self.folder / f"{role}-{len(self.children)}.log", "wb")
-        child = subprocess.Popen([sys.executable, "-m", "services.cli", role, *args], env=self.env, stdout=log,
-                                 stderr=subprocess.STDOUT)
-        log.close()
+    def start(self, role: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+        path = self.folder / f"{role}-{len(self.children)}.log"
+        with open(path, "wb") as log:
+            child = subprocess.Popen([sys.executable, "-m", "services.cli", role, *args],
+                                     env={**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
         self.children.append(child)
+        return child
+
+    def clock(self) -> subprocess.Popen:
+        """A `souk clock`, once it polls (its ``clock_started`` line: a process takes seconds to start here)."""
+        child = self.start("clock", env={"SOUK_LOG_LEVEL": "info"})
+        path = self.folder / f"clock-{len(self.children) - 1}.log"
+        deadline = time.monotonic() + 30
+        while b"clock_started" not in path.read_bytes():
+            if child.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"souk clock did not start: {self.logs()}")
+            time.sleep(0.05)
         return child
 
     def gateway(self) -> str:
@@ -85,8 +97,6 @@ def processes(redis_url: str, views_url: str, tmp_path) -> Iterator[Processes]:
 
 async def clock_events(store: RedisEventStore, game_id: str) -> list[tuple[str, int | None, dict]]:
     """The game's clock and bot events (type, the event's seat field, the event), from the game stream."""
-    import msgspec
-
     out = []
     for env in await store.read(game_id):
         if env.type in ("table.SeatTimedOut", "table.SeatOut", "table.BotMoved", "table.SeatAbsent",
@@ -124,8 +134,8 @@ async def forfeit_games(client: httpx.AsyncClient, count: int, rng: random.Rando
 
 
 async def test_two_clock_workers_at_once_fire_every_deadline_exactly_once(processes, redis_url):
-    processes.start("clock")
-    processes.start("clock")
+    processes.clock()
+    processes.clock()
     store = RedisEventStore(aioredis.Redis.from_url(redis_url))
     async with httpx.AsyncClient(base_url=processes.url, timeout=30) as client:
         forfeits = await forfeit_games(client, 24, random.Random(1), (0.1, 1.0))
@@ -136,8 +146,16 @@ async def test_two_clock_workers_at_once_fire_every_deadline_exactly_once(proces
             bots.append(game_id)
         await finished(store, forfeits, 60)
         await asyncio.sleep(2)
+    lateness = []
     for game_id in forfeits:
         exactly_one_forfeit(await clock_events(store, game_id))
+        [fired] = [e for e in await store.read(game_id) if e.type == "table.SeatTimedOut"]
+        lateness.append(fired.recorded_at - msgspec.json.decode(fired.payload)["deadline"])
+    # the engine's clock decides: never before the deadline; and the workers were not asleep
+    assert min(lateness) >= 0 and max(lateness) < 5, lateness
+    lateness.sort()
+    print(f"deadline to SeatTimedOut.recorded_at over {len(lateness)} games: median "
+          f"{lateness[len(lateness) // 2] * 1000:.0f} ms, max {lateness[-1] * 1000:.0f} ms")
     for game_id in bots:
         events = [(kind, seat, e) for kind, seat, e in await clock_events(store, game_id)
                   if kind in ("table.SeatTimedOut", "table.BotMoved")]
@@ -153,7 +171,7 @@ async def test_two_clock_workers_at_once_fire_every_deadline_exactly_once(proces
 
 async def test_a_clock_worker_killed_and_started_again_loses_no_deadline_and_fires_none_twice(processes, redis_url):
     store = RedisEventStore(aioredis.Redis.from_url(redis_url))
-    clock = processes.start("clock")
+    clock = processes.clock()
     async with httpx.AsyncClient(base_url=processes.url, timeout=30) as client:
         games = await forfeit_games(client, 30, random.Random(2), (0.5, 4.0))
         for pause in (1.0, 1.5):
@@ -161,7 +179,7 @@ async def test_a_clock_worker_killed_and_started_again_loses_no_deadline_and_fir
             clock.send_signal(signal.SIGKILL)  # wherever it is: between its read and its send, or sending
             clock.wait(timeout=10)
             await asyncio.sleep(0.5)  # deadlines pass while no worker runs
-            clock = processes.start("clock")
+            clock = processes.start("clock")  # (it takes a few seconds to start: more deadlines pass)
         await finished(store, games, 60)
     for game_id in games:
         exactly_one_forfeit(await clock_events(store, game_id))
@@ -170,7 +188,7 @@ async def test_a_clock_worker_killed_and_started_again_loses_no_deadline_and_fir
 
 async def test_an_absent_seat_is_played_by_a_bot_until_it_comes_back_with_a_command(processes, redis_url):
     store = RedisEventStore(aioredis.Redis.from_url(redis_url))
-    clock = processes.start("clock")
+    clock = processes.clock()
     async with httpx.AsyncClient(base_url=processes.url, timeout=30) as client:
         game_id, tokens = await started_game(client, "yspahan", 2, "absent",
                                              options={"clock": {"per_decision": 1.5, "on_timeout": "absent"}})

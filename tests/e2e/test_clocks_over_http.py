@@ -185,3 +185,12 @@ async def test_the_catalog_describes_the_tables_options_beside_each_games(client
                       "policies": ["bot", "absent", "forfeit"]},
             "undo": {"default": "own_turn", "policies": ["none", "own_turn", "with_consent"]}}
         assert info["options"]["undo"] == "own_turn"
+
+
+async def test_giving_a_seat_back_after_the_start_resigns_it(client):
+    game_id, tokens = await started_game(client, "yspahan", 2, "leave")
+    r = await client.delete(f"/games/{game_id}/seats/0", headers=bearer(tokens[0]))
+    assert r.status_code == 200, r.text
+    entries = await history(client, game_id)
+    assert of(entries, "table.SeatOut") == [{"type": "table.SeatOut", "seat": 0, "reason": "resigned"}]
+    assert of(entries, "table.GameEnded")[0]["winners"] == [1]

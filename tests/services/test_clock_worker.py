@@ -18,6 +18,7 @@ from services.engine.service import Engine
 from services.store import keys
 from services.store.codec import command_envelope_decoder, encoder
 from services.store.events import RedisEventStore
+from tests.domain.clock_toy import toy_games  # noqa: F401 - a fixture
 from tests.services.tally import Add
 
 pytestmark = pytest.mark.anyio
@@ -46,13 +47,15 @@ def worker(redis, store, **options) -> ClockWorker:
     return ClockWorker(redis, store, retry_s=options.pop("retry_s", 0.5), takeover=Takeover("greedy"), **options)
 
 
-async def started(engine: Engine, game_id: str, clock: dict, seats: int = 2) -> int:
-    """A tally game with these clock options, every seat taken; returns the seat whose turn it is."""
+async def started(engine: Engine, game_id: str, clock: dict, seats: int = 2, game: str = "tally", **options) -> int:
+    """A tally game (or ``game``) with these clock options, every seat taken; returns the seat whose turn it is."""
+    options = {**options, **({"clock": clock} if clock else {})}
     replies = await engine.handle(
-        [cmd(game_id, CreateGame("tally", "t", seats, {"clock": clock}, "00ff" * 16, unfair=True), cid="create")]
+        [cmd(game_id, CreateGame(game, "t", seats, options, "00ff" * 16, unfair=True), cid="create")]
         + [cmd(game_id, JoinSeat(f"p{s}", th(s), s), seat=s, cid=f"join{s}") for s in range(seats)])
     assert [r.status for r in replies] == ["accepted"] * (seats + 1), replies
-    return (await engine.load(game_id)).table.state.turn
+    table = (await engine.load(game_id)).table
+    return table.state.turn if game == "tally" else 0
 
 
 class Commands:
@@ -271,3 +274,50 @@ async def test_a_timeout_sent_by_a_worker_whose_clock_runs_ahead_is_refused_then
     [accepted] = await engine.handle([again])
     assert accepted.status == "accepted"
     assert (await types(store, "g")).count("table.SeatTimedOut") == 1
+
+
+async def test_a_game_timer_is_sent_as_a_tick_by_two_workers_and_ticks_once(engine, store, redis, toy_games):
+    await started(engine, "t", {}, game="toytimed", timer=0.05)
+    table = (await engine.load("t")).table
+    assert table.timer is not None and await store.deadline("t") == pytest.approx(table.timer.due, abs=1e-6)
+    await wait_until(table.timer.due)
+    now, score = time.time(), await store.deadline("t")
+    first, second = worker(redis, store), worker(redis, store)
+    assert await first.fire("t", score, now) == 1 and await second.fire("t", score, now) == 1
+    entries = await Commands(redis).read()
+    assert {e.command_id for _, e in entries} == {f"clock:{table.version}:tick:"}
+    body = msgspec.json.decode(entries[0][1].body)
+    assert body == {"type": "table.Tick", "key": table.timer.key, "due": table.timer.due}
+    await engine.handle([e for _, e in entries], [i for i, _ in entries])
+    assert (await types(store, "t")).count("toy.Ticked") == 1
+    after = (await engine.load("t")).table
+    assert after.timer is not None and after.timer.key != table.timer.key  # the next one runs
+    assert await store.deadline("t") == pytest.approx(after.timer.due, abs=1e-6)
+
+
+async def test_the_commands_sent_and_their_lateness_are_metrics(engine, store, redis):
+    from prometheus_client import REGISTRY
+
+    def sent(kind: str) -> float:
+        return REGISTRY.get_sample_value("souk_clock_commands_total", {"kind": kind}) or 0.0
+
+    def observed(kind: str) -> float:
+        return REGISTRY.get_sample_value("souk_clock_lateness_seconds_count", {"kind": kind}) or 0.0
+
+    before, seen = sent("timeout"), observed("timeout")
+    await started(engine, "g", {"per_decision": 0.05, "on_timeout": "forfeit"})
+    await wait_until(await store.deadline("g"))
+    await worker(redis, store).fire_due()
+    assert sent("timeout") == before + 1 and observed("timeout") == seen + 1
+
+
+async def test_a_worker_waits_until_the_next_due_instant_or_its_poll_whichever_comes_first(store, redis):
+    clock = worker(redis, store, poll_s=0.5)
+    assert await clock.pause() == 0.5  # nothing in the index
+    await redis.zadd(keys.DEADLINES, {"soon": time.time() + 0.1})
+    assert 0.05 < await clock.pause() <= 0.1
+    await redis.zadd(keys.DEADLINES, {"past": time.time() - 5})
+    assert await clock.pause() == 0.001
+    await redis.zrem(keys.DEADLINES, "soon", "past")
+    await redis.zadd(keys.DEADLINES, {"later": time.time() + 60})
+    assert await clock.pause() == 0.5

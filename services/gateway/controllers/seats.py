@@ -86,7 +86,8 @@ class SeatsController(AllowingController):
 
     @delete("/{seat:int}", tags=["lobby"], status_code=200)
     async def leave(self, request: Request, game_id: FromPath[str], seat: FromPath[int], gateway: GatewayDep) -> Left:
-        """Give the seat back before the game starts (its token stops working); someone else may take it."""
+        """Give the seat back before the game starts (its token stops working); someone else may take it. After
+        the start, the seat resigns (as ``.../resign``: bots play its decisions, or the game ends)."""
         hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
         reply = await gateway.commands.submit(envelope(uuid.uuid4().hex, game_id, LeaveSeat(), seat=seat,
                                                        token_hash=hashed))
