@@ -1070,6 +1070,8 @@ def _with_clocks(table: Table, events: list[Any], mover: int | None, now: float,
     clocks, timer = _next_clocks(after, mover, now, ticked)
     if (clocks, timer) == current:
         return events
+    if not has_clock(after) and timer == current[1]:  # no seat clocks, the game's timer as it was: nothing to
+        return events  # tell (a stepwise Samarkand game, whose game has the hooks, stores what it did before)
     return [*events, ClocksSet(at=now, clocks=clocks, timer=timer)]
 
 

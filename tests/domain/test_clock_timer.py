@@ -71,3 +71,10 @@ def test_the_seats_clocks_pause_while_the_games_timer_runs():
     # seat 1 moved on its clock (within per_decision: +5); the timer runs again, no clock runs
     assert game.move(1, 10.0)[-1] == ClocksSet(at=10.0, clocks=(SeatClock(None, 60.0), SeatClock(None, 65.0)),
                                                timer=GameTimer("m2", 15.0))
+
+
+def test_a_game_with_timer_hooks_whose_timer_does_not_run_and_no_seat_clocks_sets_no_clocks():
+    # (Samarkand stepwise: its game has the hooks, its timer never runs; its events stay what they were)
+    game = timed(timer=0.0)
+    assert not any(isinstance(e, ClocksSet) for e in game.events + game.move(0, 1.0))
+    assert tbl.due(game.table) == () and game.table.clocks == ()
