@@ -78,6 +78,7 @@ export interface CreateGameRequest {
   unfair?: boolean;  // default false
   request_id?: string | null;  // default null
   private?: boolean;  // default false
+  webhook?: string | null;  // default null
 }
 
 export interface Created {
@@ -85,6 +86,7 @@ export interface Created {
   version: number;
   creator_token: string;  // default ""
   invite_code: string | null;  // default null
+  webhook_secret: string | null;  // default null
 }
 
 export interface EventEnvelope {
@@ -167,6 +169,7 @@ export interface JoinRequest {
   request_id?: string | null;  // default null
   invite?: string | null;  // default null
   entropy?: string | null;  // default null
+  webhook?: string | null;  // default null
 }
 
 export interface Joined {
@@ -174,6 +177,7 @@ export interface Joined {
   seat: number;
   token: string;
   version: number;
+  webhook_secret: string | null;  // default null
 }
 
 export interface Left {
@@ -345,6 +349,27 @@ export interface ViewsUpdated {
   version: number;
   status: string;
   awaiting: number[];
+}
+
+/**
+ * The body of a webhook POST (README, Webhooks): something a seat (or the game's creator) should know while
+ * its app is closed. Delivered at least once: ``key`` is the same on every attempt, so a receiver keeps the keys
+ * it has handled and ignores a second delivery of one.
+ */
+export interface WebhookNotice {
+  key: string;
+  kind: string;
+  game_id: string;
+  version: number;
+  seat: number | null;
+  game: string;
+  title: string;
+  at: number;
+  deadline: number | null;  // default null
+  to_version: number | null;  // default null
+  by_seat: number | null;  // default null
+  scores: number[];  // default []
+  winners: number[];  // default []
 }
 
 export namespace istanbul {

@@ -320,9 +320,9 @@ def _stores(settings: Settings, views: bool = True, wait: bool = False) -> Setti
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, redis_url: str, views_redis_url: str, data_dir: str,
           fsync: str) -> None:
-    """Engine, projector, clock worker and gateway in one process. Without REDIS_URL it starts two redis-servers
-    (the event store with AOF, the read store in memory) in the data folder, records them there for the other
-    commands, and restarts one that dies."""
+    """Engine, projector, clock worker, webhook worker and gateway in one process. Without REDIS_URL it starts two
+    redis-servers (the event store with AOF, the read store in memory) in the data folder, records them there for
+    the other commands, and restarts one that dies."""
     from services.embedded.folder import Embedded, EmbeddedError
     from services.embedded.redis import RedisServerError
 
@@ -343,9 +343,9 @@ def serve(ctx: click.Context, host: str, port: int, redis_url: str, views_redis_
                                    redis_url=embedded.events.url, views_redis_url=embedded.views.url)
         _check_stores(settings, wait=True)
         from services.gateway import create_app
-        from services.cli.workers import CLOCK, ENGINE, PROJECTOR, Workers
+        from services.cli.workers import EVERY_ROLE, Workers
 
-        _listen(create_app(settings, Workers(settings, roles=(ENGINE, PROJECTOR, CLOCK))), sock, settings)
+        _listen(create_app(settings, Workers(settings, roles=EVERY_ROLE)), sock, settings)
     finally:
         sock.close()
         if embedded is not None:
@@ -441,6 +441,34 @@ def engine(ctx: click.Context, **options: Any) -> None:
 def projector(ctx: click.Context, **options: Any) -> None:
     """The projector alone: folds events into the read models."""
     _worker(ctx, "projector", **options)
+
+
+@cli.command(short_help="The webhook worker alone (several may run).")
+@store_options
+@metrics_option
+@click.option("--dead", is_flag=True, help="print the latest dead letters (deliveries given up on) and exit")
+@click.pass_context
+def webhooks(ctx: click.Context, dead: bool, **options: Any) -> None:
+    """The webhook worker alone: reads the events for the games with webhooks, and posts their notices from the
+    outbox, with retries (README, Webhooks). Several may run. --dead prints the dead letters as JSON lines."""
+    if not dead:
+        _worker(ctx, "webhooks", **options)
+        return
+    import redis.asyncio as aioredis
+
+    from services.webhooks import outbox
+
+    settings = _stores(settings_of(ctx, **options), views=False)
+
+    async def show() -> None:
+        client = aioredis.Redis.from_url(settings.redis_url)
+        try:
+            for delivery, reason in await outbox.dead_letters(client):
+                click.echo(outbox.encode({"reason": reason, "delivery": delivery}).decode())
+        finally:
+            await client.aclose()
+
+    run(show())
 
 
 @cli.command(short_help="The clock worker alone (several may run).")

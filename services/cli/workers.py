@@ -1,7 +1,8 @@
-"""The engine and the projector as FastStream subscribers on one RedisBroker, and the clock worker beside them.
+"""The engine, the projector and the webhook worker as FastStream subscribers on one RedisBroker, and the clock
+worker beside them.
 
-``souk engine``, ``souk projector`` and ``souk clock`` run one role each; ``souk serve`` runs all three beside the
-gateway.
+``souk engine``, ``souk projector``, ``souk clock`` and ``souk webhooks`` run one role each; ``souk serve`` runs them
+all beside the gateway.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from services.runtime.metrics import Server as MetricsServer
 from services.projector.service import Partition, Projector
 from services.store.events import RedisEventStore
 from services.engine.upkeep import expire_open_games
+from services.webhooks.worker import WebhookWorker
 from services.store.streams import (
     Entries,
     IdentifiedEntries,
@@ -39,7 +41,8 @@ from services.store.streams import (
 )
 
 log = structlog.get_logger("souk.workers")
-ENGINE, PROJECTOR, CLOCK = "engine", "projector", "clock"
+ENGINE, PROJECTOR, CLOCK, WEBHOOKS = "engine", "projector", "clock", "webhooks"
+EVERY_ROLE = (ENGINE, PROJECTOR, CLOCK, WEBHOOKS)  # souk serve's
 
 
 class Workers:
@@ -72,6 +75,7 @@ class Workers:
             self.clock = ClockWorker(self.redis, self.store, poll_s=settings.clock_poll_s,
                                      retry_s=settings.clock_retry_s, batch=settings.clock_batch,
                                      takeover=Takeover(settings.takeover_strategy, settings.takeover_budget))
+        self.webhooks = WebhookWorker(self.redis, self.store, settings) if WEBHOOKS in roles else None
         if ENGINE in roles:
             batch_subscription(
                 self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
@@ -97,6 +101,14 @@ class Workers:
                                   description="A game's read models reached a new version (ViewsUpdated JSON: version, "
                                               "status, awaiting seats; see `souk schema`).")
 
+        if self.webhooks is not None:
+            batch_subscription(
+                self.broker, keys.EVENTS, keys.WEBHOOKS_GROUP, f"webhooks-{settings.consumer}", self.webhooks.handle,
+                max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:events (webhooks)",
+                description="Events (field `e`: EventEnvelope JSON) read by the webhook worker (group `webhooks`): "
+                            "the notices of games with webhooks go to the outbox (services/webhooks).",
+            )
+
     async def prepare(self) -> None:
         """Consumer groups at 0, so a worker started after the first entries still sees them. A Redis away at
         that moment (restarting) is waited for, as the subscribers' start waits for it (``streams``)."""
@@ -110,6 +122,8 @@ class Workers:
             rebuilt = await self.projector.initialise()
             if rebuilt is not None:
                 log.info("read_store_initialised", games=rebuilt)
+        if self.webhooks is not None:
+            await ensure_group(self.redis, keys.EVENTS, keys.WEBHOOKS_GROUP)
 
     async def start(self) -> None:
         await self.prepare()
@@ -131,6 +145,8 @@ class Workers:
             self._upkeep = asyncio.create_task(self.keep_streams())
         if self.clock is not None and self._clock is None:
             self._clock = asyncio.create_task(self.clock.run())
+        if self.webhooks is not None:
+            self.webhooks.start()  # the deliveries from the outbox
 
     async def keep_streams(self) -> None:
         """The engine's upkeep, every ``upkeep_s``: games still open ``open_game_ttl_s`` after their creation are
@@ -179,6 +195,8 @@ class Workers:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._watch = self._upkeep = self._clock = None
+        if self.webhooks is not None:
+            await self.webhooks.stop()
         if self.metrics is not None:
             await self.metrics.stop()
             self.metrics = None

@@ -62,6 +62,16 @@ class Settings:
     takeover_budget: float = 1.0  # seconds a move of the takeover bot may think (mcts)
     startup_wait_s: float = 10.0  # a service (engine, projector, gateway) whose Redis does not answer at its start
     # tries again this long (a Redis restarting) before it gives up in one line
+    # Webhooks (services/webhooks; README, Webhooks)
+    webhooks_allow_private: bool = False  # URLs on private, loopback, link-local... addresses (a test, a LAN)
+    webhooks_allow_http: bool = False  # http:// URLs (else https:// only)
+    webhooks_timeout_s: float = 10.0  # a receiver that has not answered this long failed this attempt
+    webhooks_retry_s: float = 5.0  # the first retry comes this long after a failure; each next one twice later ...
+    webhooks_retry_max_s: float = 900.0  # ... but at most this long after the previous one
+    webhooks_give_up_s: float = 86_400.0  # a notice undelivered this long after it was made goes to the dead letters
+    webhooks_low_share: float = 0.2  # "clock low": this share of the time a seat had for its decision ...
+    webhooks_low_s: float = 60.0  # ... or this many seconds before its deadline, whichever is less
+    webhooks_poll_s: float = 0.5  # how often the webhook worker looks for deliveries due
     consumer: str = field(default_factory=_consumer_name)
 
     @property
@@ -296,5 +306,14 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "gateway_processes": ("SOUK_GATEWAY_PROCESSES", positive),
     "finished_ttl_s": ("SOUK_FINISHED_TTL_S", positive),
     "trim_events_s": ("SOUK_TRIM_EVENTS_S", seconds),
+    "webhooks_allow_private": ("SOUK_WEBHOOKS_ALLOW_PRIVATE", switch),
+    "webhooks_allow_http": ("SOUK_WEBHOOKS_ALLOW_HTTP", switch),
+    "webhooks_timeout_s": ("SOUK_WEBHOOKS_TIMEOUT_S", seconds),
+    "webhooks_retry_s": ("SOUK_WEBHOOKS_RETRY_S", seconds),
+    "webhooks_retry_max_s": ("SOUK_WEBHOOKS_RETRY_MAX_S", seconds),
+    "webhooks_give_up_s": ("SOUK_WEBHOOKS_GIVE_UP_S", seconds),
+    "webhooks_low_share": ("SOUK_WEBHOOKS_LOW_SHARE", fraction),
+    "webhooks_low_s": ("SOUK_WEBHOOKS_LOW_S", seconds),
+    "webhooks_poll_s": ("SOUK_WEBHOOKS_POLL_S", seconds),
     "consumer": ("SOUK_CONSUMER", text),
 }

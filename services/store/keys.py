@@ -78,10 +78,30 @@ def order(game_id: str) -> str:
     return f"souk:order:{game_id}"
 
 
+def webhooks(game_id: str) -> str:
+    """Hash: the game's webhook registrations (``services.webhooks``): field ``game`` (made at creation: every
+    seat's notices) and ``seat:{token hash}`` (made at a join: that seat's), each a Registration JSON (URL and
+    secret). Not in the event log: the history and records would show the URLs and the secrets."""
+    return f"souk:webhooks:{game_id}"
+
+
+def webhook_position(game_id: str) -> str:
+    """The last event seq whose webhook notices are in the outbox, written with them (a redelivered event adds
+    nothing: the tracking record of ``services.webhooks.worker``)."""
+    return f"souk:webhooks:position:{game_id}"
+
+
+# The webhooks' outbox, partition-level keys like ``COMMANDS`` (``services.webhooks.outbox``).
+WEBHOOKS_GROUP = "webhooks"  # the webhook worker's consumer group on ``EVENTS``
+WEBHOOK_OUTBOX = "souk:webhooks:outbox"  # sorted set: delivery id -> when it is next tried (unix seconds)
+WEBHOOK_DELIVERIES = "souk:webhooks:deliveries"  # hash: delivery id -> Delivery JSON (the notice, attempts so far)
+WEBHOOK_DEAD = "souk:webhooks:dead"  # stream: deliveries given up on (for operators), with their last error
+
+
 def game_keys(game_id: str) -> tuple[str, ...]:
     """Every key of one game in the event store (``souk archive`` removes them all)."""
     return (game_stream(game_id), outcomes(game_id), outcome_order(game_id), head(game_id), seed(game_id),
-            order(game_id), engine_snapshot(game_id))
+            order(game_id), engine_snapshot(game_id), webhooks(game_id), webhook_position(game_id))
 
 
 def views(game_id: str) -> str:

@@ -31,8 +31,10 @@ from services.gateway.dependencies import Gateway, GatewayDep
 from services.gateway.errors import ApiError, raise_if_rejected
 from services.gateway.inputs import in_range, strict
 from services.gateway.openapi import AllowingController
+from services.gateway.controllers.games import check_webhook
 from services.store import keys
 from services.store.codec import encoder, event_envelope_decoder, table_event_decoder
+from services.webhooks import registry
 
 _view_decoder = msgspec.json.Decoder(TableView)
 
@@ -57,19 +59,30 @@ class SeatsController(AllowingController):
     async def join(self, game_id: FromPath[str], data: JSONBody[JoinRequest], gateway: GatewayDep) -> Joined:
         """Take a seat (the lowest free one unless ``seat`` is given). Keep the returned token secret. With a
         ``request_id``, a resent request answers the same seat and token instead of taking another seat. With
-        ``entropy`` (64 random hex digits), the seat adds its own chance to the game's (README, Fair chance)."""
+        ``entropy`` (64 random hex digits), the seat adds its own chance to the game's (README, Fair chance). With
+        ``webhook`` (an https URL), the seat's notices are posted there (README, Webhooks), signed with the
+        ``webhook_secret`` of the answer."""
         if data.request_id is None:
             token, command_id = secrets.token_urlsafe(24), uuid.uuid4().hex
         elif check_request_id(data.request_id):
             token = await gateway.auth.token_for_request(game_id, data.request_id)
             command_id = f"join-{digest(data.request_id)}"
         await gateway.reads.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
-        body = JoinSeat(data.name, token_hash(token), data.seat,
+        hashed = token_hash(token)
+        body = JoinSeat(data.name, hashed, data.seat,
                         invite_hash=token_hash(data.invite) if data.invite else "", entropy=data.entropy or "")
+        secret = None
+        if data.webhook is not None:  # registered by the token's hash before the join is sent: the seat is not
+            await check_webhook(gateway, data.webhook)  # known yet, and the worker may read the join at once
+            secret = await gateway.auth.derived(f"webhook:{game_id}:{hashed}")
+            await registry.register(gateway.stores.events, game_id, registry.seat_field(hashed),
+                                    registry.Registration(data.webhook, secret))
         # The engine picks the lowest free seat when none is named, on the game as it is: no seat_taken race.
         reply = await gateway.commands.submit(envelope(command_id, game_id, body))
+        if data.webhook is not None and reply.status != "accepted":  # this token never takes a seat
+            await registry.forget(gateway.stores.events, game_id, registry.seat_field(hashed))
         raise_if_rejected(reply)
-        return Joined(game_id, reply.seat, token, reply.version)
+        return Joined(game_id, reply.seat, token, reply.version, secret)
 
     @delete("/{seat:int}", tags=["lobby"], status_code=200)
     async def leave(self, request: Request, game_id: FromPath[str], seat: FromPath[int], gateway: GatewayDep) -> Left:
