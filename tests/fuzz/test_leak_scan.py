@@ -168,6 +168,14 @@ def scan(game_id: str, received: Received, audit: dict) -> tuple[list[str], int]
         if version not in views_at:
             views_at[version] = {s: as_json(v) for s, v in tbl.views(tables[version], game_id).items()}
         want = views_at[version][seat]
+        # Presence is the gateway's at the time it serves (issue #19), not the rules': which seats are connected
+        # and since when, nothing else, and the same for every audience.
+        got = dict(got)
+        presence = got.pop("presence", [])
+        if [sorted(p) for p in presence] != [["connected", "seat", "since"]] * len(presence) or \
+                [p["seat"] for p in presence] not in ([], list(range(len(got["seats"])))):
+            leaks.append(f"{what} of {audience_name(seat)} at version {version}: presence {presence!r}")
+        want = {k: v for k, v in want.items() if k != "presence"}
         if got != want:
             leaks.append(f"{what} of {audience_name(seat)} at version {version}: {_diff(got, want)}")
     digests = 0
