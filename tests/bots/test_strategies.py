@@ -128,3 +128,71 @@ def test_a_width_below_one_is_refused():
     with pytest.raises(StrategyError) as info:
         strategy("mcts", width=0)
     assert info.value.code == "bad_setting"
+
+
+class _Invest:
+    """A two-seat toy: seat 0 plays twice, then seat 1 once, then the game ends. ``grab`` is worth 1 point at
+    once; ``invest`` nothing at once but lets the next move ``cash`` 5. One step ahead (greedy) grabs; a search
+    that looks at its own next decision invests. Seat 1's ``wait`` or ``poke`` (-1 to seat 0) is its own."""
+
+    title = "Invest"
+
+    def legal_commands(self, state, seat):
+        turn, points, invested = state
+        if turn == 0:
+            return ["grab", "invest"]
+        if turn == 1:
+            return ["cash", "grab"] if invested else ["grab", "rest"]
+        return ["wait", "poke"]
+
+    def decide(self, state, seat, command, chance):
+        return [command]
+
+    def evolve(self, state, event):
+        turn, points, invested = state
+        gain = {"grab": 1, "cash": 5 if invested else 0, "poke": -1}.get(event, 0)
+        return turn + 1, points + gain, invested or event == "invest"
+
+    def flow(self, state):
+        from contracts.table import Flow
+
+        return Flow("play", () if state[0] > 2 else ((0,) if state[0] < 2 else (1,)))
+
+    def result(self, state):
+        from contracts.table import Result
+
+        if state[0] <= 2:
+            return None
+        return Result(scores=(state[1], 3), winners=(0,) if state[1] > 3 else (1,))
+
+    def evaluate(self, state, seat):
+        return float(state[1] - 3) if seat == 0 else float(3 - state[1])
+
+    def determinize(self, state, seat, rng):
+        return state
+
+
+def test_greedy_grabs_where_mcts_invests_in_its_own_next_decision():
+    game, state = _Invest(), (0, 0, False)
+    assert strategy("greedy").choose(game, state, 0, random.Random(0)) == "grab"
+    bot = strategy("mcts", budget=None, iterations=100, rollout=0, width=None)
+    assert [bot.choose(game, state, 0, random.Random(k)) for k in range(3)] == ["invest"] * 3
+
+
+def test_the_other_seats_play_by_the_greedy_policy_outside_the_tree():
+    """Seat 1 pokes (its evaluate prefers it) in every simulation: the tree holds only seat 0's decisions, so its
+    values are seat 0's margins once seat 1 answered as greedy would."""
+    from services.bots.strategies import policy
+
+    game = _Invest()
+    assert {policy(game, (2, 5, True), 1, random.Random(k)) for k in range(5)} == {"poke"}
+    assert {policy(game, (2, 5, True), 1, random.Random(k), epsilon=1.0) for k in range(20)} == {"wait", "poke"}
+    assert set(policy(game, (0, 0, False), 0, random.Random(k), sample=1) for k in range(20)) == {"grab", "invest"}
+
+
+def test_mcts_values_a_cut_by_evaluate_and_a_won_game_above_a_lost_one_of_the_same_margin():
+    from services.bots.strategies import value
+
+    game = _Invest()
+    assert value(game, (1, 2, False), 0) == -1.0  # not over: seat 0's margin
+    assert value(game, (3, 5, True), 0) == 3.0 and value(game, (3, 5, True), 1) == -2.0  # over: + 1 to the winner
