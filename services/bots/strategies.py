@@ -220,7 +220,7 @@ class MctsStrategy:
 
     name = "mcts"
 
-    def __init__(self, budget: float | None = 1.0, iterations: int = 100_000, rollout: int = 6,
+    def __init__(self, budget: float | None = 1.0, iterations: int = 100_000, rollout: int = 0,
                  exploration: float = 0.7, width: int | None = 6, epsilon: float = 0.1,
                  sample: int | None = 8, clock: Callable[[], float] = time.perf_counter) -> None:
         if budget is not None and budget <= 0:
@@ -247,7 +247,6 @@ class MctsStrategy:
             order = sorted(range(len(legal)), key=lambda i: -prior[i])[: self.width]
             legal = [legal[i] for i in order]
         root = _Node()
-        self._low, self._high = math.inf, -math.inf  # the values this search has seen, for ``_select``
         done = 0
         while done < self.iterations and (deadline is None or self.clock() < deadline):
             self._iterate(game, determinize(game, state, seat, rng), seat, root, rng, legal)
@@ -259,16 +258,18 @@ class MctsStrategy:
             return legal[0] if prior is not None else rng.choice(legal)
         return legal[-max(visited)[2]]
 
-    def _select(self, node: _Node, legal: Any, low: float, spread: float) -> Any:
-        """UCB1 over ``legal`` (every one a child already), each child's mean value placed between the lowest and
-        the highest value this search has seen (``low``, ``low + spread``): the margins of ``evaluate`` have the
-        game's own scale."""
+    def _select(self, node: _Node, legal: Any) -> Any:
+        """UCB1 over ``legal`` (every one a child already), the children's mean values placed between the lowest
+        (0) and the highest (1) of them: the margins of ``evaluate`` have the game's own scale, and what UCB1
+        weighs is which child is better."""
         children = [node.children[c] for c in legal]
+        means = [child.total / child.visits for child in children]
+        low = min(means)
+        spread = (max(means) - low) or 1.0
         best, best_score = None, -math.inf
-        for command, child in zip(legal, children):
+        for command, child, mean in zip(legal, children, means):
             child.avail += 1
-            score = (child.total / child.visits - low) / spread + self.exploration * math.sqrt(
-                math.log(child.avail) / child.visits)
+            score = (mean - low) / spread + self.exploration * math.sqrt(math.log(child.avail) / child.visits)
             if score > best_score:
                 best, best_score = command, score
         return best
@@ -291,7 +292,7 @@ class MctsStrategy:
                     node.children[command] = _Node()
                     expanded = True
                 else:
-                    command = self._select(node, legal, self._low, (self._high - self._low) or 1.0)
+                    command = self._select(node, legal)
                 node = node.children[command]
                 path.append(node)
             world = advance(game, world, mover, command, chance(rng))
@@ -302,7 +303,6 @@ class MctsStrategy:
                 break
             world = advance(game, world, mover, policy(game, world, mover, rng, self.epsilon, self.sample), chance(rng))
         reward = value(game, world, seat)
-        self._low, self._high = min(self._low, reward), max(self._high, reward)
         for n in path:
             n.visits += 1
             n.total += reward

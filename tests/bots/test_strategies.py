@@ -175,8 +175,8 @@ class _Invest:
 def test_greedy_grabs_where_mcts_invests_in_its_own_next_decision():
     game, state = _Invest(), (0, 0, False)
     assert strategy("greedy").choose(game, state, 0, random.Random(0)) == "grab"
-    bot = strategy("mcts", budget=None, iterations=100, rollout=0, width=None)
-    assert [bot.choose(game, state, 0, random.Random(k)) for k in range(3)] == ["invest"] * 3
+    bot = strategy("mcts", budget=None, iterations=60, rollout=0, width=None, exploration=1.4)
+    assert [bot.choose(game, state, 0, random.Random(k)) for k in range(6)] == ["invest"] * 6
 
 
 def test_the_other_seats_play_by_the_greedy_policy_outside_the_tree():
