@@ -274,17 +274,40 @@ class MctsStrategy:
                 best, best_score = command, score
         return best
 
+    def _plan(self, game: Any, world: Any, seat: int, pending: dict[int, Any], rng: random.Random) -> None:
+        """At a simultaneous decision, every other awaited seat's command chosen by ``policy`` at once, on the world
+        before any of them acted (``pending``, seat to command), as the true seats choose: none of those choices
+        depends on another's hidden one (the seat's card face down, its answer), whichever acts first in the
+        simulation. A seat no longer awaited loses its planned command."""
+        awaiting = game.flow(world).awaiting
+        for other in [o for o in pending if o not in awaiting]:
+            del pending[other]
+        if len(awaiting) > 1:
+            for other in awaiting:
+                if other != seat and other not in pending:
+                    pending[other] = policy(game, world, other, rng, self.epsilon, self.sample)
+
+    def _other(self, game: Any, world: Any, mover: int, pending: dict[int, Any], rng: random.Random) -> Any:
+        """``world`` after another seat's command: the planned one (``_plan``), else by ``policy``."""
+        planned = pending.pop(mover, None)
+        if planned is not None:
+            try:
+                return advance(game, world, mover, planned, chance(rng))
+            except RuleViolation:  # no longer legal in this world: chosen again below
+                pass
+        return advance(game, world, mover, policy(game, world, mover, rng, self.epsilon, self.sample), chance(rng))
+
     def _iterate(self, game: Any, world: Any, seat: int, root: _Node, rng: random.Random,
                  choices: list[Any]) -> None:
         node, path = root, [root]
+        pending: dict[int, Any] = {}
         mover: int | None = seat  # the root decides for ``seat``, whoever else is awaited in this world
         expanded = False
-        while mover is not None:
+        while mover is not None and not (mover == seat and expanded):
+            self._plan(game, world, seat, pending, rng)
             if mover != seat:
-                command = policy(game, world, mover, rng, self.epsilon, self.sample)
+                world = self._other(game, world, mover, pending, rng)
             else:
-                if expanded:
-                    break
                 legal = choices if node is root else game.legal_commands(world, seat)
                 untried = [c for c in legal if c not in node.children]
                 if untried:
@@ -295,13 +318,14 @@ class MctsStrategy:
                     command = self._select(node, legal)
                 node = node.children[command]
                 path.append(node)
-            world = advance(game, world, mover, command, chance(rng))
+                world = advance(game, world, seat, command, chance(rng))
             mover = actor(game, world, rng)
         for _ in range(self.rollout):
             mover = actor(game, world, rng)
             if mover is None:
                 break
-            world = advance(game, world, mover, policy(game, world, mover, rng, self.epsilon, self.sample), chance(rng))
+            self._plan(game, world, -1, pending, rng)
+            world = self._other(game, world, mover, pending, rng)
         reward = value(game, world, seat)
         for n in path:
             n.visits += 1
