@@ -209,14 +209,16 @@ def value(game: Any, world: Any, seat: int) -> float:
 class MctsStrategy:
     """Information-set MCTS over determinizations, with the tree kept to the seat's own decisions: per iteration
     a new determinization of what ``seat`` has not seen; the seat's decisions are chosen in the tree (UCB1 over
-    the commands legal in this world, availability counts, the values normalised between the worst and best
-    child), every other seat's by ``policy`` (greedy on ``evaluate``, at random with probability ``epsilon``),
-    so that no other seat's choice in the tree depends on the seat's hidden one (Samarkand's cards face down,
-    Istanbul's answers); once a node is added, ``rollout`` more commands by ``policy`` for everyone, then the
-    seat's ``value`` (its ``evaluate`` margin, graded, not won or lost at the cut). At the root, when the seat
-    has more than ``width`` commands (None: no limit), only the ``width`` best by greedy's rating (``rate``, one
-    determinization) are searched, the best first. Stops after ``budget`` seconds (None: no clock) or
-    ``iterations``, whichever comes first; plays the root's most visited command (a tie: the better valued)."""
+    the commands legal in this world, availability counts, each child's mean value placed between its worst and
+    best sibling's), every other seat's by ``policy`` (greedy on ``evaluate`` over at most ``sample`` commands,
+    at random with probability ``epsilon``), at a simultaneous decision all of them at once before any acted
+    (``_plan``): no other seat's choice depends on the seat's hidden one (Samarkand's cards face down and stops,
+    Istanbul's answers), as at the true table. The tree grows by one node an iteration; then ``rollout`` more
+    commands by ``policy`` for everyone (0: none), and the seat's ``value`` where the simulation stopped (its
+    ``evaluate`` margin, graded, not won or lost at the cut). At the root, when the seat has more than ``width``
+    commands (None: no limit), only the ``width`` best by greedy's rating (``rate``, one determinization) are
+    searched, the best first. Stops after ``budget`` seconds (None: no clock) or ``iterations``, whichever comes
+    first; plays the root's most visited command (a tie: the better valued, then the better rated)."""
 
     name = "mcts"
 
@@ -343,8 +345,8 @@ STRATEGIES: dict[str, Callable[..., Strategy]] = {
 
 
 def strategy(name: str, **settings: Any) -> Strategy:
-    """The strategy called ``name`` with its ``settings`` (``mcts``: ``budget``, ``iterations``, ``rollout``;
-    ``greedy``: ``samples``)."""
+    """The strategy called ``name`` with its ``settings`` (``mcts``: ``budget``, ``iterations``, ``rollout``,
+    ``width``, ``exploration``, ``epsilon``, ``sample``; ``greedy``: ``samples``)."""
     make = STRATEGIES.get(name)
     if make is None:
         raise StrategyError("unknown_strategy", f"the strategies are {', '.join(STRATEGIES)}, not {name!r}")
