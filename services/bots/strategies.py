@@ -305,7 +305,10 @@ class MctsStrategy:
         pending: dict[int, Any] = {}
         mover: int | None = seat  # the root decides for ``seat``, whoever else is awaited in this world
         expanded = False
+        group: set[int] = set()  # the others awaited together with the seat's newly added command
         while mover is not None and not (mover == seat and expanded):
+            if expanded and group and not group & pending.keys():
+                break  # they all answered: the new command valued where greedy values it, before what follows
             self._plan(game, world, seat, pending, rng)
             if mover != seat:
                 world = self._other(game, world, mover, pending, rng)
@@ -316,6 +319,7 @@ class MctsStrategy:
                     command = untried[0] if node is root else rng.choice(untried)  # the root's: best rated first
                     node.children[command] = _Node()
                     expanded = True
+                    group = set(pending)
                 else:
                     command = self._select(node, legal)
                 node = node.children[command]
