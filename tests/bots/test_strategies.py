@@ -243,3 +243,63 @@ def test_the_other_seats_simultaneous_choice_is_planned_before_the_seat_shows_it
         bot._iterate(game, (None, None), 0, root, rng, ["heads", "tails"])
     # seat 1 matched about half the time (a loss: -1, a win: 1 + 1), not every time (-1 in every iteration)
     assert root.visits == 60 and root.total / root.visits > -0.5
+
+
+class _Market:
+    """Both seats answer at once (seat 0: ``buy`` 2 points and leave the market, or ``pass``; seat 1: ``wait``);
+    a seat 0 that stayed then decides ten times more (``pass`` or ``hold``, worth nothing); last, seat 1
+    ``grow``s 5 points. Buying is better (-3 at the end against -5), but valued at the seat's next decision, the
+    pass (0, before the growth, which a small tree does not reach) would beat the buy (-3, after it)."""
+
+    title = "Market"
+
+    def legal_commands(self, state, seat):
+        step = state[0]
+        if seat not in self.flow(state).awaiting:
+            return []
+        if step == 1:
+            return ["buy", "pass"] if seat == 0 else ["wait"]
+        return ["grow"] if step == 12 else ["pass", "hold"]
+
+    def decide(self, state, seat, command, chance):
+        return [(seat, command)]
+
+    def evolve(self, state, event):
+        (seat, command), (step, p0, p1, acted, left) = event, state
+        p0, p1 = p0 + 2 * (command == "buy"), p1 + 5 * (command == "grow")
+        left, acted = left or command == "buy", acted | {seat}
+        if step == 1:
+            return ((12 if left else 2), p0, p1, frozenset(), left) if acted == {0, 1} else (1, p0, p1, acted, left)
+        return step + 1, p0, p1, frozenset(), left
+
+    def flow(self, state):
+        from contracts.table import Flow
+
+        step, _, _, acted, _ = state
+        if step == 1:
+            return Flow("answer", tuple(s for s in (0, 1) if s not in acted))
+        return Flow("over", ()) if step > 12 else Flow("after", (1,) if step == 12 else (0,))
+
+    def result(self, state):
+        from contracts.table import Result
+
+        if state[0] <= 12:
+            return None
+        return Result(scores=(state[1], state[2]), winners=(0,) if state[1] > state[2] else (1,))
+
+    def evaluate(self, state, seat):
+        return float(state[1] - state[2]) * (1 if seat == 0 else -1)
+
+    def determinize(self, state, seat, rng):
+        return state
+
+
+def test_a_command_added_at_a_simultaneous_decision_is_valued_once_the_others_answered():
+    """The first visit of each root command: the buy is valued once seat 1 answered (+2), not after the growth at
+    the end (-3), which the pass, valued at the seat's next decision (0), would never see in a small tree."""
+    from services.bots.strategies import MctsStrategy, _Node
+
+    game, bot, root = _Market(), MctsStrategy(budget=None, width=None, epsilon=0.0), _Node()
+    for _ in range(2):
+        bot._iterate(game, (1, 0, 0, frozenset(), False), 0, root, random.Random(0), ["buy", "pass"])
+    assert {c: child.total for c, child in root.children.items()} == {"buy": 2.0, "pass": 0.0}
