@@ -7,10 +7,12 @@ handed the true state (the server holds nothing else) but reads it only through 
 - ``greedy``: each legal command tried on a few *determinizations* (the game's ``determinize(state, seat, rng)``
   hook: everything the seat has not seen drawn again) and the one whose outcome the game's ``evaluate(state,
   seat)`` hook rates best;
-- ``mcts``: single-observer information-set Monte Carlo tree search (Cowling, Powley & Whitehouse 2012): every
-  iteration plays in a new determinization, the tree is keyed by commands, a node's availability counts its
-  choices' UCB; rollouts at random, cut at a depth and rated by ``evaluate`` when the game is not over; a time
-  budget per move and an iteration cap (a test with a seeded ``rng`` and no budget is deterministic);
+- ``mcts``: information-set Monte Carlo tree search over determinizations (Cowling, Powley & Whitehouse 2012)
+  whose tree holds the seat's own decisions only: every iteration plays in a new determinization, the other
+  seats choose by a cheap greedy policy outside the tree (at a simultaneous decision, all at once before any of
+  them acted: none answers the seat's hidden choice), the value is the seat's ``evaluate`` margin where the
+  simulation stops (graded, not won or lost); a time budget per move and an iteration cap (a test with a seeded
+  ``rng`` and no budget is deterministic);
 - ``seeker``: the game's own ``bot`` hook (1001 Karawane's artifact seeker, ``domain.karawane.bot``), random
   for a game without one.
 

@@ -150,55 +150,91 @@ def rate(game: Any, state: Any, seat: int, legal: list[Any], samples: int, rng: 
 
 # --- mcts -------------------------------------------------------------------------------------------------
 
-class _Node:
-    __slots__ = ("actor", "children", "visits", "reward", "avail")
+def policy(game: Any, world: Any, mover: int, rng: random.Random, epsilon: float = 0.0,
+           sample: int | None = None) -> Any:
+    """A cheap greedy move for ``mover`` inside a simulation (the world is already a determinization: nothing is
+    drawn again): each legal command once (at most ``sample`` of them, drawn at random; None: all), with the
+    same chance, the seats awaited with it answering at random (``settle``) when the decision is simultaneous,
+    rated by ``evaluate``; the best, ties at random. With probability ``epsilon`` a random command instead
+    (greedy's own noise: it rates on a few draws); ``epsilon`` 1 is a random policy."""
+    legal = game.legal_commands(world, mover)
+    if len(legal) == 1:
+        return legal[0]
+    if epsilon and (epsilon >= 1.0 or rng.random() < epsilon):
+        return rng.choice(list(legal))
+    if sample is not None and len(legal) > sample:
+        legal = rng.sample(list(legal), sample)
+    evaluate = game.evaluate
+    together = len(game.flow(world).awaiting) > 1
+    seed = rng.randbytes(16)
+    best: list[Any] = []
+    top = -math.inf
+    for command in legal:
+        try:
+            if together:
+                after = settle(game, world, mover, command, random.Random(seed))
+            else:
+                after = advance(game, world, mover, command, Chance(seed, 0))
+        except RuleViolation:
+            continue
+        value = evaluate(after, mover)
+        if value > top:
+            top, best = value, [command]
+        elif value == top:
+            best.append(command)
+    return rng.choice(best) if best else rng.choice(list(legal))
 
-    def __init__(self, actor: int | None) -> None:
-        self.actor = actor  # the seat that chose the command leading here (its rewards are summed)
+
+class _Node:
+    __slots__ = ("children", "visits", "total", "avail")
+
+    def __init__(self) -> None:
         self.children: dict[Any, _Node] = {}
         self.visits = 0
-        self.reward = 0.0
+        self.total = 0.0  # the sum of the seat's values backed up through this node
         self.avail = 0
 
 
-def rewards(game: Any, state: Any, seats: int) -> list[float]:
-    """Each seat's reward at the end of a simulation: the winners share 1; when the game is not over (the rollout
-    was cut), the seats the game's ``evaluate`` rates best share it."""
-    result = game.result(state)
-    if result is not None:
-        winners = result.winners
-    else:
-        evaluate = hook(game, "evaluate")
-        values = [evaluate(state, s) for s in range(seats)]
-        top = max(values)
-        winners = [s for s, v in enumerate(values) if v == top]
-    out = [0.0] * seats
-    for s in winners:
-        out[s] = 1.0 / len(winners)
-    return out
+def value(game: Any, world: Any, seat: int) -> float:
+    """The seat's value at the end of a simulation: ``evaluate`` (its margin over the best other seat), and at
+    the game's end a bonus of one point for a win (shared by the winners) so that a won game beats a lost one of
+    the same margin."""
+    result = game.result(world)
+    margin = game.evaluate(world, seat)
+    if result is not None and seat in result.winners:
+        margin += 1.0 / len(result.winners)
+    return margin
 
 
 class MctsStrategy:
-    """Single-observer ISMCTS with determinization: per iteration a new determinization of what ``seat`` has not
-    seen, selection by UCB1 over the commands legal in it (availability counts), one node expanded, a random
-    rollout of at most ``rollout`` commands, rewards backed up for each node's chooser. At the root, when the seat
-    has more than ``width`` commands (None: no limit), only the ``width`` best by greedy's rating (``rate``, one
-    determinization) are searched, the best first. Stops after ``budget`` seconds (None: no clock) or
-    ``iterations``, whichever comes first; plays the root's most visited command (a tie: the better rated)."""
+    """Information-set MCTS over determinizations, with the tree kept to the seat's own decisions: per iteration
+    a new determinization of what ``seat`` has not seen; the seat's decisions are chosen in the tree (UCB1 over
+    the commands legal in this world, availability counts, each child's mean value placed between its worst and
+    best sibling's), every other seat's by ``policy`` (greedy on ``evaluate`` over at most ``sample`` commands,
+    at random with probability ``epsilon``), at a simultaneous decision all of them at once before any acted
+    (``_plan``): no other seat's choice depends on the seat's hidden one (Samarkand's cards face down and stops,
+    Istanbul's answers), as at the true table. The tree grows by one node an iteration; then ``rollout`` more
+    commands by ``policy`` for everyone (0: none), and the seat's ``value`` where the simulation stopped (its
+    ``evaluate`` margin, graded, not won or lost at the cut). At the root, when the seat has more than ``width``
+    commands (None: no limit), only the ``width`` best by greedy's rating (``rate``, one determinization) are
+    searched, the best first. Stops after ``budget`` seconds (None: no clock) or ``iterations``, whichever comes
+    first; plays the root's most visited command (a tie: the better valued, then the better rated)."""
 
     name = "mcts"
 
-    def __init__(self, budget: float | None = 1.0, iterations: int = 100_000, rollout: int = 40,
-                 exploration: float = 0.7, width: int | None = 6,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(self, budget: float | None = 1.0, iterations: int = 100_000, rollout: int = 0,
+                 exploration: float = 0.7, width: int | None = 6, epsilon: float = 0.1,
+                 sample: int | None = 8, clock: Callable[[], float] = time.perf_counter) -> None:
         if budget is not None and budget <= 0:
             raise StrategyError("bad_setting", f"the budget is a positive number of seconds, not {budget}")
         if iterations < 1 or rollout < 0:
             raise StrategyError("bad_setting", "mcts needs at least 1 iteration and a rollout of 0 or more commands")
         if width is not None and width < 1:
             raise StrategyError("bad_setting", f"mcts's width is at least 1 command (or None: all), not {width}")
+        if not 0.0 <= epsilon <= 1.0:
+            raise StrategyError("bad_setting", f"mcts's epsilon is a probability, not {epsilon}")
         self.budget, self.iterations, self.rollout, self.exploration = budget, iterations, rollout, exploration
-        self.width = width
+        self.width, self.epsilon, self.sample = width, epsilon, sample
         self.clock = clock
         self.last_iterations = 0  # how many the last choice ran (benchmarks report it)
 
@@ -206,61 +242,100 @@ class MctsStrategy:
         legal = list(game.legal_commands(state, seat))
         if len(legal) == 1:
             return legal[0]
-        seats = state.seats
+        hook(game, "evaluate")
         deadline = None if self.budget is None else self.clock() + self.budget
         prior = rate(game, state, seat, legal, 1, rng) if self.width is not None and len(legal) > self.width else None
         if prior is not None:  # the root searches the greedy rating's best ``width`` commands, best first
             order = sorted(range(len(legal)), key=lambda i: -prior[i])[: self.width]
-            legal, prior = [legal[i] for i in order], [prior[i] for i in order]
-        root = _Node(None)
+            legal = [legal[i] for i in order]
+        root = _Node()
         done = 0
         while done < self.iterations and (deadline is None or self.clock() < deadline):
-            self._iterate(game, determinize(game, state, seat, rng), seat, seats, root, rng, legal)
+            self._iterate(game, determinize(game, state, seat, rng), seat, root, rng, legal)
             done += 1
         self.last_iterations = done
-        visited = [(root.children[c].visits, -i) for i, c in enumerate(legal) if c in root.children]
+        visited = [(root.children[c].visits, root.children[c].total / root.children[c].visits, -i)
+                   for i, c in enumerate(legal) if c in root.children and root.children[c].visits]
         if not visited:
             return legal[0] if prior is not None else rng.choice(legal)
-        return legal[-max(visited)[1]]
+        return legal[-max(visited)[2]]
 
-    def _iterate(self, game: Any, world: Any, seat: int, seats: int, root: _Node, rng: random.Random,
+    def _select(self, node: _Node, legal: Any) -> Any:
+        """UCB1 over ``legal`` (every one a child already), the children's mean values placed between the lowest
+        (0) and the highest (1) of them: the margins of ``evaluate`` have the game's own scale, and what UCB1
+        weighs is which child is better."""
+        children = [node.children[c] for c in legal]
+        means = [child.total / child.visits for child in children]
+        low = min(means)
+        spread = (max(means) - low) or 1.0
+        best, best_score = None, -math.inf
+        for command, child, mean in zip(legal, children, means):
+            child.avail += 1
+            score = (mean - low) / spread + self.exploration * math.sqrt(math.log(child.avail) / child.visits)
+            if score > best_score:
+                best, best_score = command, score
+        return best
+
+    def _plan(self, game: Any, world: Any, seat: int, pending: dict[int, Any], rng: random.Random) -> None:
+        """At a simultaneous decision, every other awaited seat's command chosen by ``policy`` at once, on the world
+        before any of them acted (``pending``, seat to command), as the true seats choose: none of those choices
+        depends on another's hidden one (the seat's card face down, its answer), whichever acts first in the
+        simulation. A seat no longer awaited loses its planned command."""
+        awaiting = game.flow(world).awaiting
+        for other in [o for o in pending if o not in awaiting]:
+            del pending[other]
+        if len(awaiting) > 1:
+            for other in awaiting:
+                if other != seat and other not in pending:
+                    pending[other] = policy(game, world, other, rng, self.epsilon, self.sample)
+
+    def _other(self, game: Any, world: Any, mover: int, pending: dict[int, Any], rng: random.Random) -> Any:
+        """``world`` after another seat's command: the planned one (``_plan``), else by ``policy``."""
+        planned = pending.pop(mover, None)
+        if planned is not None:
+            try:
+                return advance(game, world, mover, planned, chance(rng))
+            except RuleViolation:  # no longer legal in this world: chosen again below
+                pass
+        return advance(game, world, mover, policy(game, world, mover, rng, self.epsilon, self.sample), chance(rng))
+
+    def _iterate(self, game: Any, world: Any, seat: int, root: _Node, rng: random.Random,
                  choices: list[Any]) -> None:
         node, path = root, [root]
+        pending: dict[int, Any] = {}
         mover: int | None = seat  # the root decides for ``seat``, whoever else is awaited in this world
-        while mover is not None:
-            legal = choices if node is root else game.legal_commands(world, mover)
-            if not legal:
-                break
-            untried = [c for c in legal if c not in node.children]
-            if untried:
-                command = untried[0] if node is root else rng.choice(untried)  # the root's: best rated first
-                child = node.children[command] = _Node(mover)
-                world = advance(game, world, mover, command, chance(rng))
-                path.append(child)
-                break
-            best, best_value = None, -math.inf
-            for c in legal:
-                node.children[c].avail += 1
-            for c in legal:
-                child = node.children[c]
-                value = child.reward / child.visits + self.exploration * math.sqrt(
-                    math.log(child.avail) / child.visits)
-                if value > best_value:
-                    best, best_value = c, value
-            node = node.children[best]
-            world = advance(game, world, mover, best, chance(rng))
-            path.append(node)
+        expanded = False
+        group: set[int] = set()  # the others awaited together with the seat's newly added command
+        while mover is not None and not (mover == seat and expanded):
+            if expanded and group and not group & pending.keys():
+                break  # they all answered: the new command valued where greedy values it, before what follows
+            self._plan(game, world, seat, pending, rng)
+            if mover != seat:
+                world = self._other(game, world, mover, pending, rng)
+            else:
+                legal = choices if node is root else game.legal_commands(world, seat)
+                untried = [c for c in legal if c not in node.children]
+                if untried:
+                    command = untried[0] if node is root else rng.choice(untried)  # the root's: best rated first
+                    node.children[command] = _Node()
+                    expanded = True
+                    group = set(pending)
+                else:
+                    command = self._select(node, legal)
+                node = node.children[command]
+                path.append(node)
+                world = advance(game, world, seat, command, chance(rng))
             mover = actor(game, world, rng)
         for _ in range(self.rollout):
             mover = actor(game, world, rng)
             if mover is None:
                 break
-            world = advance(game, world, mover, rng.choice(list(game.legal_commands(world, mover))), chance(rng))
-        reward = rewards(game, world, seats)
+            self._plan(game, world, -1, pending, rng)
+            world = self._other(game, world, mover, pending, rng)
+        reward = value(game, world, seat)
         for n in path:
             n.visits += 1
-            if n.actor is not None:
-                n.reward += reward[n.actor]
+            n.total += reward
 
 
 # --- by name ----------------------------------------------------------------------------------------------
@@ -274,8 +349,8 @@ STRATEGIES: dict[str, Callable[..., Strategy]] = {
 
 
 def strategy(name: str, **settings: Any) -> Strategy:
-    """The strategy called ``name`` with its ``settings`` (``mcts``: ``budget``, ``iterations``, ``rollout``;
-    ``greedy``: ``samples``)."""
+    """The strategy called ``name`` with its ``settings`` (``mcts``: ``budget``, ``iterations``, ``rollout``,
+    ``width``, ``exploration``, ``epsilon``, ``sample``; ``greedy``: ``samples``)."""
     make = STRATEGIES.get(name)
     if make is None:
         raise StrategyError("unknown_strategy", f"the strategies are {', '.join(STRATEGIES)}, not {name!r}")

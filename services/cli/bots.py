@@ -32,7 +32,13 @@ def _strategies(text: str) -> tuple[str, str]:
 @click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=1.0,
               help="mcts: seconds a move, at most")
 @click.option("--iterations", type=click.IntRange(1), default=100_000, help="mcts: iterations a move, at most")
-@click.option("--rollout", type=click.IntRange(0), default=40, help="mcts: commands a rollout plays before it is rated")
+@click.option("--rollout", type=click.IntRange(0), default=0,
+              help="mcts: commands played by the greedy policy after the tree before the seat's value is taken")
+@click.option("--exploration", type=click.FloatRange(min=0), default=0.7, help="mcts: UCB1's exploration constant")
+@click.option("--epsilon", type=click.FloatRange(0, 1), default=0.1,
+              help="mcts: how often the policy of the other seats (and rollouts) plays at random")
+@click.option("--sample", type=click.IntRange(1), default=8,
+              help="mcts: the policy rates at most SAMPLE legal commands, drawn at random")
 @click.option("--width", type=click.IntRange(1), default=6,
               help="mcts: the root searches the greedy rating's best WIDTH commands")
 @click.option("--samples", type=click.IntRange(1), default=3, help="greedy: determinizations each command is rated on")
@@ -42,7 +48,8 @@ def _strategies(text: str) -> tuple[str, str]:
               help="processes playing games at once (at most 2: the machine is shared)")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object")
 def bench_command(game_name: str, seats: int | None, games: int, names: str, budget: float, iterations: int,
-                  rollout: int, width: int, samples: int, bound: int, seed: int, processes: int, as_json: bool) -> None:
+                  rollout: int, exploration: float, epsilon: float, sample: int, width: int, samples: int, bound: int,
+                  seed: int, processes: int, as_json: bool) -> None:
     """Win rates of strategy a against b with 95% confidence intervals (Wilson), and the share of games that end
     within --bound commands, on the pure domain (no Redis)."""
     from domain.kernel import get_game
@@ -59,7 +66,8 @@ def bench_command(game_name: str, seats: int | None, games: int, names: str, bud
                                  f"seats, not {seats}", param_hint="--seats")
     if processes > (os.cpu_count() or 1):
         raise OperatorError(f"--processes {processes}: this machine has {os.cpu_count()} cores")
-    settings = {"mcts": {"budget": budget, "iterations": iterations, "rollout": rollout, "width": width},
+    settings = {"mcts": {"budget": budget, "iterations": iterations, "rollout": rollout, "width": width,
+                         "exploration": exploration, "epsilon": epsilon, "sample": sample},
                 "greedy": {"samples": samples}}
     settings = {k: v for k, v in settings.items() if k in (a, b)}
 

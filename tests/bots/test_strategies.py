@@ -128,3 +128,178 @@ def test_a_width_below_one_is_refused():
     with pytest.raises(StrategyError) as info:
         strategy("mcts", width=0)
     assert info.value.code == "bad_setting"
+
+
+class _Invest:
+    """A two-seat toy: seat 0 plays twice, then seat 1 once, then the game ends. ``grab`` is worth 1 point at
+    once; ``invest`` nothing at once but lets the next move ``cash`` 5. One step ahead (greedy) grabs; a search
+    that looks at its own next decision invests. Seat 1's ``wait`` or ``poke`` (-1 to seat 0) is its own."""
+
+    title = "Invest"
+
+    def legal_commands(self, state, seat):
+        turn, points, invested = state
+        if turn == 0:
+            return ["grab", "invest"]
+        if turn == 1:
+            return ["cash", "grab"] if invested else ["grab", "rest"]
+        return ["wait", "poke"]
+
+    def decide(self, state, seat, command, chance):
+        return [command]
+
+    def evolve(self, state, event):
+        turn, points, invested = state
+        gain = {"grab": 1, "cash": 5 if invested else 0, "poke": -1}.get(event, 0)
+        return turn + 1, points + gain, invested or event == "invest"
+
+    def flow(self, state):
+        from contracts.table import Flow
+
+        return Flow("play", () if state[0] > 2 else ((0,) if state[0] < 2 else (1,)))
+
+    def result(self, state):
+        from contracts.table import Result
+
+        if state[0] <= 2:
+            return None
+        return Result(scores=(state[1], 3), winners=(0,) if state[1] > 3 else (1,))
+
+    def evaluate(self, state, seat):
+        return float(state[1] - 3) if seat == 0 else float(3 - state[1])
+
+    def determinize(self, state, seat, rng):
+        return state
+
+
+def test_greedy_grabs_where_mcts_invests_in_its_own_next_decision():
+    game, state = _Invest(), (0, 0, False)
+    assert strategy("greedy").choose(game, state, 0, random.Random(0)) == "grab"
+    bot = strategy("mcts", budget=None, iterations=60, rollout=0, width=None, exploration=1.4)
+    assert [bot.choose(game, state, 0, random.Random(k)) for k in range(6)] == ["invest"] * 6
+
+
+def test_the_other_seats_play_by_the_greedy_policy_outside_the_tree():
+    """Seat 1 pokes (its evaluate prefers it) in every simulation: the tree holds only seat 0's decisions, so its
+    values are seat 0's margins once seat 1 answered as greedy would."""
+    from services.bots.strategies import policy
+
+    game = _Invest()
+    assert {policy(game, (2, 5, True), 1, random.Random(k)) for k in range(5)} == {"poke"}
+    assert {policy(game, (2, 5, True), 1, random.Random(k), epsilon=1.0) for k in range(20)} == {"wait", "poke"}
+    assert set(policy(game, (0, 0, False), 0, random.Random(k), sample=1) for k in range(20)) == {"grab", "invest"}
+
+
+def test_mcts_values_a_cut_by_evaluate_and_a_won_game_above_a_lost_one_of_the_same_margin():
+    from services.bots.strategies import value
+
+    game = _Invest()
+    assert value(game, (1, 2, False), 0) == -1.0  # not over: seat 0's margin
+    assert value(game, (3, 5, True), 0) == 3.0 and value(game, (3, 5, True), 1) == -2.0  # over: + 1 to the winner
+
+
+class _Pennies:
+    """Both seats show heads or tails at once; seat 1 wins when they match. Whoever shows first in a simulation,
+    the other's choice must not depend on it: seat 1 seeing seat 0's coin would match it every time."""
+
+    title = "Pennies"
+
+    def legal_commands(self, state, seat):
+        return [] if state[seat] is not None else ["heads", "tails"]
+
+    def decide(self, state, seat, command, chance):
+        return [(seat, command)]
+
+    def evolve(self, state, event):
+        seat, coin = event
+        return tuple(coin if s == seat else c for s, c in enumerate(state))
+
+    def flow(self, state):
+        from contracts.table import Flow
+
+        return Flow("show", tuple(s for s, c in enumerate(state) if c is None))
+
+    def result(self, state):
+        from contracts.table import Result
+
+        if None in state:
+            return None
+        return Result(scores=(0, 0), winners=(1,) if state[0] == state[1] else (0,))
+
+    def evaluate(self, state, seat):
+        result = self.result(state)
+        return 0.0 if result is None else (1.0 if seat in result.winners else -1.0)
+
+    def determinize(self, state, seat, rng):
+        return tuple(c if s == seat else None for s, c in enumerate(state))  # the other's coin is face down
+
+
+def test_the_other_seats_simultaneous_choice_is_planned_before_the_seat_shows_its_own():
+    from services.bots.strategies import MctsStrategy, _Node
+
+    game, bot, root = _Pennies(), MctsStrategy(budget=None, width=None, epsilon=0.0), _Node()
+    rng = random.Random(3)
+    for _ in range(60):
+        bot._iterate(game, (None, None), 0, root, rng, ["heads", "tails"])
+    # seat 1 matched about half the time (a loss: -1, a win: 1 + 1), not every time (-1 in every iteration)
+    assert root.visits == 60 and root.total / root.visits > -0.5
+
+
+class _Market:
+    """Both seats answer at once (seat 0: ``buy`` 2 points and leave the market, or ``pass``; seat 1: ``wait``);
+    a seat 0 that stayed then decides ten times more (``pass`` or ``hold``, worth nothing); last, seat 1
+    ``grow``s 5 points. Buying is better (-3 at the end against -5), but valued at the seat's next decision, the
+    pass (0, before the growth, which a small tree does not reach) would beat the buy (-3, after it)."""
+
+    title = "Market"
+
+    def legal_commands(self, state, seat):
+        step = state[0]
+        if seat not in self.flow(state).awaiting:
+            return []
+        if step == 1:
+            return ["buy", "pass"] if seat == 0 else ["wait"]
+        return ["grow"] if step == 12 else ["pass", "hold"]
+
+    def decide(self, state, seat, command, chance):
+        return [(seat, command)]
+
+    def evolve(self, state, event):
+        (seat, command), (step, p0, p1, acted, left) = event, state
+        p0, p1 = p0 + 2 * (command == "buy"), p1 + 5 * (command == "grow")
+        left, acted = left or command == "buy", acted | {seat}
+        if step == 1:
+            return ((12 if left else 2), p0, p1, frozenset(), left) if acted == {0, 1} else (1, p0, p1, acted, left)
+        return step + 1, p0, p1, frozenset(), left
+
+    def flow(self, state):
+        from contracts.table import Flow
+
+        step, _, _, acted, _ = state
+        if step == 1:
+            return Flow("answer", tuple(s for s in (0, 1) if s not in acted))
+        return Flow("over", ()) if step > 12 else Flow("after", (1,) if step == 12 else (0,))
+
+    def result(self, state):
+        from contracts.table import Result
+
+        if state[0] <= 12:
+            return None
+        return Result(scores=(state[1], state[2]), winners=(0,) if state[1] > state[2] else (1,))
+
+    def evaluate(self, state, seat):
+        return float(state[1] - state[2]) * (1 if seat == 0 else -1)
+
+    def determinize(self, state, seat, rng):
+        return state
+
+
+def test_a_command_added_at_a_simultaneous_decision_is_valued_once_the_others_answered():
+    """The first visit of each root command: the buy is valued once seat 1 answered (+2), not after the growth at
+    the end (-3), which the pass, valued at the seat's next decision (0), would never see in a small tree."""
+    from services.bots.strategies import MctsStrategy, _Node
+
+    game, bot, root = _Market(), MctsStrategy(budget=None, width=None, epsilon=0.0), _Node()
+    for _ in range(2):
+        bot._iterate(game, (1, 0, 0, frozenset(), False), 0, root, random.Random(0), ["buy", "pass"])
+    assert {c: child.total for c, child in root.children.items()} == {"buy": 2.0, "pass": 0.0}
