@@ -1,0 +1,81 @@
+"""Each game's ``from_view`` hook (a remote bot's only state): for positions of every game, at every seat, the state
+built from the seat's view shows that seat the same view and offers it the same legal commands; it draws what the
+view hides (two draws differ somewhere), and it depends on the view alone (facts the seat never saw, swapped in the
+true state, give the same state)."""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+import pytest
+
+from tests.bots.knowledge import SWAPS, positions
+from tests.bots.support import advanced
+
+# (game, seats): every seat count of every game, positions from the start to late in the game
+TABLES = [("yspahan", 2), ("yspahan", 3), ("yspahan", 4), ("samarkand", 3), ("samarkand", 4), ("samarkand", 5),
+          ("istanbul", 1), ("istanbul", 2), ("istanbul", 3), ("istanbul", 4), ("istanbul", 5),
+          ("karawane", 2), ("karawane", 3), ("karawane", 4)]
+DEPTHS = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610)
+
+
+def _rebuilt(game, state, seat, rng):
+    view = game.view(state, seat)
+    seen = msgspec.convert(msgspec.to_builtins(view), type(view))  # as the SDK decodes it: no shared objects
+    return view, game.from_view(seen, seat, state.seats, state.options, rng)
+
+
+@pytest.mark.parametrize("name,seats", TABLES)
+def test_the_state_built_from_a_seats_view_shows_it_the_same_view_and_the_same_legal_commands(name, seats):
+    checked = 0
+    for seed in range(3):
+        for depth in DEPTHS:
+            game, state = advanced(name, seats, seed=40 + seed, commands=depth)
+            for seat in range(seats):
+                for k in range(2):
+                    view, world = _rebuilt(game, state, seat, random.Random(k))
+                    assert game.view(world, seat) == view, (seed, depth, seat)
+                    assert list(game.legal_commands(world, seat)) == list(game.legal_commands(state, seat)), \
+                        (seed, depth, seat)
+                    assert game.flow(world) == game.flow(state)
+                    assert (game.result(world) is None) == (game.result(state) is None)
+                    checked += 1
+            if game.result(state) is not None:
+                break
+    assert checked > 50
+
+
+@pytest.mark.parametrize("name,seats", TABLES)
+def test_the_states_built_from_a_view_play_on_like_the_true_one(name, seats):
+    """The seat's own command, decided in the rebuilt state, is accepted there as in the true one: the rebuilt
+    state is a position the rules can go on from (the bots simulate in it)."""
+    for depth in (0, 4, 30, 150):
+        game, state = advanced(name, seats, seed=7, commands=depth)
+        for seat in game.flow(state).awaiting:
+            _, world = _rebuilt(game, state, seat, random.Random(1))
+            rng = random.Random(2)
+            for command in list(game.legal_commands(world, seat))[:8]:
+                from services.bots.strategies import advance, chance
+
+                advance(game, world, seat, command, chance(rng))
+
+
+@pytest.mark.parametrize("name", sorted(SWAPS))
+def test_the_state_built_from_a_view_is_the_same_whatever_the_seat_did_not_see(name):
+    for game, state, seat, swapped in positions(name):
+        for k in range(3):
+            _, one = _rebuilt(game, state, seat, random.Random(k))
+            _, other = _rebuilt(game, swapped, seat, random.Random(k))
+            assert one == other
+
+
+@pytest.mark.parametrize("name,seats", [("yspahan", 3), ("samarkand", 3), ("istanbul", 3), ("karawane", 3)])
+def test_what_the_view_hides_is_drawn_again(name, seats):
+    varied = 0
+    for depth in (3, 20, 60):
+        game, state = advanced(name, seats, seed=5, commands=depth)
+        for seat in range(seats):
+            worlds = {repr(_rebuilt(game, state, seat, random.Random(k))[1]) for k in range(4)}
+            varied += len(worlds) > 1
+    assert varied
