@@ -20,6 +20,13 @@ TABLES = [("yspahan", 2), ("yspahan", 3), ("yspahan", 4), ("samarkand", 3), ("sa
 DEPTHS = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610)
 
 
+def _random(game, state, seat, rng):
+    return rng.choice(list(game.legal_commands(state, seat)))
+
+
+PICKS = (None, None, _random, _random)  # the game's own bot (the seeker in 1001 Karawane), then random play
+
+
 def _rebuilt(game, state, seat, rng):
     view = game.view(state, seat)
     seen = msgspec.convert(msgspec.to_builtins(view), type(view))  # as the SDK decodes it: no shared objects
@@ -29,9 +36,9 @@ def _rebuilt(game, state, seat, rng):
 @pytest.mark.parametrize("name,seats", TABLES)
 def test_the_state_built_from_a_seats_view_shows_it_the_same_view_and_the_same_legal_commands(name, seats):
     checked = 0
-    for seed in range(3):
+    for seed, pick in enumerate(PICKS):
         for depth in DEPTHS:
-            game, state = advanced(name, seats, seed=40 + seed, commands=depth)
+            game, state = advanced(name, seats, seed=40 + seed, commands=depth, pick=pick)
             for seat in range(seats):
                 for k in range(2):
                     view, world = _rebuilt(game, state, seat, random.Random(k))
