@@ -1,0 +1,138 @@
+"""A bot that plays a seat remotely, through the Python SDK (``souk bot``; README, Bots).
+
+It holds what a player holds: its seat's token, its views, the public history. When its seat is awaited it builds
+a state from the seat's view alone (the game's ``from_view`` hook: what the view hides drawn at random), lets a
+strategy of ``services.bots`` choose in it, and sends the command with the view's version as ``expected_version``
+and a command id made of the game, the seat and that version: a resend, or a bot restarted at the same view, sends
+the same id and is answered, never applied twice; a choice for a view the game has moved past is refused as
+``stale`` and the bot waits for the newer view. It follows the game on the seat's WebSocket (``Seat.follow``),
+or polls the seat's view (``poll=True``), until the game is over.
+
+Nothing here reads the server's state: a bot here knows exactly what its seat's player could know.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import msgspec
+
+from contracts.readmodels import TableView
+from contracts.table import GameCreated
+from domain.kernel import get_game
+from services.bots.strategies import Strategy, StrategyError
+from services.client.sdk import FINAL, Seat, SoukClient, SoukError
+
+# refusals that only say the game moved on before the command arrived: the newer view says what to do
+MOVED_ON = ("stale", "not_your_turn", "wrong_phase", "game_over", "not_playing")
+
+
+def command_id(game_id: str, seat: int, version: int) -> str:
+    """The id of the seat's command at ``version``: the same for every resend and every bot at that view."""
+    return f"bot-{seat}-{version}-{game_id}"[:100]
+
+
+async def options_of(seat: Seat) -> Any:
+    """The game's options, from the game's first event (``GameCreated``, public in every seat's history)."""
+    page = await seat.history(after=0, limit=1)
+    created = page.entries[0].event if page.entries else None
+    if not isinstance(created, GameCreated):
+        raise StrategyError("no_options", f"game {seat.game_id}'s history does not start with its creation")
+    game = get_game(created.game)
+    return msgspec.convert(created.options, game.options_type)
+
+
+def choose(view: TableView, strategy: Strategy, options: Any, rng: random.Random) -> Any | None:
+    """The strategy's command for the seat that ``view`` belongs to, in a state built from the view alone (None:
+    the seat is not awaited, or has nothing to choose)."""
+    if view.status != "playing" or view.seat is None or view.seat not in view.flow.awaiting or not view.legal:
+        return None
+    game = get_game(view.game)
+    if len(view.legal) == 1:
+        return view.legal[0]
+    from_view = getattr(game, "from_view", None)
+    if from_view is None:
+        if strategy.name != "random":
+            raise StrategyError("no_hook", f"{game.title} has no 'from_view' hook: only random plays it remotely")
+        return rng.choice(view.legal)
+    state = from_view(view.view, view.seat, len(view.seats), options, rng)
+    command = strategy.choose(game, state, view.seat, rng)
+    if command not in view.legal:  # never: the state shows the seat the same legal commands (tests/bots)
+        raise StrategyError("illegal_choice", f"{strategy.name} chose {command!r}, not one of the seat's commands")
+    return command
+
+
+async def _polled(seat: Seat, interval: float) -> AsyncIterator[TableView]:
+    """The seat's views by polling: each newer version (the server waits up to 3 s for one), until the last."""
+    version = -1
+    while True:
+        view = await seat.view(min_version=version + 1)
+        if view.version > version:
+            version = view.version
+            yield view
+            if view.status in FINAL:
+                return
+        else:
+            await asyncio.sleep(interval)
+
+
+async def play(seat: Seat, strategy: Strategy, *, rng: random.Random | None = None, poll: bool = False,
+               interval: float = 0.2, on_move: Callable[[TableView, Any], None] | None = None) -> TableView:
+    """Plays ``seat`` with ``strategy`` until the game is over (or cancelled); returns the last view. ``on_move``
+    is told each command sent, with the view it was chosen in."""
+    rng = rng or random.Random()
+    options = await options_of(seat)
+    views = _polled(seat, interval) if poll else seat.follow()
+    last: TableView | None = None
+    async for view in views:
+        if not isinstance(view, TableView):
+            continue
+        last = view
+        command = choose(view, strategy, options, rng)
+        if command is None:
+            continue
+        try:
+            await seat.send(command, expected_version=view.version,
+                            command_id=command_id(view.game_id, seat.seat, view.version))
+        except SoukError as exc:
+            if exc.code not in MOVED_ON:
+                raise
+            continue  # the game moved on meanwhile: the next view is on its way
+        if on_move is not None:
+            on_move(view, command)
+    if last is None:
+        raise SoukError(0, "no_view", f"no view of game {seat.game_id} came")
+    return last
+
+
+async def free_seats(client: SoukClient, game_id: str) -> list[int]:
+    entry = await client.game(game_id)
+    return [s.seat for s in entry.seats if s.name is None]
+
+
+async def fill(client: SoukClient, game_id: str, strategy: Callable[[], Strategy], *, rng: random.Random | None = None,
+               poll: bool = False, name: str = "bot", on_move: Callable[[TableView, Any], None] | None = None
+               ) -> list[TableView]:
+    """Joins every free seat of ``game_id`` (as "bot 1", "bot 2"...) and plays them all until the game ends;
+    returns each seat's last view. Each seat has its own strategy object and its own random draws, and reads only
+    its own view."""
+    rng = rng or random.Random()
+    seats = []
+    for n, number in enumerate(await free_seats(client, game_id), start=1):
+        seats.append(await client.join(game_id, f"{name} {n}", seat=number))
+    if not seats:
+        raise SoukError(409, "no_free_seat", f"game {game_id} has no free seat")
+    return list(await asyncio.gather(*(play(s, strategy(), rng=random.Random(rng.randbytes(16)), poll=poll,
+                                            on_move=on_move) for s in seats)))
+
+
+async def seat_of(client: SoukClient, game_id: str, number: int, token: str) -> Seat:
+    """The handle of a seat taken before (``souk bot --seat N --token T``): its game's name is read from the lobby
+    entry, the token is checked by the first request that needs it."""
+    from contracts.api import Joined
+
+    entry = await client.game(game_id)
+    return Seat(client, entry.game, Joined(game_id=game_id, seat=number, token=token, version=0))
