@@ -80,11 +80,14 @@ async def _polled(seat: Seat, interval: float) -> AsyncIterator[TableView]:
 
 
 async def play(seat: Seat, strategy: Strategy, *, rng: random.Random | None = None, poll: bool = False,
-               interval: float = 0.2, on_move: Callable[[TableView, Any], None] | None = None) -> TableView:
+               interval: float = 0.2, on_move: Callable[[TableView, Any], None] | None = None,
+               options: Any = None) -> TableView:
     """Plays ``seat`` with ``strategy`` until the game is over (or cancelled); returns the last view. ``on_move``
-    is told each command sent, with the view it was chosen in."""
+    is told each command sent, with the view it was chosen in. ``options``: the game's (read from its history
+    unless given)."""
     rng = rng or random.Random()
-    options = await options_of(seat)
+    if options is None:
+        options = await options_of(seat)
     views = _polled(seat, interval) if poll else seat.follow()
     last: TableView | None = None
     async for view in views:

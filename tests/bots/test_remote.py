@@ -1,0 +1,148 @@
+"""The remote bot's loop (services/bots/remote.py) over an in-memory stand-in for the SDK's ``Seat``: it plays every
+title to its end from its seat's views alone, sends each command with the view's version and an id made of it, is
+refused as stale and chooses again at the newer view, and its decisions do not change when facts its seat never saw
+are swapped."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+
+import msgspec
+import pytest
+
+from contracts.readmodels import SeatInfo, TableView
+from domain.chance import Chance
+from services.bots import strategy
+from services.bots.remote import choose, command_id, play
+from services.client.sdk import SoukError
+from tests.bots.knowledge import SWAPS, positions
+from tests.bots.support import started
+
+
+class Server:
+    """One game in memory, as the gateway serves it: each seat's ``TableView``, commands decided at the expected
+    version (``stale`` otherwise), a command id answered once."""
+
+    def __init__(self, name: str, seats: int, seed: int, stale_once: bool = False) -> None:
+        self.game, self.state = started(name, seats, seed)
+        self.name, self.seats, self.seed = name, seats, seed
+        self.version = 1
+        self.ids: dict[str, int] = {}
+        self.sent: list[tuple[int, int, str]] = []  # (seat, expected version, command id) of each accepted command
+        self.refused = 0
+        self.stale_once = stale_once
+        self.changed = asyncio.Condition()
+
+    def view(self, seat: int) -> TableView:
+        game, state = self.game, self.state
+        over = game.result(state) is not None
+        view = game.view(state, seat)
+        return TableView(game_id="g1", game=self.name, title="in memory", version=self.version,
+                         status="over" if over else "playing", seat=seat,
+                         seats=tuple(SeatInfo(seat=i, name=f"bot {i + 1}") for i in range(self.seats)),
+                         flow=game.flow(state), legal=() if over else tuple(game.legal_commands(state, seat)),
+                         view=msgspec.convert(msgspec.to_builtins(view), type(view)),  # as the SDK decodes it
+                         result=game.result(state))
+
+    async def send(self, seat: int, command, expected_version: int, command_id: str) -> None:
+        if command_id in self.ids:
+            return
+        if self.stale_once:  # an event that changes nothing for the seats came first (a clock's, say)
+            self.stale_once = False
+            async with self.changed:
+                self.version += 1
+                self.changed.notify_all()
+        if expected_version != self.version:
+            self.refused += 1
+            raise SoukError(409, "stale", "the game moved on")
+        for event in self.game.decide(self.state, seat, command, Chance(self.seed.to_bytes(8, "big"), self.version)):
+            self.state = self.game.evolve(self.state, event)
+        self.ids[command_id] = self.version
+        self.sent.append((seat, expected_version, command_id))
+        async with self.changed:
+            self.version += 1
+            self.changed.notify_all()
+
+
+class FakeSeat:
+    """What ``play`` uses of ``services.client.sdk.Seat``: ``seat``, ``game_id``, ``follow()`` and ``send()``."""
+
+    def __init__(self, server: Server, seat: int) -> None:
+        self.server, self.seat, self.game_id = server, seat, "g1"
+
+    async def follow(self):
+        last = -1
+        while True:
+            async with self.server.changed:
+                await self.server.changed.wait_for(lambda: self.server.version > last)
+            view = self.server.view(self.seat)
+            last = view.version
+            yield view
+            if view.status == "over":
+                return
+
+    async def send(self, command, *, expected_version, command_id):
+        await self.server.send(self.seat, command, expected_version, command_id)
+
+
+GAMES = [("karawane", 2, "seeker", {}), ("yspahan", 2, "greedy", {"samples": 1}), ("samarkand", 3, "random", {}),
+         ("istanbul", 2, "greedy", {"samples": 1})]
+
+
+async def _played(server: Server, kind: str, settings: dict) -> list[TableView]:
+    options = server.game.options_type()
+    return await asyncio.wait_for(asyncio.gather(*(
+        play(FakeSeat(server, s), strategy(kind, **settings), rng=random.Random(s), options=options)
+        for s in range(server.seats))), 300)
+
+
+@pytest.mark.parametrize("name,seats,kind,settings", GAMES)
+def test_remote_bots_play_a_game_of_each_title_to_its_end_from_their_views(name, seats, kind, settings):
+    server = Server(name, seats, seed=9)
+    last = asyncio.run(_played(server, kind, settings))
+    assert server.game.result(server.state) is not None
+    assert all(v.status == "over" and v.version == server.version for v in last)
+    ids = [i for _, _, i in server.sent]
+    assert len(set(ids)) == len(ids) and all(i == command_id("g1", s, v) for s, v, i in server.sent)
+
+
+def test_a_command_refused_as_stale_is_chosen_again_at_the_newer_view():
+    server = Server("yspahan", 2, seed=4, stale_once=True)
+    asyncio.run(_played(server, "random", {}))
+    assert server.refused >= 1 and server.game.result(server.state) is not None
+
+
+def test_the_command_id_is_the_same_for_the_same_seat_and_version_and_differs_otherwise():
+    assert command_id("g1", 0, 7) == command_id("g1", 0, 7)
+    assert len({command_id("g1", 0, 7), command_id("g1", 1, 7), command_id("g1", 0, 8), command_id("g2", 0, 7)}) == 4
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,100}", command_id("a" * 200, 3, 10**9))
+
+
+STRATEGIES = {"random": {}, "greedy": {"samples": 2}, "mcts": {"budget": None, "iterations": 20, "rollout": 10},
+              "seeker": {}}
+
+
+def _table_view(game, state, seat) -> TableView:
+    view = game.view(state, seat)
+    return TableView(game_id="g1", game=game.name, title="t", version=3, status="playing", seat=seat,
+                     seats=tuple(SeatInfo(seat=i, name="x") for i in range(state.seats)), flow=game.flow(state),
+                     legal=tuple(game.legal_commands(state, seat)), view=view)
+
+
+@pytest.mark.parametrize("name", sorted(SWAPS))
+@pytest.mark.parametrize("kind", sorted(STRATEGIES))
+def test_a_remote_bots_decision_does_not_change_when_facts_its_seat_never_saw_are_swapped(name, kind):
+    bot = strategy(kind, **STRATEGIES[kind])
+    for game, state, seat, swapped in positions(name, count=4):
+        for k in range(2):
+            one = choose(_table_view(game, state, seat), bot, state.options, random.Random(k))
+            other = choose(_table_view(game, swapped, seat), bot, state.options, random.Random(k))
+            assert one == other and one in game.legal_commands(state, seat)
+
+
+def test_a_seat_not_awaited_chooses_nothing():
+    game, state = started("yspahan", 2, seed=1)
+    idle = next(s for s in range(2) if s not in game.flow(state).awaiting)
+    assert choose(_table_view(game, state, idle), strategy("random"), state.options, random.Random(0)) is None
