@@ -10,6 +10,8 @@ import random
 import msgspec
 import pytest
 
+from domain.chance import Chance
+from domain.kernel import bot_command, get_game
 from tests.bots.knowledge import SWAPS, positions
 from tests.bots.support import advanced
 
@@ -51,6 +53,46 @@ def test_the_state_built_from_a_seats_view_shows_it_the_same_view_and_the_same_l
             if game.result(state) is not None:
                 break
     assert checked > 50
+
+
+# the games' options that change what a seat sees or how a turn flows
+VARIANTS = [("samarkand", 3, {"hidden_goods": True}), ("samarkand", 4, {"hidden_goods": True}),
+            ("istanbul", 1, {"rules": 1}), ("istanbul", 3, {"rules": 1}), ("karawane", 2, {"rules": 1}),
+            ("yspahan", 2, {"caravan_width_2p": 3})]
+
+
+def _advanced_with(name, seats, options, seed, commands, pick):
+    """``support.advanced`` with the game's ``options``."""
+    game = get_game(name)
+    options = msgspec.convert(options, game.options_type)
+    state = game.initial_state(seats, options)
+    for event in game.setup(seats, options, Chance(seed.to_bytes(8, "big"), 0)):
+        state = game.evolve(state, event)
+    rng = random.Random(seed)
+    for n in range(commands):
+        if game.result(state) is not None:
+            break
+        seat = rng.choice(game.flow(state).awaiting)
+        command = (pick or bot_command)(game, state, seat, rng)
+        for event in game.decide(state, seat, command, Chance(seed.to_bytes(8, "big"), n + 1)):
+            state = game.evolve(state, event)
+    return game, state
+
+
+@pytest.mark.parametrize("name,seats,options", VARIANTS)
+def test_the_same_holds_with_the_options_that_change_what_a_seat_sees(name, seats, options):
+    checked = 0
+    for seed, pick in enumerate(PICKS):
+        for depth in DEPTHS[::2]:
+            game, state = _advanced_with(name, seats, options, 60 + seed, depth, pick)
+            for seat in range(seats):
+                view, world = _rebuilt(game, state, seat, random.Random(seed))
+                assert game.view(world, seat) == view, (seed, depth, seat)
+                assert list(game.legal_commands(world, seat)) == list(game.legal_commands(state, seat))
+                checked += 1
+            if game.result(state) is not None:
+                break
+    assert checked > 20
 
 
 @pytest.mark.parametrize("name,seats", TABLES)
