@@ -19,12 +19,15 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import msgspec
+import structlog
 
 from contracts.readmodels import TableView
 from contracts.table import GameCreated
 from domain.kernel import get_game
 from services.bots.strategies import Strategy, StrategyError
 from services.client.sdk import FINAL, Seat, SoukClient, SoukError
+
+log = structlog.get_logger("souk.bot")
 
 # refusals that only say the game moved on before the command arrived: the newer view says what to do
 MOVED_ON = ("stale", "not_your_turn", "wrong_phase", "game_over", "not_playing")
@@ -94,7 +97,14 @@ async def play(seat: Seat, strategy: Strategy, *, rng: random.Random | None = No
         if not isinstance(view, TableView):
             continue
         last = view
-        command = choose(view, strategy, options, rng)
+        try:
+            command = choose(view, strategy, options, rng)
+        except StrategyError:
+            raise
+        except Exception as exc:  # a defect of a from_view hook or a strategy: the seat still plays, and says so
+            log.warning("bot_fallback", game_id=view.game_id, seat=view.seat, version=view.version,
+                        strategy=strategy.name, error=f"{type(exc).__name__}: {exc}")
+            command = rng.choice(view.legal)
         if command is None:
             continue
         try:

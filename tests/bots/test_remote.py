@@ -146,3 +146,42 @@ def test_a_seat_not_awaited_chooses_nothing():
     game, state = started("yspahan", 2, seed=1)
     idle = next(s for s in range(2) if s not in game.flow(state).awaiting)
     assert choose(_table_view(game, state, idle), strategy("random"), state.options, random.Random(0)) is None
+
+
+def test_a_defect_of_the_from_view_hook_does_not_stall_the_seat_it_plays_at_random_and_says_so(monkeypatch):
+    from structlog.testing import capture_logs
+
+    server = Server("yspahan", 2, seed=6)
+
+    def broken(self, view, seat, seats, options, rng):
+        raise ValueError("a defect")
+
+    monkeypatch.setattr(type(server.game), "from_view", broken)
+    with capture_logs() as logs:
+        asyncio.run(_played(server, "greedy", {"samples": 1}))
+    assert server.game.result(server.state) is not None
+    assert logs and all(e["event"] == "bot_fallback" and "a defect" in e["error"] for e in logs)
+
+
+@pytest.mark.parametrize("args,code", [
+    (["g1", "--fill", "--strategy", "minimax"], "unknown_strategy"),
+    (["g1", "--fill", "--seat", "1", "--token", "t"], "bad_arguments"),
+    (["g1", "--seat", "1"], "bad_arguments"),
+    (["g1"], "bad_arguments"),
+])
+def test_souk_bot_refuses_bad_arguments_with_their_code_and_plays_nothing(args, code):
+    from click.testing import CliRunner
+
+    from services.cli.main import cli
+
+    done = CliRunner().invoke(cli, ["bot", *args])
+    assert done.exit_code == 2 and code in done.output, done.output
+
+
+def test_souk_bot_says_when_no_server_answers():
+    from click.testing import CliRunner
+
+    from services.cli.main import cli
+
+    done = CliRunner().invoke(cli, ["bot", "g1", "--fill", "--server", "http://127.0.0.1:9"])
+    assert done.exit_code == 1 and "unreachable" in done.output, done.output
