@@ -80,8 +80,8 @@ def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random
     pile, camels = tuple(camels[: view.camel_pile]), camels[view.camel_pile:]
     hidden = [i for i, p in enumerate(view.players) if p.camels is None]
     dealt: dict[int, list[int]] = {i: [] for i in hidden}
-    for c in camels:  # the camels bought by the others, dealt among them at random
-        dealt[rng.choice(hidden)].append(c) if hidden else None
+    for c in camels if hidden else ():  # the camels bought by the others, dealt among them at random
+        dealt[rng.choice(hidden)].append(c)
     players = []
     for i, p in enumerate(view.players):
         if i == seat:
