@@ -68,6 +68,23 @@ def choose(view: TableView, strategy: Strategy, options: Any, rng: random.Random
     return command
 
 
+def _decided(view: TableView, strategy: Strategy, options: Any, rng: random.Random) -> Any | None:
+    """``choose``, and when a defect of a ``from_view`` hook or of a strategy shows (an exception, a command the
+    seat may not send), a legal command at random: the seat still plays, and the log says so (``bot_fallback``). A
+    strategy that cannot play the game at all (``no_hook``) is the operator's to change: raised."""
+    try:
+        return choose(view, strategy, options, rng)
+    except StrategyError as exc:
+        if exc.code != "illegal_choice":
+            raise
+        error = str(exc)
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    log.warning("bot_fallback", game_id=view.game_id, seat=view.seat, version=view.version, strategy=strategy.name,
+                error=error)
+    return rng.choice(view.legal)
+
+
 async def _polled(seat: Seat, interval: float) -> AsyncIterator[TableView]:
     """The seat's views by polling: each newer version (the server waits up to 3 s for one), until the last."""
     version = -1
@@ -97,14 +114,7 @@ async def play(seat: Seat, strategy: Strategy, *, rng: random.Random | None = No
         if not isinstance(view, TableView):
             continue
         last = view
-        try:
-            command = choose(view, strategy, options, rng)
-        except StrategyError:
-            raise
-        except Exception as exc:  # a defect of a from_view hook or a strategy: the seat still plays, and says so
-            log.warning("bot_fallback", game_id=view.game_id, seat=view.seat, version=view.version,
-                        strategy=strategy.name, error=f"{type(exc).__name__}: {exc}")
-            command = rng.choice(view.legal)
+        command = _decided(view, strategy, options, rng)
         if command is None:
             continue
         try:

@@ -88,7 +88,9 @@ class FakeSeat:
 
 
 GAMES = [("karawane", 2, "seeker", {}), ("yspahan", 2, "greedy", {"samples": 1}), ("samarkand", 3, "random", {}),
-         ("istanbul", 2, "greedy", {"samples": 1})]
+         ("istanbul", 2, "greedy", {"samples": 1}),
+         ("yspahan", 2, "mcts", {"budget": None, "iterations": 6, "rollout": 6}),
+         ("samarkand", 3, "mcts", {"budget": None, "iterations": 4, "rollout": 4})]
 
 
 async def _played(server: Server, kind: str, settings: dict) -> list[TableView]:
