@@ -187,3 +187,18 @@ def test_souk_bot_says_when_no_server_answers():
 
     done = CliRunner().invoke(cli, ["bot", "g1", "--fill", "--server", "http://127.0.0.1:9"])
     assert done.exit_code == 1 and "unreachable" in done.output, done.output
+
+
+def test_the_remote_bot_reaches_the_server_through_the_sdk_only():
+    """services/bots/remote.py imports, of Souk's services, the SDK and the strategies only: no store, engine,
+    projector, gateway or history code that could read more than the seat's answers."""
+    import ast
+    from pathlib import Path
+
+    import services.bots.remote as remote
+
+    tree = ast.parse(Path(remote.__file__).read_text(encoding="utf-8"))
+    modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    modules |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    services = {m for m in modules if m.startswith("services.")}
+    assert services and services <= {"services.client.sdk", "services.bots.strategies"}, services

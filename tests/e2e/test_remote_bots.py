@@ -89,3 +89,33 @@ async def test_a_seat_played_by_souk_bot_beside_a_seat_played_by_the_test(souk_u
         theirs = [line for line in out.splitlines() if line.startswith("v")]
         assert mine > 5 and len(theirs) > 5
         assert all(line.split()[2] == f"{machine.seat}:" for line in theirs)
+
+
+async def test_a_souk_bot_killed_in_the_middle_of_a_game_and_started_again_plays_on_to_the_end(souk_url):
+    """Each seat of a 1001 Karawane game played by its own `souk bot` process (the tokens from the test's joins),
+    both killed (SIGKILL) once the game is some moves in; two new processes with the same tokens go on from the views
+    as they are (a command the killed one sent at a view is sent again with the same id: answered, not applied
+    twice), and the game ends."""
+    async with SoukClient(souk_url) as souk:
+        created = await souk.create("karawane", "killed and back", 2)
+        seats = [await souk.join(created.game_id, f"seat {n}") for n in range(2)]
+
+        def start(seat):
+            return souk_bot(created.game_id, "--seat", str(seat.seat), "--token", seat.token, "--strategy", "seeker",
+                            "--server", souk_url)
+
+        first = [start(s) for s in seats]
+        for _ in range(600):  # until the game is some moves in
+            if (await souk.view(created.game_id)).version > 40:
+                break
+            await asyncio.sleep(0.05)
+        for process in first:
+            process.kill()
+            await asyncio.to_thread(process.wait)
+        middle = await souk.view(created.game_id)
+        assert middle.status == "playing", "the game ended before the kill: nothing was checked"
+        again = [start(s) for s in seats]
+        outs = [(await finished(p, 600))[0] for p in again]
+        final = await souk.view(created.game_id)
+        assert final.status == "over" and final.version > middle.version
+        assert all(json.loads(out.strip().splitlines()[-1])["status"] == "over" for out in outs)
