@@ -119,3 +119,16 @@ async def test_a_souk_bot_killed_in_the_middle_of_a_game_and_started_again_plays
         final = await souk.view(created.game_id)
         assert final.status == "over" and final.version > middle.version
         assert all(json.loads(out.strip().splitlines()[-1])["status"] == "over" for out in outs)
+
+
+async def test_souk_bot_ends_in_one_line_on_a_wrong_token_or_a_game_with_no_free_seat(souk_url):
+    async with SoukClient(souk_url) as souk:
+        created = await souk.create("yspahan", "full", 2)
+        for n in range(2):
+            await souk.join(created.game_id, f"player {n}")
+        wrong = souk_bot(created.game_id, "--seat", "0", "--token", "not-the-token", "--server", souk_url)
+        full = souk_bot("--fill", created.game_id, "--server", souk_url)
+        for process, code in ((wrong, "401"), (full, "no_free_seat")):
+            out, err = await asyncio.to_thread(process.communicate, timeout=60)
+            assert process.returncode == 1 and "Traceback" not in err, err
+            assert err.startswith("souk: bot:") and code in err and len(err.strip().splitlines()) == 1, err
