@@ -96,7 +96,8 @@ def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random
     drawn with ``rng`` as ``determinize`` draws it: the kinds of the hexes the seat does not know, within each
     sector; the equipment cards of the other hands (each its count) and the supply's piles; the thief cards not
     turned yet (the view counts them). A hex's identity is its back's sector and, where no genie moved it, its own
-    cell (any labelling within a sector is the same to the rules). The turn's flags the view does not spell out
+    cell (any labelling within a sector is the same to the rules). The hexes drawn honour every public clue (one of
+the hexes a place's clue names is of its kind). The turn's flags the view does not spell out
     are read from what it shows: the hexes crossed from the path, the stage a genie returns to, a place used this
     turn from the turn's clues, home passed through from the path. Not shown: the hexes another seat looked at
     (none). ``view(state, seat) == view``. A remote bot (``services.bots.remote``) holds nothing else."""
@@ -131,15 +132,9 @@ def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random
         if h.kind is not None:
             kinds[board[h.cell]] = h.kind
             known.add(board[h.cell])
-    for sector in data.SECTORS:
-        pool = list(data.sector_tiles(sector))
-        for t in data.SECTOR_CELLS[sector]:
-            if t in known:
-                pool.remove(kinds[t])
-        pool.sort()
-        rng.shuffle(pool)
-        for t, k in zip([t for t in data.SECTOR_CELLS[sector] if t not in known], pool):
-            kinds[t] = k
+    clues = tuple(Clue(seat=c.seat, round=c.round, kind=c.kind, tiles=tuple(sorted(board[x] for x in c.cells)),
+                       face_down=c.face_down) for c in view.clues)
+    kinds = _drawn_kinds(kinds, known, clues, rng)
     face_up = tuple(sorted(board[h.cell] for h in view.hexes if h.face_up))
     mine = tuple(sorted(board[h.cell] for h in view.hexes if h.kind is not None and not h.face_up))
 
@@ -167,8 +162,6 @@ def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random
         thieves.remove(view.thieves)
     rng.shuffle(thieves)
     thief_left = tuple(sorted(thieves[: supply.thief_cards]))
-    clues = tuple(Clue(seat=c.seat, round=c.round, kind=c.kind, tiles=tuple(sorted(board[x] for x in c.cells)),
-                       face_down=c.face_down) for c in view.clues)
 
     turn = None
     t = view.turn
@@ -195,3 +188,58 @@ def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random
                  face_up=face_up, players=tuple(players), supply=pile, thief_left=thief_left, thieves=view.thieves,
                  first=view.first, active=view.active, round=view.round, turn=turn, clues=clues, ending=view.ending,
                  scores=view.scores, winners=view.winners)
+
+
+def _drawn_kinds(kinds: list[str], known: set[int], clues: tuple, rng: random.Random,
+                 steps: int = 20_000) -> list[str]:
+    """``kinds`` with the hexes not in ``known`` drawn within their sector, so that every public clue holds (one of
+    its hexes is of its kind): first a hex for each clue no known hex answers, by a search with random choices
+    (the clues that leave the fewest hexes first), then the rest at random. When the search gives up after
+    ``steps`` tries (never seen), the clues are left out of the draw."""
+    pools: dict[str, list[str]] = {}
+    for sector in data.SECTORS:
+        pool = list(data.sector_tiles(sector))
+        for t in data.SECTOR_CELLS[sector]:
+            if t in known:
+                pool.remove(kinds[t])
+        pools[sector] = sorted(pool)
+    open_ = [c for c in clues if not any(t in known and kinds[t] == c.kind for t in c.tiles)]
+    unknown = [[t for t in c.tiles if t not in known] for c in open_]
+    order = sorted(range(len(open_)), key=lambda i: (len(unknown[i]), rng.random()))
+    chosen: dict[int, str] = {}
+    budget = [steps]
+
+    def search(k: int) -> bool:
+        if k == len(order):
+            return True
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        i = order[k]
+        kind = open_[i].kind
+        if any(chosen.get(t) == kind for t in unknown[i]):
+            return search(k + 1)
+        candidates = [t for t in unknown[i] if t not in chosen and kind in pools[data.AREA[t]]]
+        rng.shuffle(candidates)
+        for t in candidates:
+            chosen[t] = kind
+            pools[data.AREA[t]].remove(kind)
+            if search(k + 1):
+                return True
+            del chosen[t]
+            pools[data.AREA[t]].append(kind)
+        return False
+
+    if not search(0):  # the draw as determinize makes it
+        for t, kind in chosen.items():
+            pools[data.AREA[t]].append(kind)
+        chosen = {}
+    kinds = list(kinds)
+    for t, kind in chosen.items():
+        kinds[t] = kind
+    for sector in data.SECTORS:
+        pool = sorted(pools[sector])
+        rng.shuffle(pool)
+        for t, kind in zip([t for t in data.SECTOR_CELLS[sector] if t not in known and t not in chosen], pool):
+            kinds[t] = kind
+    return kinds
