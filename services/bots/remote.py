@@ -14,7 +14,9 @@ Nothing here reads the server's state: a bot here knows exactly what its seat's 
 from __future__ import annotations
 
 import asyncio
+import copy
 import random
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -48,11 +50,40 @@ async def options_of(seat: Seat) -> Any:
     return msgspec.convert(created.options, game.options_type)
 
 
-def choose(view: TableView, strategy: Strategy, options: Any, rng: random.Random) -> Any | None:
+def _clock(view: TableView) -> Any | None:
+    """The seat's own clock in the view (``TableView.clock``), None without one."""
+    if view.clock is None:
+        return None
+    return next((c for c in view.clock.seats if c.seat == view.seat), None)
+
+
+def paced(strategy: Strategy, view: TableView, now: float) -> Strategy:
+    """``strategy``, its time budget (mcts's ``budget``) cut to half the time the seat has left before its
+    deadline (``TableView.clock``; at least 50 ms) so that a bot answers before its clock runs out; itself when it
+    has no budget or the seat no deadline."""
+    budget = getattr(strategy, "budget", None)
+    mine = _clock(view)
+    if budget is None or mine is None or mine.deadline is None:
+        return strategy
+    cut = max(0.05, (mine.deadline - now) / 2)
+    if cut >= budget:
+        return strategy
+    faster = copy.copy(strategy)
+    faster.budget = cut  # type: ignore[attr-defined]
+    return faster
+
+
+def choose(view: TableView, strategy: Strategy, options: Any, rng: random.Random,
+           now: float | None = None) -> Any | None:
     """The strategy's command for the seat that ``view`` belongs to, in a state built from the view alone (None:
-    the seat is not awaited, or has nothing to choose)."""
+    the seat is not awaited, has nothing to choose, or is out of the game: the server's bots play it for good).
+    ``now`` (unix seconds, default the clock's): a seat with a deadline thinks within it (``paced``)."""
     if view.status != "playing" or view.seat is None or view.seat not in view.flow.awaiting or not view.legal:
         return None
+    mine = _clock(view)
+    if mine is not None and mine.out:
+        return None
+    strategy = paced(strategy, view, time.time() if now is None else now)
     game = get_game(view.game)
     if len(view.legal) == 1:
         return view.legal[0]

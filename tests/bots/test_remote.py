@@ -202,3 +202,43 @@ def test_the_remote_bot_reaches_the_server_through_the_sdk_only():
     modules |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     services = {m for m in modules if m.startswith("services.")}
     assert services and services <= {"services.client.sdk", "services.bots.strategies"}, services
+
+
+def _clocked(game, state, seat, deadline=None, out=""):
+    from contracts.table import ClockView, SeatClockView
+
+    view = _table_view(game, state, seat)
+    clock = ClockView(seats=tuple(SeatClockView(seat=i, deadline=deadline if i == seat else None,
+                                                out=out if i == seat else "") for i in range(state.seats)), at=100.0)
+    return msgspec.structs.replace(view, clock=clock)
+
+
+class _Timed:
+    """A strategy with a time budget that records the budget each choice had."""
+
+    name = "timed"
+
+    def __init__(self, budget):
+        self.budget, self.used = budget, []
+
+    def choose(self, game, state, seat, rng):
+        self.used.append(self.budget)
+        return game.legal_commands(state, seat)[0]
+
+
+def test_a_bot_with_a_deadline_thinks_within_half_the_time_it_has_left():
+    game, state = started("yspahan", 2, seed=1)
+    seat = game.flow(state).awaiting[0]
+    bot = _Timed(5.0)
+    choose(_clocked(game, state, seat, deadline=104.0), bot, state.options, random.Random(0), now=100.0)
+    choose(_clocked(game, state, seat, deadline=130.0), bot, state.options, random.Random(0), now=100.0)
+    choose(_clocked(game, state, seat, deadline=100.01), bot, state.options, random.Random(0), now=100.0)
+    choose(_table_view(game, state, seat), bot, state.options, random.Random(0), now=100.0)
+    assert bot.used == [2.0, 5.0, 0.05, 5.0] and bot.budget == 5.0  # the strategy itself is left as it was
+
+
+def test_a_seat_out_of_the_game_is_not_played_by_the_remote_bot():
+    game, state = started("yspahan", 2, seed=1)
+    seat = game.flow(state).awaiting[0]
+    view = _clocked(game, state, seat, out="resigned")
+    assert choose(view, strategy("random"), state.options, random.Random(0)) is None
