@@ -88,7 +88,8 @@ class FakeSeat:
 
 
 GAMES = [("karawane", 2, "seeker", {}), ("yspahan", 2, "greedy", {"samples": 1}), ("samarkand", 3, "random", {}),
-         ("istanbul", 2, "greedy", {"samples": 1}),
+         ("istanbul", 2, "greedy", {"samples": 1}), ("istanbul", 1, "greedy", {"samples": 1}),
+         ("karawane", 4, "seeker", {}), ("samarkand", 5, "greedy", {"samples": 1}), ("yspahan", 4, "random", {}),
          ("yspahan", 2, "mcts", {"budget": None, "iterations": 6, "rollout": 6}),
          ("samarkand", 3, "mcts", {"budget": None, "iterations": 4, "rollout": 4})]
 
@@ -102,8 +103,12 @@ async def _played(server: Server, kind: str, settings: dict) -> list[TableView]:
 
 @pytest.mark.parametrize("name,seats,kind,settings", GAMES)
 def test_remote_bots_play_a_game_of_each_title_to_its_end_from_their_views(name, seats, kind, settings):
+    from structlog.testing import capture_logs
+
     server = Server(name, seats, seed=9)
-    last = asyncio.run(_played(server, kind, settings))
+    with capture_logs() as logs:
+        last = asyncio.run(_played(server, kind, settings))
+    assert not [e for e in logs if e["event"] == "bot_fallback"], logs  # every choice was the strategy's own
     assert server.game.result(server.state) is not None
     assert all(v.status == "over" and v.version == server.version for v in last)
     ids = [i for _, _, i in server.sent]

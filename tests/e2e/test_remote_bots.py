@@ -42,7 +42,8 @@ async def test_souk_bot_fill_joins_every_free_seat_and_plays_the_game_to_its_end
         created = await souk.create(game, f"bots {game}", seats)
         process = souk_bot("--fill", created.game_id, "--strategy", strategy, "--samples", "1", "--seed", "3",
                            "--server", souk_url)
-        out, _ = await finished(process, 600)
+        out, err = await finished(process, 600)
+        assert "bot_fallback" not in err, err  # every choice was the strategy's, in a state built from a view
         lines = out.strip().splitlines()
         summary = json.loads(lines[-1])
         assert summary["status"] == "over" and summary["seats"] == list(range(seats)) and summary["winners"], summary
@@ -79,7 +80,8 @@ async def test_a_seat_played_by_souk_bot_beside_a_seat_played_by_the_test(souk_u
                             assert exc.code == "stale", exc
 
             await asyncio.wait_for(play(), 600)
-            out, _ = await finished(process, 60)
+            out, err = await finished(process, 60)
+            assert "bot_fallback" not in err, err
         finally:
             if process.poll() is None:
                 process.kill()
