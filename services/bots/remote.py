@@ -31,8 +31,10 @@ from services.client.sdk import FINAL, Seat, SoukClient, SoukError
 
 log = structlog.get_logger("souk.bot")
 
-# refusals that only say the game moved on before the command arrived: the newer view says what to do
-MOVED_ON = ("stale", "not_your_turn", "wrong_phase", "game_over", "not_playing")
+# refusals that only say the game moved on before the command arrived: the newer view says what to do. Any other
+# (a rule refusal at the very version the command was chosen for: its legal commands came from the server) ends
+# the bot loudly rather than leaving it waiting for a view that would not come.
+MOVED_ON = ("stale", "game_over", "game_cancelled")
 
 
 def command_id(game_id: str, seat: int, version: int) -> str:
