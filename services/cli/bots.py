@@ -108,10 +108,10 @@ def bot_command(game_id: str, seat: int | None, token: str | None, fill: bool, n
     if name not in STRATEGIES:
         raise click.BadParameter(f"unknown_strategy: {name!r} (the strategies are {', '.join(STRATEGIES)})",
                                  param_hint="--strategy")
-    if fill == (seat is not None or token is not None):
+    if fill and seat is not None:
         raise click.UsageError("bad_arguments: either --seat N --token T (one seat taken before), or --fill")
     if not fill and (seat is None or not token):
-        raise click.UsageError("bad_arguments: --seat and --token go together")
+        raise click.UsageError("bad_arguments: --seat N with its --token T (or SOUK_BOT_TOKEN), or --fill")
     settings = {"mcts": {"budget": budget}, "greedy": {"samples": samples}}.get(name, {})
     rng = random.Random(seed)
 
