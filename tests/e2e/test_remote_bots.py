@@ -134,3 +134,33 @@ async def test_souk_bot_ends_in_one_line_on_a_wrong_token_or_a_game_with_no_free
             out, err = await asyncio.to_thread(process.communicate, timeout=60)
             assert process.returncode == 1 and "Traceback" not in err, err
             assert err.startswith("souk: bot:") and code in err and len(err.strip().splitlines()) == 1, err
+
+
+async def test_souk_bot_fill_takes_the_seats_a_person_left_free_and_plays_them_beside_that_person(souk_url):
+    async with SoukClient(souk_url) as souk:
+        created = await souk.create("samarkand", "one person, two bots", 3)
+        person = await souk.join(created.game_id, "a person", seat=1)
+        process = souk_bot("--fill", created.game_id, "--strategy", "greedy", "--samples", "1", "--server", souk_url)
+        rng, mine = random.Random(8), 0
+        try:
+            async def play() -> None:
+                nonlocal mine
+                async for view in person.follow():
+                    if view.status == "playing" and person.seat in view.flow.awaiting and view.legal:
+                        try:
+                            await person.send(rng.choice(view.legal), expected_version=view.version)
+                            mine += 1
+                        except SoukError as exc:
+                            assert exc.code == "stale", exc
+
+            await asyncio.wait_for(play(), 600)
+            out, err = await finished(process, 60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert "bot_fallback" not in err, err
+        summary = json.loads(out.strip().splitlines()[-1])
+        assert summary["status"] == "over" and summary["seats"] == [0, 2]
+        final = await souk.view(created.game_id)
+        assert [s.name for s in final.seats] == ["bot 1", "a person", "bot 2"] and final.status == "over"
+        assert mine > 3
