@@ -108,10 +108,13 @@ def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random
     hands, rest = _deal([c for c in unseen if data.LOCATION_CARDS[c].fountain is None],
                         [sheets[i].hand for i in others], rng)
     _, location_deck = _deal([*rest, *fountains], [], rng)
-    keep_sizes = [2 if keeping and i in view.awaiting else 0 for i in others]
     guild_pool = _unseen([g.id for g in data.GUILD_CARDS], you.guild_cards, you.keep, view.guild_discard)
-    keep_sizes = [min(n, max(0, len(guild_pool) - view.guild_deck - sum(sheets[i].guild_cards for i in others)))
-                  for n in keep_sizes]
+    kept = len(guild_pool) - view.guild_deck - sum(sheets[i].guild_cards for i in others)  # held to keep one
+    keep_sizes = []
+    for i in others:  # two cards each (caravan card 4), as far as the cards held to keep one go
+        n = min(2, max(0, kept)) if keeping and i in view.awaiting else 0
+        keep_sizes.append(n)
+        kept -= n
     guild_sizes = [n for k, i in enumerate(others) for n in (sheets[i].guild_cards, keep_sizes[k])]
     guilds, guild_deck = _deal(guild_pool, guild_sizes, rng)
     goods_pool = _unseen(data.GOODS_CARDS, you.goods_cards, view.goods_discard)

@@ -145,3 +145,55 @@ def test_in_1001_karawane_the_state_built_from_a_view_agrees_with_every_public_c
                         assert any(world.kinds[t] == clue.kind for t in clue.tiles), (seed, depth, seat, clue)
                         checked += 1
     assert checked > 100
+
+
+@pytest.mark.parametrize("phase", ["keep", "fountain", "draw"])
+def test_in_istanbul_the_phases_inside_an_action_are_rebuilt_from_a_view(phase):
+    """The decisions taken while an action is settled (caravan card 4's guild card to keep, a fountain's reward,
+    the draw after a card from the hand): the turn's flow they sit in is not in the view but read from it."""
+    found = 0
+    for seed in range(60):
+        game, state = _advanced_with("istanbul", 3, {}, seed, 0, None)
+        rng = random.Random(seed)
+        for n in range(600):
+            if game.result(state) is not None or found >= 6:
+                break
+            if game.flow(state).phase == phase:
+                for seat in range(3):
+                    view, world = _rebuilt(game, state, seat, random.Random(n))
+                    assert game.view(world, seat) == view and \
+                        list(game.legal_commands(world, seat)) == list(game.legal_commands(state, seat)), (seed, n)
+                found += 1
+            seat = rng.choice(game.flow(state).awaiting)
+            command = rng.choice(list(game.legal_commands(state, seat)))
+            for event in game.decide(state, seat, command, Chance(seed.to_bytes(8, "big"), n + 1)):
+                state = game.evolve(state, event)
+        if found >= 6:
+            break
+    assert found >= 6, f"too few {phase} positions"
+
+
+@pytest.mark.parametrize("phase", ["genie", "desert", "home", "equip", "after"])
+def test_in_1001_karawane_every_stage_of_a_turn_is_rebuilt_from_a_view(phase):
+    """A genie's second hex (the stage it returns to is not in the view), the desert phase, home, equipping, after
+    the move: the turn's flags the view does not spell out are read from it."""
+    found = 0
+    for seed in range(80):
+        game, state = _advanced_with("karawane", 3, {}, seed, 0, None)
+        rng = random.Random(seed)
+        for n in range(800):
+            if game.result(state) is not None or found >= 6:
+                break
+            if game.flow(state).phase == phase:
+                for seat in range(3):
+                    view, world = _rebuilt(game, state, seat, random.Random(n))
+                    assert game.view(world, seat) == view and \
+                        list(game.legal_commands(world, seat)) == list(game.legal_commands(state, seat)), (seed, n)
+                found += 1
+            seat = rng.choice(game.flow(state).awaiting)
+            command = (bot_command if rng.random() < 0.7 else _random)(game, state, seat, rng)
+            for event in game.decide(state, seat, command, Chance(seed.to_bytes(8, "big"), n + 1)):
+                state = game.evolve(state, event)
+        if found >= 6:
+            break
+    assert found >= 6, f"too few {phase} positions"
