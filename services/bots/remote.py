@@ -132,16 +132,55 @@ async def _polled(seat: Seat, interval: float) -> AsyncIterator[TableView]:
             await asyncio.sleep(interval)
 
 
+async def _watched(seat: Seat, idle: float) -> AsyncIterator[TableView]:
+    """The seat's views as its WebSocket pushes them, and, when none came for ``idle`` seconds, the seat's view as
+    it is (``Seat.view``) if it is newer: a push lost on the way while the socket stayed open would otherwise leave
+    the bot waiting for ever for a view that awaits it. Each version once, in order, up to the last."""
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    done = object()
+
+    async def pump() -> None:
+        try:
+            async for view in seat.follow():
+                queue.put_nowait(view)
+            queue.put_nowait(done)
+        except Exception as exc:
+            queue.put_nowait(exc)
+
+    task = asyncio.create_task(pump())
+    version = -1
+    try:
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), idle)
+            except asyncio.TimeoutError:
+                item = await seat.view()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            if not isinstance(item, TableView) or item.version <= version:
+                continue
+            version = item.version
+            yield item
+            if item.status in FINAL:
+                return
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
 async def play(seat: Seat, strategy: Strategy, *, rng: random.Random | None = None, poll: bool = False,
-               interval: float = 0.2, on_move: Callable[[TableView, Any], None] | None = None,
+               interval: float = 0.2, idle: float = 5.0, on_move: Callable[[TableView, Any], None] | None = None,
                options: Any = None) -> TableView:
     """Plays ``seat`` with ``strategy`` until the game is over (or cancelled); returns the last view. ``on_move``
     is told each command sent, with the view it was chosen in. ``options``: the game's (read from its history
-    unless given)."""
+    unless given). Following the WebSocket, the seat's view is read after ``idle`` seconds without a push
+    (``_watched``); polling, every ``interval`` seconds while no newer view came."""
     rng = rng or random.Random()
     if options is None:
         options = await options_of(seat)
-    views = _polled(seat, interval) if poll else seat.follow()
+    views = _polled(seat, interval) if poll else _watched(seat, idle)
     last: TableView | None = None
     async for view in views:
         if not isinstance(view, TableView):

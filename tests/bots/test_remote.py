@@ -69,8 +69,9 @@ class Server:
 class FakeSeat:
     """What ``play`` uses of ``services.client.sdk.Seat``: ``seat``, ``game_id``, ``follow()`` and ``send()``."""
 
-    def __init__(self, server: Server, seat: int) -> None:
+    def __init__(self, server: Server, seat: int, missed: int = 0) -> None:
         self.server, self.seat, self.game_id = server, seat, "g1"
+        self.missed = missed  # every missed-th push never comes (0: none is missed)
 
     async def follow(self):
         last = -1
@@ -79,9 +80,14 @@ class FakeSeat:
                 await self.server.changed.wait_for(lambda: self.server.version > last)
             view = self.server.view(self.seat)
             last = view.version
+            if self.missed and view.version % self.missed == 0 and view.status != "over":
+                continue  # a push lost on the way (the socket stays open)
             yield view
             if view.status == "over":
                 return
+
+    async def view(self, min_version: int = 0):
+        return self.server.view(self.seat)
 
     async def send(self, command, *, expected_version, command_id):
         await self.server.send(self.seat, command, expected_version, command_id)
@@ -113,6 +119,21 @@ def test_remote_bots_play_a_game_of_each_title_to_its_end_from_their_views(name,
     assert all(v.status == "over" and v.version == server.version for v in last)
     ids = [i for _, _, i in server.sent]
     assert len(set(ids)) == len(ids) and all(i == command_id("g1", s, v) for s, v, i in server.sent)
+
+
+def test_a_push_that_never_comes_does_not_stall_the_bot_it_reads_its_seats_view_after_a_while():
+    """The socket stays open but a view is never pushed (every 7th version here): without the watch, the bot whose
+    seat that view awaits would wait for ever."""
+    server = Server("karawane", 2, seed=3)
+    options = server.game.options_type()
+
+    async def played():
+        return await asyncio.wait_for(asyncio.gather(*(
+            play(FakeSeat(server, s, missed=7), strategy("seeker"), rng=random.Random(s), options=options, idle=0.02)
+            for s in range(2))), 60)
+
+    asyncio.run(played())
+    assert server.game.result(server.state) is not None
 
 
 def test_a_command_refused_as_stale_is_chosen_again_at_the_newer_view():
