@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from contracts.table import ForkedFrom
+from contracts.table import CLOCK_TIMEOUT_POLICIES, UNDO_POLICIES, ClockOptions, ForkedFrom
 
 # The limits of a request (issue #8): over them, it is refused with a JSON error and changes nothing.
 MAX_BODY_BYTES = 64 * 1024  # 413 body_too_large
@@ -37,6 +37,9 @@ class CreateGameRequest(Strict):
     # timeout, say) answers the same game instead of creating another.
     request_id: str | None = None
     private: bool = False  # joined with the invite code the answer carries; never listed in the lobby
+    # An https URL that receives the game's notices for every seat (README, Webhooks): signed with the
+    # ``webhook_secret`` the answer carries.
+    webhook: str | None = None
 
 
 class JoinRequest(Strict):
@@ -49,6 +52,9 @@ class JoinRequest(Strict):
     # The seat's contribution to the game's chance: 64 hex digits the client draws at random (the SDK does). The
     # server's seed is mixed with every seat's when the game starts: a seat that gives one needs to trust no one.
     entropy: str | None = None
+    # An https URL that receives this seat's notices (its turn, its clock low, an undo asked, the end; README,
+    # Webhooks): signed with the ``webhook_secret`` the answer carries.
+    webhook: str | None = None
 
 
 class CommandRequest(Strict):
@@ -90,11 +96,21 @@ class UndoAnswerRequest(Strict):
     expected_version: int | None = None
 
 
+class ResignRequest(Strict):
+    """``POST .../seats/{seat}/resign``: the seat leaves the game in play for good. ``expected_version``: refused as
+    ``stale`` when the game moved on since (None: resign whatever happened since)."""
+
+    command_id: str
+    expected_version: int | None = None
+
+
 class Created(msgspec.Struct, frozen=True):
     game_id: str
     version: int
     creator_token: str = ""  # lets its holder cancel the game before it starts (DELETE /games/{id}); keep it secret
     invite_code: str | None = None  # a private game's: players join with it
+    # The secret that signs the POSTs to the request's ``webhook`` (none without one): keep it secret
+    webhook_secret: str | None = None
 
 
 class Forked(msgspec.Struct, frozen=True):
@@ -133,11 +149,35 @@ class Joined(msgspec.Struct, frozen=True):
     seat: int
     token: str  # the seat's secret: send it as "Authorization: Bearer <token>" (or ?token= on WebSockets)
     version: int
+    # The secret that signs the POSTs to the join's ``webhook`` (none without one): keep it secret
+    webhook_secret: str | None = None
 
 
 class ApiErrorBody(msgspec.Struct, frozen=True):
     code: str
     message: str
+
+
+class ClockInfo(msgspec.Struct, frozen=True):
+    """The table option ``clock`` (``CreateGame.options["clock"]``, a ``ClockOptions``): its fields with their
+    defaults (``defaults``: no clock), and the policies ``on_timeout`` may name."""
+
+    defaults: ClockOptions = msgspec.field(default_factory=ClockOptions)
+    policies: tuple[str, ...] = CLOCK_TIMEOUT_POLICIES
+
+
+class UndoInfo(msgspec.Struct, frozen=True):
+    """The table option ``undo``: its default and the policies it may name."""
+
+    default: str = "own_turn"
+    policies: tuple[str, ...] = UNDO_POLICIES
+
+
+class TableOptionsInfo(msgspec.Struct, frozen=True):
+    """The options every game's table takes beside the game's own (in ``CreateGame.options`` too)."""
+
+    clock: ClockInfo = msgspec.field(default_factory=ClockInfo)
+    undo: UndoInfo = msgspec.field(default_factory=UndoInfo)
 
 
 class GameInfo(msgspec.Struct, frozen=True):
@@ -146,6 +186,8 @@ class GameInfo(msgspec.Struct, frozen=True):
     min_seats: int
     max_seats: int
     options: dict[str, Any]  # the options with their defaults
+    # the options every game's table takes (clock, undo), beside the game's own
+    table: TableOptionsInfo = msgspec.field(default_factory=TableOptionsInfo)
 
 
 class LegalCommands(msgspec.Struct, frozen=True):
@@ -178,3 +220,26 @@ class RecordVerdict(msgspec.Struct, frozen=True):
     # The header's fields the events cannot determine, taken on the word of whoever wrote the record (its
     # ``archived_at``); every other field of the header is checked against the events (a lie is a problem).
     unverified: tuple[str, ...] = ()
+
+
+WEBHOOK_KINDS = ("turn", "clock_low", "undo_requested", "game_ended")
+
+
+class WebhookNotice(msgspec.Struct, frozen=True):
+    """The body of a webhook POST (README, Webhooks): something a seat (or the game's creator) should know while
+    its app is closed. Delivered at least once: ``key`` is the same on every attempt, so a receiver keeps the keys
+    it has handled and ignores a second delivery of one."""
+
+    key: str  # "{game_id}:{version}:{kind}:{seat}" (seat "" for the whole game): the idempotency key
+    kind: str  # WEBHOOK_KINDS: the seat's turn, its clock low, an undo asked of it, the game ended
+    game_id: str
+    version: int  # the game's version the notice is about (the event that made it)
+    seat: int | None  # the seat concerned; None: the whole game (game_ended to the game's own URL)
+    game: str  # the game's name (/catalog)
+    title: str
+    at: float  # when that event was recorded (unix seconds)
+    deadline: float | None = None  # clock_low: the instant the seat's clock runs out
+    to_version: int | None = None  # undo_requested: the version the requester asks to go back to
+    by_seat: int | None = None  # undo_requested: the requester
+    scores: tuple[int, ...] = ()  # game_ended
+    winners: tuple[int, ...] = ()  # game_ended

@@ -68,7 +68,8 @@ class ChooseCard(Command, tag="samarkand.ChooseCard"):
 
 
 class Pass(Command, tag="samarkand.Pass"):
-    """Let the countdown go on past the current value."""
+    """Let the countdown go on past the current value (stepwise mode only: in real time a seat lets the value run
+    out, ``no_pass_in_realtime``)."""
 
 
 class Stop(Command, tag="samarkand.Stop"):
@@ -148,7 +149,8 @@ class CardsRevealed(Event, tag="samarkand.CardsRevealed"):
 
 class Answered(Event, tag="samarkand.Answered"):
     """A seat answered at a value of the countdown. Whether it stopped, and on what, is seen only by that seat
-    until the value closes (stops at one value are simultaneous)."""
+    until the value closes (stops at one value are simultaneous). In the real-time countdown every answer is a
+    stop, recorded when it arrives and settled when the value's time runs out."""
 
     seat: int
     value: int

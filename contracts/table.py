@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from contracts.base import Command, Event, upcast
 
@@ -49,6 +50,8 @@ class CreateGame(Command, tag="table.CreateGame"):
     fork: Fork | None = None  # a fork of a finished game at a version (never from a client's body: the gateway's)
     # ``options`` may also hold ``"undo"``: the table's undo policy (``UNDO_POLICIES``, default ``"own_turn"``);
     # the table takes it out of the game's options and stores it in ``GameCreated.undo``.
+    # And ``"clock"``: the table's clocks (a ``ClockOptions`` object, refused with ``bad_clock`` when invalid),
+    # stored in ``GameCreated.clock``.
 
 
 class JoinSeat(Command, tag="table.JoinSeat"):
@@ -105,6 +108,10 @@ class GameCreated(Event, tag="table.GameCreated"):
     rematch_of: str = ""
     undo: str = "own_turn"  # the undo policy: "none" / "own_turn" / "with_consent" (games stored before: own_turn)
     imported_from: str = ""  # made by `souk import` from the record of this game (of another server)
+    # The table's clocks (``CreateGame.options["clock"]``, issue #19). UNSET (none given) is left out of the
+    # encoding, so a game without clocks stores the bytes it stored before (a record made before still re-runs to
+    # the same hashes); a reader takes UNSET as None (``event.clock or None``).
+    clock: ClockOptions | None | UnsetType = UNSET
     schema: int = 2  # this shape's version (contracts.base.upcast)
 
 
@@ -307,7 +314,7 @@ class ClockView(msgspec.Struct, frozen=True):
 
 class SeatPresence(msgspec.Struct, frozen=True):
     """Whether a seat's player is connected (a WebSocket open, or a request with its token in the last minute),
-    and since when (unix seconds; 0 when never seen)."""
+    and since when (unix seconds; 0 when never seen). Not connected, ``since`` is when it left."""
 
     seat: int
     connected: bool

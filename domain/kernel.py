@@ -77,6 +77,11 @@ class Game(Protocol):
     # Optional: ``def is_barrier(self, event: Any) -> bool`` (see the module's docstring and ``is_barrier``).
     # Optional: ``def bot(self, state, seat, legal, rng) -> command``: a simple policy that plays the game to its
     # end, for a game that random legal play rarely ends (``bot_command``).
+    # Optional, for the table's clocks (issue #19; ``domain.table``), pure: ``def timer(self, state) -> tuple[str,
+    # float] | None``: the key of the game's own running timer and its length in seconds (None: none; Samarkand's
+    # real-time countdown), and ``def tick(self, state, key, chance) -> events``: that timer ran out. And
+    # ``def scores(self, state) -> tuple[int, ...]``: the seats' scores now, public (a game ended by resignations
+    # or forfeits reports them; without the hook, zeros).
     # Optional, for the bots (``services.bots``; each game's ``evaluation`` module), pure, reading only what ``seat``
     # may know: ``def evaluate(self, state, seat) -> float`` (higher is better for ``seat``), and
     # ``def determinize(self, state, seat, rng) -> state``: a state ``seat`` cannot tell from ``state``, everything

@@ -27,11 +27,17 @@ import msgspec
 
 from contracts.readmodels import SeatInfo, TableView
 from contracts.table import (
+    CLOCK_EVENTS,
+    CLOCK_TIMEOUT_POLICIES,
     TABLE_EVENTS,
     UNDO_EVENTS,
     UNDO_POLICIES,
     AcceptUndo,
+    BotMoved,
     CancelGame,
+    ClockOptions,
+    ClocksSet,
+    ClockView,
     CreateGame,
     DeclineUndo,
     Flow,
@@ -41,12 +47,23 @@ from contracts.table import (
     GameEnded,
     GameForked,
     GameStarted,
+    GameTimer,
     JoinSeat,
     LeaveSeat,
+    PlayFor,
     RequestUndo,
+    Resign,
     Result,
+    SeatAbsent,
+    SeatClock,
+    SeatClockView,
     SeatJoined,
     SeatLeft,
+    SeatOut,
+    SeatReturned,
+    SeatTimedOut,
+    Tick,
+    Timeout,
     UndoAccepted,
     UndoApplied,
     UndoDeclined,
@@ -61,6 +78,8 @@ from domain.kernel import Game, RuleViolation, get_game, is_barrier, rules_revis
 
 OPEN, PLAYING, OVER, CANCELLED = "open", "playing", "over", "cancelled"
 NO_UNDO, OWN_TURN, WITH_CONSENT = UNDO_POLICIES
+BOT, ABSENT, FORFEIT = CLOCK_TIMEOUT_POLICIES
+RESIGNED, FORFEITED = "resigned", "forfeited"  # SeatOut.reason
 MAX_WINDOW = 256  # live game events an undo may go back over, at most (games have barriers long before)
 
 
@@ -96,6 +115,14 @@ class Window(msgspec.Struct, frozen=True):
     steps: tuple[Step, ...] = ()
 
 
+class ClockMark(msgspec.Struct, frozen=True, array_like=True):
+    """The clocks a ClocksSet set at ``version``: an undo puts back those in force where it takes the game."""
+
+    version: int
+    clocks: tuple[SeatClock, ...]
+    timer: GameTimer | None = None
+
+
 class Table(msgspec.Struct, frozen=True):
     """Everything the platform knows of one game: its header, its seats, and the game's own state."""
 
@@ -122,6 +149,23 @@ class Table(msgspec.Struct, frozen=True):
     # (``undone_ranges``); keeping them all here made every view, push and fold grow with each undo (issue #18).
     undone: tuple[UndoneRange, ...] = ()
     request: UndoRequest | None = None  # an undo request waiting for the other seats' answers
+    # Clocks, leaving and bots (issue #19; docs/rules-decisions.md, Clocks). All of it comes from the table's
+    # events (GameCreated.clock, ClocksSet, SeatTimedOut, SeatAbsent, SeatReturned, SeatOut): the fold alone
+    # gives it, so a snapshot, a re-run and the engine's cache agree.
+    clock: ClockOptions | None = None  # the clock options given at creation (None: none)
+    clocks: tuple[SeatClock, ...] = ()  # per seat, as the latest ClocksSet set them (): none yet
+    # Per seat, the instant its running clock started (its decision began): deadline - per_decision - reserve
+    clock_since: tuple[float, ...] = ()
+    clock_at: float = 0.0  # the latest ClocksSet's instant
+    timer: GameTimer | None = None  # the game's own timer (its ``timer`` hook), as the latest ClocksSet set it
+    absent: tuple[int, ...] = ()  # seats timed out under the policy "absent": a bot plays until they come back
+    out: tuple[str, ...] = ()  # per seat, "" or why it is out of the game for good (SeatOut.reason); (): nobody
+    # Per seat, the deadline it timed out on under the policy "bot" (None: none): while it is still the seat's
+    # deadline, a bot may play that decision for it (``stood_in``). (): nobody
+    timed_out: tuple[float | None, ...] = ()
+    # The clocks set inside the undo window (and the last before it), oldest first: an undo puts back the ones in
+    # force at the version it goes back to, so moving and taking the move back never gives a seat time.
+    clock_marks: tuple[ClockMark, ...] = ()
 
     @property
     def exists(self) -> bool:
@@ -165,6 +209,7 @@ def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
             state=game.initial_state(event.seats, options),
             version=version,
             undo=event.undo,
+            clock=event.clock or None,  # UNSET: none given
         )
     if isinstance(event, GameForked):
         return msgspec.structs.replace(table, forked_from=event.source, version=version)
@@ -185,6 +230,8 @@ def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
         result = Result(event.scores, event.winners, event.details)
         return msgspec.structs.replace(table, status=OVER, result=result, version=version, window=None,
                                        request=None)
+    if isinstance(event, _CLOCK_EVENT_TYPES):
+        return _evolve_clock(table, event, version, origin)
     return _evolve_undo(table, event, version)
 
 
@@ -349,9 +396,13 @@ def decide(
     token_hash: str | None,
     command: Any,
     chance: Chance,
+    now: float = 0.0,
 ) -> list[Any]:
     """Events for one command, or ``RuleViolation``. ``chance`` carries the server's seed of the game; every draw
-    after the start is from it mixed with the seats' entropy (``domain.chance.game_seed``)."""
+    after the start is from it mixed with the seats' entropy (``domain.chance.game_seed``). ``now`` is the engine's
+    clock at this command (the ``recorded_at`` of its events; a record's re-run passes it again): the only time the
+    rules know. A table with clocks or a game timer ends the command's events with ``ClocksSet`` when they changed.
+    """
     if isinstance(command, CreateGame):
         return _create(table, command, chance)
     if not table.exists:
@@ -359,11 +410,35 @@ def decide(
     if table.status == CANCELLED:
         raise RuleViolation("game_cancelled", "this game was cancelled before it started")
     if isinstance(command, JoinSeat):
-        return _join(table, command, chance)
+        return _with_clocks(table, _join(table, command, chance), None, now)
     if isinstance(command, CancelGame):
         return _cancel(table, seat, token_hash, command)
-    if isinstance(command, LeaveSeat):
+    if isinstance(command, LeaveSeat) and table.status == OPEN:
         return _leave(table, seat, token_hash)
+    if isinstance(command, (Timeout, Tick, PlayFor)):
+        return _platform(table, seat, token_hash, command, chance, now)
+    if isinstance(command, (LeaveSeat, Resign)):  # a LeaveSeat after the start resigns
+        return _with_clocks(table, _resign(table, seat, token_hash, chance), None, now)
+    _check_playing(table)
+    _check_token(table, seat, token_hash)
+    assert seat is not None
+    if out_reason(table, seat):
+        raise RuleViolation("seat_out", f"seat {seat} is out of the game ({out_reason(table, seat)}): bots play it")
+    mover = None if isinstance(command, (RequestUndo, AcceptUndo, DeclineUndo)) else seat
+    if seat not in table.absent:
+        return _with_clocks(table, _seat_command(table, seat, token_hash, command, chance), mover, now)
+    # An absent seat comes back with any command of its token: SeatReturned first, then the command's events. A
+    # command the rules refuse still brings it back (its only way back while it is not awaited: a bot plays its
+    # decisions at once); the command itself is not played (docs/rules-decisions.md, Clocks).
+    returned = evolve(table, SeatReturned(seat))
+    try:
+        events = _seat_command(returned, seat, token_hash, command, chance)
+    except RuleViolation:
+        events, mover = [], None
+    return _with_clocks(table, [SeatReturned(seat), *events], mover, now)
+
+
+def _seat_command(table: Table, seat: int, token_hash: str | None, command: Any, chance: Chance) -> list[Any]:
     if isinstance(command, (RequestUndo, AcceptUndo, DeclineUndo)):
         return _undo(table, seat, token_hash, command)
     return _play(table, seat, token_hash, command, chance)
@@ -385,6 +460,7 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
     undo = game_options.pop("undo", OWN_TURN)
     if not isinstance(undo, str) or undo not in UNDO_POLICIES:
         raise RuleViolation("bad_undo_policy", f"the option undo is one of {', '.join(UNDO_POLICIES)}, not {undo!r}")
+    clock = clock_options(game_options.pop("clock", None))
     try:
         options = msgspec.convert(game_options, game.options_type, strict=True)
     except msgspec.ValidationError as exc:
@@ -408,6 +484,7 @@ def _create(table: Table, command: CreateGame, chance: Chance) -> list[Any]:
             rematch_of=command.rematch_of,
             undo=undo,
             imported_from=command.imported_from,
+            clock=msgspec.UNSET if clock is None else clock,  # none: GameCreated's bytes as before clocks
         ),
         *([] if command.fork is None else [GameForked(command.fork.source), *position]),
     ]
@@ -540,25 +617,47 @@ def _leave(table: Table, seat: int | None, token_hash: str | None) -> list[Any]:
     return [SeatLeft(seat)]
 
 
-def _play(table: Table, seat: int | None, token_hash: str | None, command: Any, chance: Chance) -> list[Any]:
+def _check_playing(table: Table) -> None:
     if table.status == OPEN:
         raise RuleViolation("game_not_started", "the game starts when every seat is taken")
     if table.status == OVER:
         raise RuleViolation("game_over", "the game is over")
+
+
+def _play(table: Table, seat: int | None, token_hash: str | None, command: Any, chance: Chance) -> list[Any]:
+    _check_playing(table)
     _check_token(table, seat, token_hash)
     game = game_of(table)
     if seat not in game.flow(table.state).awaiting:
         raise RuleViolation("not_your_turn", "this seat has no decision to take now")
-    events = list(game.decide(table.state, seat, command, chance.mixed(table.mix)))
+    return _played(table, list(game.decide(table.state, seat, command, chance.mixed(table.mix))), chance)
+
+
+def _played(table: Table, events: list[Any], chance: Chance) -> list[Any]:
+    """The game's ``events`` on ``table``, then GameEnded when they end the game."""
+    game = game_of(table)
     after = table.state
     for event in events:
         after = game.evolve(after, event)
     result = game.result(after)
     if result is not None:
-        events.append(
-            GameEnded(scores=result.scores, winners=result.winners, seed=chance.seed.hex(), details=result.details)
-        )
+        events.append(_game_ended(table, result, chance))
     return events
+
+
+def _game_ended(table: Table, result: Result, chance: Chance) -> GameEnded:
+    """The end of a game the rules ended: the winners are the game's that are still in it; if none is, the
+    best-scored seats still in it (docs/rules-decisions.md, Clocks). A game with nobody out ends as before."""
+    out = _out_map(table)
+    if not out:
+        return GameEnded(scores=result.scores, winners=result.winners, seed=chance.seed.hex(), details=result.details)
+    winners = tuple(s for s in result.winners if not out_reason(table, s))
+    if not winners:
+        left = [s for s in range(table.seats) if not out_reason(table, s)]
+        best = max(result.scores[s] for s in left)
+        winners = tuple(s for s in left if result.scores[s] == best)
+    return GameEnded(scores=result.scores, winners=winners, seed=chance.seed.hex(),
+                     details={**result.details, "out": out})
 
 
 # --- undo ---------------------------------------------------------------------------------------------------
@@ -686,7 +785,8 @@ def redact(table: Table, event: Any, seat: int | None) -> Any:
         if event.creator_hash or event.invite_hash:
             return msgspec.structs.replace(event, creator_hash="", invite_hash="")
         return event
-    if isinstance(event, (GameForked, GameStarted, GameEnded, GameCancelled, SeatLeft, *UNDO_EVENTS)):
+    if isinstance(event, (GameForked, GameStarted, GameEnded, GameCancelled, SeatLeft, *UNDO_EVENTS,
+                          *CLOCK_EVENTS)):  # clocks, timeouts, leavers and bots' moves are everybody's to see
         return event
     return game_of(table).redact(event, seat)
 
@@ -710,6 +810,7 @@ def views(table: Table, game_id: str) -> dict[int | None, TableView]:
     seats = seats_of(table)
     playing = table.status == PLAYING
     game_views = game.views(table.state) if table.status in (PLAYING, OVER) else {}
+    clock = clock_view(table)
     return {
         seat: TableView(
             game_id=game_id,
@@ -720,12 +821,355 @@ def views(table: Table, game_id: str) -> dict[int | None, TableView]:
             seat=seat,
             seats=seats,
             flow=now,
-            legal=tuple(game.legal_commands(table.state, seat)) if playing and seat in now.awaiting else (),
+            legal=tuple(game.legal_commands(table.state, seat))
+            if playing and seat in now.awaiting and not out_reason(table, seat) else (),
             view=game_views.get(seat),
             result=table.result,
             unfair=table.unfair,
             undo=undo_view(table, seat) if table.status in (PLAYING, OVER) else None,
             forked_from=table.forked_from,
+            clock=clock,
         )
         for seat in audiences(table)
     }
+
+
+# --- clocks, leaving and bots (issue #19) ----------------------------------------------------------------------
+# docs/rules-decisions.md (Clocks). Time enters only as ``now`` (the engine's clock at a command, the recorded_at of
+# its events) and the instants the events carry; nothing here reads a clock.
+
+_CLOCK_EVENT_TYPES = tuple(CLOCK_EVENTS)
+
+
+class Due(msgspec.Struct, frozen=True):
+    """Something the clock worker must do at ``at`` (unix seconds): ``"timeout"`` (send ``Timeout(seat,
+    deadline=at)``), ``"tick"`` (``Tick(key, due=at)``) or ``"bot"`` (a bot's ``PlayFor(seat, ...)``: at once)."""
+
+    at: float
+    kind: str  # "timeout" | "tick" | "bot"
+    seat: int | None
+    key: str = ""
+
+
+def clock_options(raw: Any) -> ClockOptions | None:
+    """``CreateGame.options["clock"]`` as the table keeps it (None: not given), else ``bad_clock``: an object of
+    ``ClockOptions``' fields, times finite and not negative, a known policy."""
+    if raw is None:
+        return None
+    try:
+        options = msgspec.convert(raw, ClockOptions, strict=True)
+    except msgspec.ValidationError as exc:
+        raise RuleViolation("bad_clock", f"the option clock is an object of per_decision, reserve, increment "
+                                         f"(seconds) and on_timeout: {exc}") from None
+    for name in ("per_decision", "reserve", "increment"):
+        value = getattr(options, name)
+        if not 0.0 <= value < float("inf"):
+            raise RuleViolation("bad_clock", f"the clock's {name} is a number of seconds, 0 or more, not {value}")
+    if options.on_timeout not in CLOCK_TIMEOUT_POLICIES:
+        raise RuleViolation("bad_clock", f"the clock's on_timeout is one of {', '.join(CLOCK_TIMEOUT_POLICIES)}, "
+                                         f"not {options.on_timeout!r}")
+    return options
+
+
+def has_clock(table: Table) -> bool:
+    """Whether the table's seats have clocks: a time per decision or a reserve."""
+    clock = table.clock
+    return clock is not None and (clock.per_decision > 0 or clock.reserve > 0)
+
+
+def _paced(table: Table) -> bool:
+    """Whether the table keeps ClocksSet: seats with clocks, or a game with a timer of its own."""
+    return has_clock(table) or hasattr(game_of(table), "timer")
+
+
+def out_reason(table: Table, seat: int) -> str:
+    """Why ``seat`` is out of the game for good ("resigned" / "forfeited"), "" when it is in."""
+    return table.out[seat] if 0 <= seat < len(table.out) else ""
+
+
+def _out_map(table: Table) -> dict[str, str]:
+    """The seats out of the game and why, keyed by the seat as text (a JSON object: the event reads back equal)."""
+    return {str(s): reason for s, reason in enumerate(table.out) if reason}
+
+
+def seat_clock(table: Table, seat: int) -> SeatClock | None:
+    return table.clocks[seat] if 0 <= seat < len(table.clocks) else None
+
+
+def stood_in(table: Table, seat: int) -> bool:
+    """Whether ``seat`` timed out (policy "bot") on the decision it still owes: a bot may play that one for it."""
+    deadline = table.timed_out[seat] if 0 <= seat < len(table.timed_out) else None
+    clock = seat_clock(table, seat)
+    return deadline is not None and clock is not None and clock.deadline == deadline
+
+
+def bot_plays(table: Table, seat: int) -> bool:
+    """Whether a bot plays ``seat``'s decisions now: out of the game, absent, or timed out on this decision."""
+    return bool(out_reason(table, seat)) or seat in table.absent or stood_in(table, seat)
+
+
+def _marks_since(marks: tuple[ClockMark, ...], version: int) -> tuple[ClockMark, ...]:
+    """The marks an undo back to ``version`` (the undo window's anchor) or later may need: the last one set at
+    or before it (the clocks in force there), and every one after."""
+    keep = next((i for i in range(len(marks) - 1, -1, -1) if marks[i].version <= version), 0)
+    return marks[keep:]
+
+
+def _per_seat(values: tuple[Any, ...], seats: int, seat: int, value: Any, empty: Any) -> tuple[Any, ...]:
+    out = list(values) + [empty] * (seats - len(values))
+    out[seat] = value
+    return tuple(out)
+
+
+def _barrier(table: Table, version: int, origin: Origin | None, **changes: Any) -> Table:
+    """``table`` at ``version`` with ``changes``, and no undo back over this event (a timeout, a seat out): the
+    undo window starts again here, a pending request ends."""
+    window = None if table.window is None else Window(table.state, Step(version, origin))
+    return msgspec.structs.replace(table, version=version, window=window, request=None, **changes)
+
+
+def _evolve_clock(table: Table, event: Any, version: int, origin: Origin | None) -> Table:
+    if isinstance(event, ClocksSet):
+        # A running clock's deadline is the instant its decision began + per_decision + the reserve then: the
+        # instant is that difference (exact for the instants the engine writes; the same fold gives the same).
+        per = table.clock.per_decision if has_clock(table) and table.clock is not None else 0.0
+        since = tuple(0.0 if c.deadline is None else c.deadline - per - c.reserve for c in event.clocks)
+        timed_out = tuple(d if d is not None and s < len(event.clocks) and event.clocks[s].deadline == d else None
+                          for s, d in enumerate(table.timed_out))
+        marks = table.clock_marks
+        if table.window is not None:  # what an undo inside the window puts back
+            marks = (*_marks_since(marks, table.window.anchor.version), ClockMark(version, event.clocks, event.timer))
+        return msgspec.structs.replace(
+            table, version=version, clocks=event.clocks, clock_since=since, clock_at=event.at,
+            timer=event.timer, timed_out=timed_out if any(d is not None for d in timed_out) else (),
+            clock_marks=marks)
+    if isinstance(event, SeatTimedOut):
+        timed_out = _per_seat(table.timed_out, table.seats, event.seat, event.deadline, None)
+        return _barrier(table, version, origin, timed_out=timed_out)
+    if isinstance(event, SeatAbsent):
+        absent = tuple(sorted({*table.absent, event.seat}))
+        return msgspec.structs.replace(table, version=version, absent=absent)
+    if isinstance(event, SeatReturned):
+        absent = tuple(s for s in table.absent if s != event.seat)
+        return msgspec.structs.replace(table, version=version, absent=absent)
+    if isinstance(event, SeatOut):
+        out = _per_seat(table.out, table.seats, event.seat, event.reason, "")
+        absent = tuple(s for s in table.absent if s != event.seat)
+        return _barrier(table, version, origin, out=out, absent=absent)
+    return msgspec.structs.replace(table, version=version)  # BotMoved: the game's events that follow are its move
+
+
+def _platform(table: Table, seat: int | None, token_hash: str | None, command: Any, chance: Chance,
+              now: float) -> list[Any]:
+    """The clock worker's commands: for no seat, with no token (the gateway never takes them from a client)."""
+    if seat is not None or token_hash is not None:
+        raise RuleViolation("not_allowed", "timeouts, timer ticks and bots' moves are the platform's commands")
+    _check_playing(table)
+    if isinstance(command, Timeout):
+        return _timeout(table, command, chance, now)
+    if isinstance(command, Tick):
+        return _tick(table, command, chance, now)
+    return _play_for(table, command, chance, now)
+
+
+def _not_due(message: str) -> RuleViolation:
+    return RuleViolation("not_due", message)
+
+
+def _timeout(table: Table, command: Timeout, chance: Chance, now: float) -> list[Any]:
+    seat = command.seat
+    if not 0 <= seat < table.seats:
+        raise RuleViolation("no_such_seat", f"seats are numbered 0 to {table.seats - 1}")
+    clock = seat_clock(table, seat)
+    if clock is None or clock.deadline != command.deadline or stood_in(table, seat):
+        raise _not_due(f"{command.deadline} is not seat {seat}'s deadline (it moved, or it timed out already)")
+    if now < command.deadline:
+        raise _not_due(f"seat {seat}'s deadline {command.deadline} is not reached ({now})")
+    assert table.clock is not None
+    events: list[Any] = [SeatTimedOut(seat, command.deadline)]
+    if table.clock.on_timeout == ABSENT:
+        events.append(SeatAbsent(seat))
+    elif table.clock.on_timeout == FORFEIT:
+        events.append(SeatOut(seat, FORFEITED))
+        events.extend(_one_left(fold(events, table), chance, "forfeit"))
+    return _with_clocks(table, events, None, now)
+
+
+def _tick(table: Table, command: Tick, chance: Chance, now: float) -> list[Any]:
+    timer = table.timer
+    if timer is None or (timer.key, timer.due) != (command.key, command.due):
+        raise _not_due(f"the game's timer is not {command.key!r} due at {command.due}")
+    if now < timer.due:
+        raise _not_due(f"the timer {timer.key!r} is due at {timer.due}, not yet ({now})")
+    game = game_of(table)
+    events = _played(table, list(game.tick(table.state, timer.key, chance.mixed(table.mix))), chance)
+    return _with_clocks(table, events, None, now, ticked=True)
+
+
+def _play_for(table: Table, command: PlayFor, chance: Chance, now: float) -> list[Any]:
+    seat = command.seat
+    if not 0 <= seat < table.seats:
+        raise RuleViolation("no_such_seat", f"seats are numbered 0 to {table.seats - 1}")
+    game = game_of(table)
+    if seat not in game.flow(table.state).awaiting or not bot_plays(table, seat):
+        raise RuleViolation("not_stood_in", f"no bot plays seat {seat} now (it is not awaited, or it plays itself)")
+    try:
+        move = msgspec.convert(command.command, _command_union(table.game))
+    except msgspec.ValidationError as exc:
+        raise RuleViolation("bad_command", f"not a command of {game.title}: {exc}") from None
+    events = [BotMoved(seat, command.strategy),
+              *_played(table, list(game.decide(table.state, seat, move, chance.mixed(table.mix))), chance)]
+    return _with_clocks(table, events, seat, now)
+
+
+@cache
+def _command_union(name: str) -> Any:
+    game = get_game(name)
+    assert game is not None
+    return Union[tuple(game.command_types)]  # type: ignore[valid-type]  # noqa: UP007
+
+
+def _resign(table: Table, seat: int | None, token_hash: str | None, chance: Chance) -> list[Any]:
+    """A seat leaves a game in play for good: bots play for it; the game ends when one seat is left in it."""
+    _check_playing(table)
+    _check_token(table, seat, token_hash)
+    assert seat is not None
+    if out_reason(table, seat):
+        raise RuleViolation("seat_out", f"seat {seat} is already out of the game ({out_reason(table, seat)})")
+    events: list[Any] = [SeatOut(seat, RESIGNED)]
+    return events + _one_left(fold(events, table), chance, "resignation")
+
+
+def _one_left(table: Table, chance: Chance, ended_by: str) -> list[Any]:
+    """GameEnded when only one seat is left in the game (``table``: once the last SeatOut is folded): it wins;
+    the scores are the game's current ones when it has a ``scores(state)`` hook, else zeros."""
+    left = [s for s in range(table.seats) if not out_reason(table, s)]
+    if len(left) != 1:
+        return []
+    hook = getattr(game_of(table), "scores", None)
+    scores = tuple(hook(table.state)) if hook is not None else (0,) * table.seats
+    return [GameEnded(scores=scores, winners=(left[0],), seed=chance.seed.hex(),
+                      details={"ended_by": ended_by, "out": _out_map(table)})]
+
+
+def _with_clocks(table: Table, events: list[Any], mover: int | None, now: float, ticked: bool = False
+                 ) -> list[Any]:
+    """``events`` (a command's, on ``table``), then ``ClocksSet`` when the command changed the seats' clocks or
+    the game's timer, in a game still in play whose table keeps them. ``mover``: the seat whose decision the
+    command took (its own move, or a bot's for it); ``ticked``: the command was the timer's Tick."""
+    if not events or table.status not in (OPEN, PLAYING) or not _paced(table):
+        return events
+    after = fold(events, table)
+    if after.status != PLAYING:
+        return events
+    current = (after.clocks, after.timer)
+    undo = next((e for e in events if isinstance(e, UndoApplied)), None)
+    mark = None if undo is None else _mark_at(table, undo.to_version)
+    if mark is not None:  # the clocks as they were when the game was where the undo takes it: time ran on
+        after = msgspec.structs.replace(after, clocks=mark.clocks, timer=mark.timer)
+    clocks, timer = _next_clocks(after, mover, now, ticked)
+    if (clocks, timer) == current:
+        return events
+    if not has_clock(after) and timer == current[1]:  # no seat clocks, the game's timer as it was: nothing to
+        return events  # tell (a stepwise Samarkand game, whose game has the hooks, stores what it did before)
+    return [*events, ClocksSet(at=now, clocks=clocks, timer=timer)]
+
+
+def _mark_at(table: Table, to_version: int) -> ClockMark | None:
+    """The clocks in force when the game was at ``to_version`` (a version that ends a command): the last mark
+    before the first game event after it (a command's ClocksSet follows its game events). None: not known."""
+    window = table.window
+    first = next((step.version for step in window.steps if step.version > to_version), None) if window else None
+    if first is None:
+        return None
+    return next((mark for mark in reversed(table.clock_marks) if mark.version < first), None)
+
+
+def _next_clocks(table: Table, mover: int | None, now: float, ticked: bool
+                 ) -> tuple[tuple[SeatClock, ...], GameTimer | None]:
+    """The seats' clocks and the game's timer once a command took the game to ``table`` (its clocks still the
+    ones before it) at ``now``. A seat whose running clock stops (it moved, or it is no longer awaited, or the
+    game's timer paces the game now) is charged the time past ``per_decision``; one that moved gets the
+    increment; one awaited again, or newly, starts a clock: ``now + per_decision + reserve``; one awaited before
+    and after that did not move keeps its deadline (a simultaneous decision: the others' answers do not change
+    it)."""
+    game = game_of(table)
+    timer = None
+    hook = getattr(game, "timer", None)
+    if hook is not None:
+        running = hook(table.state)
+        if running is not None:
+            key, seconds = running
+            old = table.timer
+            keep = old is not None and old.key == key and not ticked
+            timer = old if keep else GameTimer(key, now + float(seconds))
+    options = table.clock if has_clock(table) else None
+    per = options.per_decision if options is not None else 0.0
+    increment = options.increment if options is not None else 0.0
+    start = options.reserve if options is not None else 0.0
+    awaiting = set(game.flow(table.state).awaiting) if options is not None and timer is None else set()
+    clocks = []
+    for seat in range(table.seats):
+        old = seat_clock(table, seat) or SeatClock(None, start)
+        reserve = old.reserve
+        running = old.deadline is not None
+        moved = seat == mover
+        awaited = seat in awaiting and not bot_plays_for_good(table, seat)
+        if running and (moved or not awaited):
+            assert old.deadline is not None
+            since = old.deadline - per - old.reserve  # the instant its decision began
+            reserve = max(0.0, reserve - max(0.0, now - since - per)) + (increment if moved else 0.0)
+        if not awaited:
+            clocks.append(SeatClock(None, reserve))
+        elif running and not moved:
+            clocks.append(old)
+        else:
+            clocks.append(SeatClock(now + per + reserve, reserve))
+    return tuple(clocks), timer
+
+
+def bot_plays_for_good(table: Table, seat: int) -> bool:
+    """Out of the game or absent: the seat has no clock, a bot plays each of its decisions at once."""
+    return bool(out_reason(table, seat)) or seat in table.absent
+
+
+def due(table: Table) -> tuple[Due, ...]:
+    """What the clock worker must do for this table, earliest first: each awaited seat's timeout at its
+    deadline, the game's timer at its due, and a bot's move at once (at the clocks' instant) for each awaited
+    seat a bot plays now."""
+    if table.status != PLAYING:
+        return ()
+    out = []
+    for seat in game_of(table).flow(table.state).awaiting:
+        clock = seat_clock(table, seat)
+        if bot_plays(table, seat):
+            out.append(Due(table.clock_at, "bot", seat))
+        elif clock is not None and clock.deadline is not None:
+            out.append(Due(clock.deadline, "timeout", seat))
+    if table.timer is not None:
+        out.append(Due(table.timer.due, "tick", None, table.timer.key))
+    return tuple(sorted(out, key=lambda d: (d.at, d.kind, -1 if d.seat is None else d.seat)))
+
+
+def next_due(table: Table) -> float | None:
+    """The earliest instant something is due at this table (None: nothing: the deadline index drops it)."""
+    pending = due(table)
+    return pending[0].at if pending else None
+
+
+def clock_view(table: Table) -> ClockView | None:
+    """What every reader sees of the clocks (they are public): None when the table has no clock options, no
+    timer, and nobody is absent, out or played by a bot."""
+    seats = range(table.seats)
+    if table.clock is None and table.timer is None and not any(bot_plays(table, s) for s in seats):
+        return None
+    live = table.status == PLAYING
+    start = table.clock.reserve if has_clock(table) and table.clock is not None else 0.0
+    views = []
+    for seat in seats:
+        clock = seat_clock(table, seat) or SeatClock(None, start)
+        views.append(SeatClockView(seat=seat, deadline=clock.deadline if live else None, reserve=clock.reserve,
+                                   absent=seat in table.absent, out=out_reason(table, seat),
+                                   bot=live and bot_plays(table, seat)))
+    return ClockView(options=table.clock, seats=tuple(views), timer=table.timer if live else None,
+                     at=table.clock_at)

@@ -42,6 +42,15 @@ export interface Cancelled {
   version: number;
 }
 
+/**
+ * The table option ``clock`` (``CreateGame.options["clock"]``, a ``ClockOptions``): its fields with their
+ * defaults (``defaults``: no clock), and the policies ``on_timeout`` may name.
+ */
+export interface ClockInfo {
+  defaults: table.ClockOptions;
+  policies: string[];  // default ["bot", "absent", "forfeit"]
+}
+
 export interface CommandEnvelope {
   command_id: string;
   game_id: string;
@@ -69,6 +78,7 @@ export interface CreateGameRequest {
   unfair?: boolean;  // default false
   request_id?: string | null;  // default null
   private?: boolean;  // default false
+  webhook?: string | null;  // default null
 }
 
 export interface Created {
@@ -76,6 +86,7 @@ export interface Created {
   version: number;
   creator_token: string;  // default ""
   invite_code: string | null;  // default null
+  webhook_secret: string | null;  // default null
 }
 
 export interface EventEnvelope {
@@ -124,6 +135,7 @@ export interface GameInfo {
   min_seats: number;
   max_seats: number;
   options: { [key: string]: unknown };
+  table: TableOptionsInfo;
 }
 
 /**
@@ -157,6 +169,7 @@ export interface JoinRequest {
   request_id?: string | null;  // default null
   invite?: string | null;  // default null
   entropy?: string | null;  // default null
+  webhook?: string | null;  // default null
 }
 
 export interface Joined {
@@ -164,6 +177,7 @@ export interface Joined {
   seat: number;
   token: string;
   version: number;
+  webhook_secret: string | null;  // default null
 }
 
 export interface Left {
@@ -232,6 +246,15 @@ export interface Reply {
   seat: number | null;  // default null
 }
 
+/**
+ * ``POST .../seats/{seat}/resign``: the seat leaves the game in play for good. ``expected_version``: refused as
+ * ``stale`` when the game moved on since (None: resign whatever happened since).
+ */
+export interface ResignRequest {
+  command_id: string;
+  expected_version?: number | null;  // default null
+}
+
 export interface SeatInfo {
   seat: number;
   name: string | null;
@@ -261,6 +284,14 @@ export type TableEvent =
   | table.SeatReturned
   | table.SeatOut
   | table.BotMoved;
+
+/**
+ * The options every game's table takes beside the game's own (in ``CreateGame.options`` too).
+ */
+export interface TableOptionsInfo {
+  clock: ClockInfo;
+  undo: UndoInfo;
+}
 
 /**
  * What one seat (or a spectator, ``seat`` None) sees of a game at one version.
@@ -304,12 +335,41 @@ export interface UndoCommandRequest {
 }
 
 /**
+ * The table option ``undo``: its default and the policies it may name.
+ */
+export interface UndoInfo {
+  default: string;  // default "own_turn"
+  policies: string[];  // default ["none", "own_turn", "with_consent"]
+}
+
+/**
  * Published on ``souk:updates:{game_id}`` when a game's read models reach a new version.
  */
 export interface ViewsUpdated {
   version: number;
   status: string;
   awaiting: number[];
+}
+
+/**
+ * The body of a webhook POST (README, Webhooks): something a seat (or the game's creator) should know while
+ * its app is closed. Delivered at least once: ``key`` is the same on every attempt, so a receiver keeps the keys
+ * it has handled and ignores a second delivery of one.
+ */
+export interface WebhookNotice {
+  key: string;
+  kind: string;
+  game_id: string;
+  version: number;
+  seat: number | null;
+  game: string;
+  title: string;
+  at: number;
+  deadline: number | null;  // default null
+  to_version: number | null;  // default null
+  by_seat: number | null;  // default null
+  scores: number[];  // default []
+  winners: number[];  // default []
 }
 
 export namespace istanbul {
@@ -1280,7 +1340,8 @@ export namespace karawane {
 export namespace samarkand {
   /**
    * A seat answered at a value of the countdown. Whether it stopped, and on what, is seen only by that seat
-   * until the value closes (stops at one value are simultaneous).
+   * until the value closes (stops at one value are simultaneous). In the real-time countdown every answer is a
+   * stop, recorded when it arrives and settled when the value's time runs out.
    */
   export interface Answered {
     type: "samarkand.Answered";
@@ -1490,7 +1551,8 @@ export namespace samarkand {
   }
 
   /**
-   * Let the countdown go on past the current value.
+   * Let the countdown go on past the current value (stepwise mode only: in real time a seat lets the value run
+   * out, ``no_pass_in_realtime``).
    */
   export interface Pass {
     type: "samarkand.Pass";
@@ -1744,6 +1806,7 @@ export namespace table {
     rematch_of?: string;  // default ""
     undo?: string;  // default "own_turn"
     imported_from?: string;  // default ""
+    clock?: ClockOptions | null;
     schema?: number;  // default 2
   }
 
@@ -1855,7 +1918,7 @@ export namespace table {
 
   /**
    * Whether a seat's player is connected (a WebSocket open, or a request with its token in the last minute),
-   * and since when (unix seconds; 0 when never seen).
+   * and since when (unix seconds; 0 when never seen). Not connected, ``since`` is when it left.
    */
   export interface SeatPresence {
     seat: number;

@@ -60,6 +60,15 @@ class Samarkand(ModularGame):
         """The kernel's optional ``evaluate`` hook (``evaluation.evaluate``): how good ``state`` looks to ``seat``."""
         return evaluation.evaluate(state, seat)
 
+    def timer(self, state: Any) -> tuple[str, float] | None:
+        """The table's game-timer hook (``rules.timer``): in the real-time countdown, the value shown (its key) and
+        how long it shows (seconds); None when the rules time nothing."""
+        return rules.timer(state)
+
+    def tick(self, state: Any, key: str, chance: Any) -> list[Any]:
+        """The table's game-timer hook (``rules.tick``): the value ``key`` ran out; its stops settle together."""
+        return rules.tick(state, key, chance)
+
     def determinize(self, state: Any, seat: int, rng: Any) -> Any:
         """The kernel's optional ``determinize`` hook (``evaluation.determinize``): what ``seat`` has not seen, drawn
         again."""

@@ -1,7 +1,14 @@
 """Le marché de Samarkand: state, setup, decide, evolve, legal commands, flow and result.
 
 Reads top to bottom: state, setup, decide (one function per command), the automatic consequences (closing a
-value of the countdown, ending a round, scoring), evolve, legal commands and flow, scoring helpers.
+value of the countdown, ending a round, scoring), the real-time countdown's timer (``timer``, ``tick``), evolve,
+legal commands and flow, scoring helpers.
+
+Two countdowns (``Options.countdown_mode``; docs/rules-decisions.md, Samarkand). Stepwise: every eligible seat
+answers (pass or stop) at each value and the value closes when all have answered. Real time: the value shows for
+``countdown_interval_ms``; a seat may stop while it shows (it never passes); the value closes when its time runs
+out (the platform's ``Tick`` calls ``tick``) or at once when every eligible seat has stopped, and the stops of one
+value are settled together exactly as the stepwise mode settles simultaneous stops (``_close_value``).
 
 Refusal codes (``RuleViolation.code``):
 - ``no_such_seat``: the seat is not at this table.
@@ -11,7 +18,10 @@ Refusal codes (``RuleViolation.code``):
 - ``already_chosen``: the seat already put a card face down this round (or already chose its least-bought type).
 - ``not_your_card``: the chosen value is not in the seat's hand.
 - ``nothing_to_buy``: the market holds nothing the seat could buy, so it does not answer the countdown.
-- ``already_answered``: the seat already answered at this value of the countdown.
+- ``already_answered``: the seat already answered at this value of the countdown (in real time: already stopped).
+- ``no_pass_in_realtime``: a ``Pass`` in the real-time countdown, where a seat that does not stop lets the value run
+  out.
+- ``not_due``: a ``tick`` whose key is not the running timer's (the value it names is no longer shown).
 - ``no_such_target``: the stop designates no seller of this table.
 - ``own_goods``: a seat cannot buy its own goods.
 - ``not_on_market``: the designated card is not (or no longer) on the market.
@@ -70,6 +80,7 @@ from domain.samarkand import data
 replace = msgspec.structs.replace
 
 SETUP, CHOOSING, COUNTDOWN, BETWEEN, SCORING, OVER = "setup", "choosing", "countdown", "between", "scoring", "over"
+REALTIME = "realtime"
 
 
 # --- state ----------------------------------------------------------------------------------------------
@@ -114,10 +125,11 @@ def initial_state(seats: int, options: Options) -> State:
 
 
 def check_options(seats: int, options: Options) -> None:
-    if options.countdown_mode == "realtime":
+    if options.countdown_mode == REALTIME and options.hidden_goods:
         raise RuleViolation(
             "option_unsupported",
-            "the real-time countdown needs a timer service this server does not have yet; use 'stepwise'",
+            "the hidden-goods variant cannot be played in real time: who stops is seen as it happens (the seats"
+            " still awaited at a value), which would name the buyers the variant hides; use 'stepwise'",
         )
     low, high = data.COUNTDOWN_INTERVAL_MS
     if not low <= options.countdown_interval_ms <= high:
@@ -192,8 +204,12 @@ def _answer(state: State, seat: int, command: Pass | Stop, chance: Chance) -> li
     targets = market_targets(state, seat)
     if not targets:
         raise RuleViolation("nothing_to_buy", "the market holds nothing you may buy")
+    realtime = state.options.countdown_mode == REALTIME
+    if realtime and type(command) is Pass:
+        raise RuleViolation("no_pass_in_realtime", "in the real-time countdown nobody passes: stop, or let the"
+                            f" value {state.value} run out")
     if state.players[seat].answered:
-        raise RuleViolation("already_answered", f"you already answered at {state.value}")
+        raise RuleViolation("already_answered", f"you already {'stopped' if realtime else 'answered'} at {state.value}")
     if type(command) is Stop:
         target = command.target
         _check_target(state, seat, target)
@@ -202,7 +218,7 @@ def _answer(state: State, seat: int, command: Pass | Stop, chance: Chance) -> li
         event = Answered(seat=seat, value=state.value, stop=False)
     events: list[Any] = [event]
     waiting = [s for s in awaiting(state) if s != seat]
-    if not waiting:
+    if not waiting:  # real time too: once every eligible seat has stopped, nothing is left to wait for
         after = evolve(state, event)
         events.extend(_close_value(after, chance))
     return events
@@ -265,7 +281,8 @@ def _target_order(target: Target) -> tuple[int, int]:
 
 
 def _close_value(state: State, chance: Chance) -> list[Any]:
-    """Every eligible seat answered at ``state.value``: reveal the stops and settle them all at once."""
+    """Every eligible seat answered at ``state.value`` (in real time: stopped, or the value's time ran out):
+    reveal the stops and settle them all at once."""
     value = state.value
     stops = tuple(StopCall(seat=i, target=p.stop) for i, p in enumerate(state.players) if p.stop is not None)
     events: list[Any] = [ValueClosed(value=value, stops=stops, hidden_goods=state.options.hidden_goods)]
@@ -285,6 +302,30 @@ def _close_value(state: State, chance: Chance) -> list[Any]:
     if after.value < data.COUNTDOWN_TO or not any(market_targets(after, s) for s in range(after.seats)):
         events.extend(_end_round(after))
     return events
+
+
+# --- the real-time countdown's timer (the table's game-timer hooks: design-19.md, "Game timers") ------------
+
+def timer(state: State) -> tuple[str, float] | None:
+    """The running timer of the real-time countdown: its key names the value shown (``"round:value"``: a value
+    is shown once a round, and no undo goes back over its close, so a key never comes back) and it lasts
+    ``countdown_interval_ms``. None in the stepwise mode and outside the countdown (the choice and the scoring
+    are not timed by the rules: the table's clocks, if any, pace them)."""
+    if state.phase != COUNTDOWN or state.options.countdown_mode != REALTIME:
+        return None
+    return timer_key(state), state.options.countdown_interval_ms / 1000
+
+
+def timer_key(state: State) -> str:
+    return f"{state.round}:{state.value}"
+
+
+def tick(state: State, key: str, chance: Chance) -> list[Any]:
+    """The value ``key`` names ran out: the stops received while it was shown are settled together (as the
+    stepwise mode settles the stops of one value), then the next value is shown; after 1 the round ends."""
+    if timer(state) is None or key != timer_key(state):
+        raise RuleViolation("not_due", f"the timer {key!r} is not running: the value it named is no longer shown")
+    return _close_value(state, chance)
 
 
 def _fines_last(events: list[Any], chance: Chance) -> list[Any]:
@@ -569,7 +610,8 @@ def legal_commands(state: State, seat: int) -> list[Any]:
         targets = market_targets(state, seat)
         if not targets:
             return []
-        return [_PASS] + [Stop(target=t) for t in targets]
+        stops = [Stop(target=t) for t in targets]
+        return stops if state.options.countdown_mode == REALTIME else [_PASS] + stops
     if phase == CHOOSING:
         if me.chosen is not None:  # type: ignore[union-attr]
             return []

@@ -48,6 +48,10 @@ class Yspahan(ModularGame):
     views_module = views
     is_barrier = staticmethod(is_barrier)
 
+    def scores(self, state: Any) -> tuple[int, ...]:
+        """The kernel's optional ``scores`` hook: each player's points now (public, on the scoring track)."""
+        return tuple(p.score for p in state.players)
+
     def evaluate(self, state: Any, seat: int) -> float:
         """The kernel's optional ``evaluate`` hook (``evaluation.evaluate``): how good ``state`` looks to ``seat``."""
         return evaluation.evaluate(state, seat)

@@ -206,6 +206,8 @@ BENCH = {
     "slow": ("services.cli.bench.slow:command", "slow clients from one address: the connections the gateway holds"),
     "cold": ("services.cli.bench.cold:command", "the engine's cold load of a game at 100, 1,000 and 10,000 events"),
     "bots": ("services.cli.bots:bench_command", "bots against bots: win rates and the share of games that end"),
+    "realtime": ("services.cli.bench.realtime:command",
+                 "Samarkand in real time: a value's due instant to its event, the event to the seats' pushes"),
 }
 
 
@@ -319,9 +321,9 @@ def _stores(settings: Settings, views: bool = True, wait: bool = False) -> Setti
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, redis_url: str, views_redis_url: str, data_dir: str,
           fsync: str) -> None:
-    """Engine, projector and gateway in one process. Without REDIS_URL it starts two redis-servers (the event
-    store with AOF, the read store in memory) in the data folder, records them there for the other commands,
-    and restarts one that dies."""
+    """Engine, projector, clock worker, webhook worker and gateway in one process. Without REDIS_URL it starts two
+    redis-servers (the event store with AOF, the read store in memory) in the data folder, records them there for
+    the other commands, and restarts one that dies."""
     from services.embedded.folder import Embedded, EmbeddedError
     from services.embedded.redis import RedisServerError
 
@@ -342,9 +344,9 @@ def serve(ctx: click.Context, host: str, port: int, redis_url: str, views_redis_
                                    redis_url=embedded.events.url, views_redis_url=embedded.views.url)
         _check_stores(settings, wait=True)
         from services.gateway import create_app
-        from services.cli.workers import Workers
+        from services.cli.workers import EVERY_ROLE, Workers
 
-        _listen(create_app(settings, Workers(settings)), sock, settings)
+        _listen(create_app(settings, Workers(settings, roles=EVERY_ROLE)), sock, settings)
     finally:
         sock.close()
         if embedded is not None:
@@ -401,7 +403,7 @@ def _listen_processes(sock: socket.socket, settings: Settings) -> None:
 def _worker(ctx: click.Context, role: str, **options: Any) -> None:
     from services.cli.workers import Workers
 
-    settings = _stores(settings_of(ctx, **options), views=role != "engine", wait=True)
+    settings = _stores(settings_of(ctx, **options), views=role == "projector", wait=True)
     log.info("worker_starting", role=role, consumer=settings.consumer, redis=_shown(settings.redis_url),
              **({"partition": settings.projector_partition} if role == "projector" else {}))
     app = Workers(settings, roles=(role,)).app()
@@ -440,6 +442,46 @@ def engine(ctx: click.Context, **options: Any) -> None:
 def projector(ctx: click.Context, **options: Any) -> None:
     """The projector alone: folds events into the read models."""
     _worker(ctx, "projector", **options)
+
+
+@cli.command(short_help="The webhook worker alone (several may run).")
+@store_options
+@metrics_option
+@click.option("--dead", is_flag=True, help="print the latest dead letters (deliveries given up on) and exit")
+@click.pass_context
+def webhooks(ctx: click.Context, dead: bool, **options: Any) -> None:
+    """The webhook worker alone: reads the events for the games with webhooks, and posts their notices from the
+    outbox, with retries (README, Webhooks). Several may run. --dead prints the dead letters as JSON lines."""
+    if not dead:
+        _worker(ctx, "webhooks", **options)
+        return
+    import redis.asyncio as aioredis
+
+    from services.webhooks import outbox
+
+    settings = _stores(settings_of(ctx, **options), views=False)
+
+    async def show() -> None:
+        client = aioredis.Redis.from_url(settings.redis_url)
+        try:
+            for delivery, reason in await outbox.dead_letters(client):
+                click.echo(outbox.encode({"reason": reason, "delivery": delivery}).decode())
+        finally:
+            await client.aclose()
+
+    run(show())
+
+
+@cli.command(short_help="The clock worker alone (several may run).")
+@store_options
+@metrics_option
+@setting("--takeover", field="takeover_strategy", metavar="STRATEGY",
+         help="the bot that plays a timed-out, absent or resigned seat: random, greedy, mcts, seeker")
+@click.pass_context
+def clock(ctx: click.Context, **options: Any) -> None:
+    """The clock worker alone: sends each deadline, game timer and bot move that falls due as a command (several
+    may run: each is sent once)."""
+    _worker(ctx, "clock", **options)
 
 
 @cli.command(short_help="Check a record file, or a game's record on a server.")

@@ -1,6 +1,8 @@
-"""The engine and the projector as FastStream subscribers on one RedisBroker.
+"""The engine, the projector and the webhook worker as FastStream subscribers on one RedisBroker, and the clock
+worker beside them.
 
-``souk engine`` and ``souk projector`` run one role each; ``souk serve`` runs both beside the gateway.
+``souk engine``, ``souk projector``, ``souk clock`` and ``souk webhooks`` run one role each; ``souk serve`` runs them
+all beside the gateway.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from contracts.envelope import CommandEnvelope
 from services.store import keys
 from services.store.codec import command_envelope_decoder
 from services.runtime.config import Settings
+from services.clock import ClockWorker, Takeover
 from services.engine.service import Engine
 from services.runtime.logs import LIBRARIES
 from services.runtime.metrics import Server as MetricsServer
 from services.projector.service import Partition, Projector
 from services.store.events import RedisEventStore
 from services.engine.upkeep import expire_open_games
+from services.webhooks.worker import WebhookWorker
 from services.store.streams import (
     Entries,
     IdentifiedEntries,
@@ -37,7 +41,8 @@ from services.store.streams import (
 )
 
 log = structlog.get_logger("souk.workers")
-ENGINE, PROJECTOR = "engine", "projector"
+ENGINE, PROJECTOR, CLOCK, WEBHOOKS = "engine", "projector", "clock", "webhooks"
+EVERY_ROLE = (ENGINE, PROJECTOR, CLOCK, WEBHOOKS)  # souk serve's
 
 
 class Workers:
@@ -48,6 +53,7 @@ class Workers:
         self.roles = roles
         self._watch: asyncio.Task | None = None
         self._upkeep: asyncio.Task | None = None
+        self._clock: asyncio.Task | None = None
         self.metrics: MetricsServer | None = None  # /metrics on SOUK_METRICS_PORT, when set
         # apply_types=False: the handlers take the entries as Redis gave them (services/store/streams.py); there is
         # nothing for FastDepends to inject or validate.
@@ -64,6 +70,12 @@ class Workers:
         self.projector = Projector(self.views_redis, self.store, partition=self.partition,
                                    snapshot_every=settings.snapshot_every, trim_every_s=settings.trim_events_s,
                                    finished_ttl_s=settings.finished_ttl_s)
+        self.clock: ClockWorker | None = None  # the clock worker, in the role clock
+        if CLOCK in roles:
+            self.clock = ClockWorker(self.redis, self.store, poll_s=settings.clock_poll_s,
+                                     retry_s=settings.clock_retry_s, batch=settings.clock_batch,
+                                     takeover=Takeover(settings.takeover_strategy, settings.takeover_budget))
+        self.webhooks = WebhookWorker(self.redis, self.store, settings) if WEBHOOKS in roles else None
         if ENGINE in roles:
             batch_subscription(
                 self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
@@ -89,6 +101,14 @@ class Workers:
                                   description="A game's read models reached a new version (ViewsUpdated JSON: version, "
                                               "status, awaiting seats; see `souk schema`).")
 
+        if self.webhooks is not None:
+            batch_subscription(
+                self.broker, keys.EVENTS, keys.WEBHOOKS_GROUP, f"webhooks-{settings.consumer}", self.webhooks.handle,
+                max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:events (webhooks)",
+                description="Events (field `e`: EventEnvelope JSON) read by the webhook worker (group `webhooks`): "
+                            "the notices of games with webhooks go to the outbox (services/webhooks).",
+            )
+
     async def prepare(self) -> None:
         """Consumer groups at 0, so a worker started after the first entries still sees them. A Redis away at
         that moment (restarting) is waited for, as the subscribers' start waits for it (``streams``)."""
@@ -102,6 +122,8 @@ class Workers:
             rebuilt = await self.projector.initialise()
             if rebuilt is not None:
                 log.info("read_store_initialised", games=rebuilt)
+        if self.webhooks is not None:
+            await ensure_group(self.redis, keys.EVENTS, keys.WEBHOOKS_GROUP)
 
     async def start(self) -> None:
         await self.prepare()
@@ -121,6 +143,10 @@ class Workers:
             self._watch = asyncio.create_task(self.watch_read_store())
         if ENGINE in self.roles and self._upkeep is None:
             self._upkeep = asyncio.create_task(self.keep_streams())
+        if self.clock is not None and self._clock is None:
+            self._clock = asyncio.create_task(self.clock.run())
+        if self.webhooks is not None:
+            self.webhooks.start()  # the deliveries from the outbox
 
     async def keep_streams(self) -> None:
         """The engine's upkeep, every ``upkeep_s``: games still open ``open_game_ttl_s`` after their creation are
@@ -163,12 +189,14 @@ class Workers:
         await self.start_metrics()
 
     async def _stop_watch(self) -> None:
-        for task in (self._watch, self._upkeep):
+        for task in (self._watch, self._upkeep, self._clock):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        self._watch = self._upkeep = None
+        self._watch = self._upkeep = self._clock = None
+        if self.webhooks is not None:
+            await self.webhooks.stop()
         if self.metrics is not None:
             await self.metrics.stop()
             self.metrics = None

@@ -152,11 +152,16 @@ class SoukClient:
         return entry
 
     async def create(self, game: str, title: str, seats: int, options: dict[str, Any] | msgspec.Struct | None = None,
-                     *, seed: str | None = None, unfair: bool = False, request_id: str | None = None) -> Created:
+                     *, seed: str | None = None, unfair: bool = False, request_id: str | None = None,
+                     webhook: str | None = None) -> Created:
         """Creates a game. The request id (made here unless given) makes a resend answer the same game. A ``seed``
-        (64 hex digits: a reproducible game, for tests) needs ``unfair=True``: the game then shows it is not fair."""
+        (64 hex digits: a reproducible game, for tests) needs ``unfair=True``: the game then shows it is not fair.
+        ``webhook``: an https URL that hears every seat's notices (README, Webhooks), signed with the answer's
+        ``webhook_secret``."""
         body = {"game": game, "title": title, "seats": seats, "request_id": request_id or _request_id(),
                 "options": msgspec.to_builtins(options or {})}
+        if webhook is not None:
+            body["webhook"] = webhook
         if seed is not None:
             body["seed"] = seed
         if unfair:
@@ -180,12 +185,15 @@ class SoukClient:
         return forked
 
     async def join(self, game_id: str, name: str, seat: int | None = None, *,
-                   request_id: str | None = None, entropy: str | None = None) -> Seat:
+                   request_id: str | None = None, entropy: str | None = None, webhook: str | None = None) -> Seat:
         """Takes a seat (the lowest free one unless ``seat`` is given). The request id (made here unless given)
         makes a resend answer the same seat and token instead of taking another. ``entropy``: the seat's share of
-        the game's chance (64 hex digits), drawn here with ``secrets`` unless given ("" gives none)."""
+        the game's chance (64 hex digits), drawn here with ``secrets`` unless given ("" gives none). ``webhook``:
+        an https URL that hears this seat's notices, signed with the seat's ``webhook_secret``."""
         entropy = secrets.token_hex(32) if entropy is None else entropy
         body = {"name": name, "seat": seat, "request_id": request_id or _request_id(), "entropy": entropy}
+        if webhook is not None:
+            body["webhook"] = webhook
         joined = msgspec.json.decode((await self._call("POST", f"/games/{game_id}/seats", json=body)).content,
                                      type=Joined)
         game = self._games.get(game_id) or (await self.game(game_id)).game  # Joined does not name the game
@@ -375,6 +383,7 @@ class Seat:
     def __init__(self, client: SoukClient, game: str, joined: Joined) -> None:
         self.client, self.game = client, game
         self.game_id, self.seat, self.token = joined.game_id, joined.seat, joined.token
+        self.webhook_secret = joined.webhook_secret  # signs the POSTs to the join's webhook (None without one)
         self.version: int | None = None  # the newest version this handle saw (view, legal, follow)
 
     def __repr__(self) -> str:
@@ -435,6 +444,12 @@ class Seat:
                            command_id: str | None = None) -> Reply:
         """Refuses the pending undo request (it ends); from the requester, withdraws it."""
         return await self._post("undo/decline", {}, expected_version, command_id)
+
+    async def resign(self, *, expected_version: int | None | object = None, command_id: str | None = None) -> Reply:
+        """Leaves the game in play for good: bots play this seat's decisions, or the game ends when one seat is
+        left. ``expected_version``: none by default (a resignation stands whatever happened since); LATEST or a
+        version refuses it as 409 ``stale`` if the game moved on. Resent like ``send``."""
+        return await self._post("resign", {}, expected_version, command_id)
 
     async def _post(self, route: str, body: dict[str, Any], expected_version: int | None | object,
                     command_id: str | None) -> Reply:

@@ -83,11 +83,18 @@ def entry_id(raw: bytes | str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
+def next_due(table: tbl.Table) -> float | None:
+    """When something of the game falls due next (a seat's deadline, its timer, a bot's move: the clock worker
+    sends the command), written into the deadline index with the append; None for a game that is over."""
+    return None if table.status in FINISHED else tbl.next_due(table)
+
+
 def command_key(env: CommandEnvelope) -> str:
     return f"{'-' if env.seat is None else env.seat}:{env.command_id}"
 
 
 FINISHED = (tbl.OVER, tbl.CANCELLED)
+NOT_DUE = "not_due"  # the table's refusal of a clock command whose deadline or timer is not (or no longer) due
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,8 +374,10 @@ class Engine:
             reply = Reply(env.command_id, env.game_id, "rejected", version=table.version, code=code,
                           message=message, seat=env.seat)
             # A refusal of a game that does not exist (yet) is not recorded: a command reclaimed late, after its
-            # CreateGame, or resent, must be decided again.
-            key = command_key(env) if table.exists else ""
+            # CreateGame, or resent, must be decided again. Nor is the clock's ``not_due`` (a platform command,
+            # for no seat): a worker whose clock ran ahead of this one's sends the same command (its id is the
+            # game's version's) again later, which must then be decided, not answered "not due" for good.
+            key = command_key(env) if table.exists and not (env.seat is None and code == NOT_DUE) else ""
             append = Append(env.game_id, table.game, table.version, (), key, encoder.encode(reply),
                             prev_hash=slot.head, head=slot.head, notify=env.reply_to)
             return append, reply, slot
@@ -407,7 +416,10 @@ class Engine:
             seed = slot.seed
             if isinstance(command, CreateGame) and not table.exists:
                 seed = await self._seed_for(env, command)
-            events = tbl.decide(table, env.seat, env.token_hash, command, Chance(seed, table.version))
+            # The table's clock is the engine's: ``now`` is the instant its events are recorded at (a record's
+            # re-run passes their ``recorded_at`` again and gets the same events).
+            now = time.time()
+            events = tbl.decide(table, env.seat, env.token_hash, command, Chance(seed, table.version), now=now)
         except RuleViolation as exc:
             return await reject(exc.code, exc.message)
         except (RedisError, OSError):
@@ -417,7 +429,7 @@ class Engine:
             return await reject("command_failed", "the server could not decide this command; it changed nothing")
 
         sealed = seal_events(table, events, game_id=env.game_id, command_id=env.command_id, seat=env.seat,
-                             recorded_at=time.time(), head=slot.head, seed=seed, sent_at=env.sent_at,
+                             recorded_at=now, head=slot.head, seed=seed, sent_at=env.sent_at,
                              traceparent=env.traceparent, body=stored_command(table.game or command.game, command))
         table, head = sealed.table, sealed.head
         joined = next((e.seat for e in events if isinstance(e, SeatJoined)), None)
@@ -429,7 +441,7 @@ class Engine:
         append = Append(env.game_id, table.game, slot.table.version, [encoder.encode(e) for e in sealed.envelopes],
                         command_key(env), encoder.encode(reply), prev_hash=slot.head, head=head,
                         notify=env.reply_to, final=table.status in FINISHED, stored=sealed.stored,
-                        seat_entry=seat_entry)
+                        seat_entry=seat_entry, next_due=next_due(table))
         log.debug("command_accepted", version=table.version, events=len(events))
         accepted = slot.accepted if slot.accepted is not None else snapshots.Accepted()
         accepted.add(env.command_id)

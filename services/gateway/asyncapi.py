@@ -3,7 +3,8 @@
 Two channels, the spectator's (``/games/{game_id}/ws``) and a seat's (``/games/{game_id}/seats/{seat}/ws``,
 with ``?token=``), each pushing ``TableView`` JSON text frames: the current view at once, then every newer one.
 ``?from=N`` (the last version the client saw) first sends the history entries it missed (``HistoryPage``
-frames), then the current view: the reconnection contract. ``?since=N`` only skips the views it has. A refused socket
+frames), then the current view: the reconnection contract. ``?since=N`` only skips the views it has. When a seat
+connects or leaves, the view is pushed again: the same version, its ``presence`` changed. A refused socket
 is accepted, then closed with 4000 + the HTTP status (``x-close-codes``). The payloads are typed from contracts/
 as the OpenAPI document types them (every game's views and commands, ``services.gateway.openapi``).
 
@@ -57,7 +58,9 @@ def _components() -> dict[str, Any]:
         "messages": {"view": {
             "name": "view", "title": "A view of the game", "contentType": "application/json",
             "summary": "The game as this audience sees it now: one text frame per version, newest only (a slow "
-                       "client skips versions it had no time to read; each view is whole)",
+                       "client skips versions it had no time to read; each view is whole); and the same version "
+                       "again when a seat connects or leaves (its presence changed: render a frame whose version "
+                       "is the one shown; skip only older ones)",
             "payload": {"$ref": REF + "TableView"}},
             "missed": {
                 "name": "missed", "title": "History entries missed", "contentType": "application/json",
@@ -86,7 +89,8 @@ def document(host: str, secure: bool = False) -> dict[str, Any]:
     channels = {
         "spectatorView": {
             "address": "/games/{game_id}/ws", "title": "What a spectator sees",
-            "description": "Opened by anyone. Pushes the spectator view at once and after every change.",
+            "description": "Opened by anyone. Pushes the spectator view at once and after every change, and "
+                           "again (the same version) when a seat connects or leaves.",
             "parameters": {"game_id": GAME_ID}, "messages": messages,
             "bindings": {"ws": {"method": "GET", "bindingVersion": "0.1.0", "query": {
                 "type": "object", "properties": {"from": FROM, "since": SINCE}}}},
@@ -96,7 +100,9 @@ def document(host: str, secure: bool = False) -> dict[str, Any]:
             "address": "/games/{game_id}/seats/{seat}/ws", "title": "What a seat sees",
             "description": "Opened with the seat's token (?token=, what POST /games/{game_id}/seats answered). "
                            "Pushes the seat's view (its secrets and legal commands included) at once and after "
-                           "every change. A missing or bad token: the socket is accepted, then closed with 4401.",
+                           "every change, and again (the same version) when a seat connects or leaves. While it is "
+                           "open, the seat is connected (presence), since it opened. A missing or bad token: the "
+                           "socket is accepted, then closed with 4401.",
             "parameters": {"game_id": GAME_ID, "seat": {"description": "The seat's number, from 0"}},
             "messages": messages,
             "bindings": {"ws": {"method": "GET", "bindingVersion": "0.1.0", "query": {
@@ -109,7 +115,8 @@ def document(host: str, secure: bool = False) -> dict[str, Any]:
     operations = {
         f"send{name[0].upper()}{name[1:]}": {
             "action": "send", "channel": {"$ref": f"#/channels/{name}"},
-            "summary": "The gateway sends the view now, then each newer one (with ?from=: the entries missed first)",
+            "summary": "The gateway sends the view now, then each newer one, and the same again with a seat's new "
+                       "presence (with ?from=: the entries missed first)",
             "messages": [{"$ref": f"#/channels/{name}/messages/missed"}, {"$ref": f"#/channels/{name}/messages/view"}]}
         for name in channels
     }
@@ -120,7 +127,10 @@ def document(host: str, secure: bool = False) -> dict[str, Any]:
             ", but on a socket opened with ?from=: the HistoryPage frames of what was missed come first; the client "
             "sends nothing. Reconnect with ?from=<last version seen>: the history entries missed, then the current "
             "view, then every change (?since= skips the views seen, and sends no history). Close codes: "
-            "x-close-codes of each channel.")},
+            "x-close-codes of each channel. Presence: when a seat connects (a socket with its token on any gateway, "
+            "or a request with its token) or leaves (its last socket closed, its gateway's lease or its request's "
+            "window ran out), every socket of the game is sent its view again, the same version with the new "
+            "presence.")},
         "defaultContentType": "application/json",
         "servers": {"gateway": {"host": host, "pathname": "/", "protocol": "wss" if secure else "ws",
                                 "description": "This gateway, as the client reached it"}},

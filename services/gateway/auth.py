@@ -65,8 +65,9 @@ class Auth:
         self.events: Redis = reads.events
         self._secret: bytes | None = None  # derives the tokens of joins that carry a request id
 
-    async def authorize(self, game_id: str, seat: int, token: str | None) -> str:
-        """Checks the seat's token; returns its hash (what commands carry)."""
+    async def authorize(self, game_id: str, seat: int, token: str | None, seen: bool = True) -> str:
+        """Checks the seat's token; returns its hash (what commands carry). ``seen``: the seat is connected for the
+        presence window from now (a request with its token; a socket holds its presence otherwise)."""
         in_range(seat, "seat")
         if not token:
             raise ApiError(401, "missing_token", "send the seat token as 'Authorization: Bearer <token>'")
@@ -80,6 +81,8 @@ class Auth:
         hashed = token_hash(token)
         if not secrets.compare_digest(expected, hashed):
             raise ApiError(401, "bad_token", "the seat token is not valid for this seat")
+        if seen and self.reads.presence is not None:
+            await self.reads.presence.seen(game_id, seat)
         return hashed
 
     async def token_for_request(self, game_id: str, request_id: str) -> str:

@@ -14,7 +14,7 @@ import msgspec
 import structlog
 
 from contracts.envelope import CommandEnvelope, Reply
-from contracts.table import TABLE_COMMANDS, UNDO_COMMANDS
+from contracts.table import CLOCK_COMMANDS, TABLE_COMMANDS, UNDO_COMMANDS, Resign
 from services.gateway.auth import digest
 from services.gateway.listeners import Replies
 from services.gateway.stores import Reads
@@ -53,9 +53,19 @@ class Commands:
         return (await events.get(key)).decode()
 
 
+class PlatformCommand(ValueError):
+    """A client sent one of the clock's commands (``CLOCK_COMMANDS``: Timeout, Tick, PlayFor): the platform's alone
+    (the clock worker sends them, for no seat); the routes answer 403 ``platform_command``."""
+
+
 def convert(game: str, command: dict[str, Any]) -> Any:
     """Validates a command body against the game's commands (strict, like the engine) before it is queued."""
     decoded = command_decoder(game).decode(encoder.encode(command))
+    if isinstance(decoded, CLOCK_COMMANDS):
+        raise PlatformCommand(f"{decoded.__struct_config__.tag} is the platform's (its clock worker sends it): no "
+                              "client may send it")
+    if isinstance(decoded, Resign):
+        raise msgspec.ValidationError("resigning goes to POST /games/{id}/seats/{seat}/resign")
     if isinstance(decoded, TABLE_COMMANDS):
         raise msgspec.ValidationError("table commands go to /games and /games/{id}/seats")
     if isinstance(decoded, UNDO_COMMANDS):

@@ -4,6 +4,7 @@
 - ``settings``: the ``Settings``;
 - ``stores``: the two Redis pools (``Stores``); ``reads``: the read paths on them (``Reads``);
 - ``replies``, ``updates``: the pub/sub listeners (``services.gateway.listeners``);
+- ``presence``: the seats' presence this gateway records (``services.gateway.presence.Presence``);
 - ``commands``: queues a command and waits for its outcome (``Commands``);
 - ``auth``: the token checks (``services.gateway.auth.Auth``);
 - ``limits``: the rate and open-game limits (``Limits``).
@@ -27,6 +28,7 @@ from services.gateway.commands import Commands
 from services.gateway.inputs import check_headers
 from services.gateway.limits import Limits, Rate
 from services.gateway.listeners import Replies, Updates
+from services.gateway.presence import Presence
 from services.gateway.stores import Reads, Stores
 from services.runtime.config import Settings
 from services.store.refusals import refusal
@@ -39,8 +41,9 @@ class Gateway:
         self.workers = workers
         self.stores = Stores(settings)
         self.replies = Replies(self.stores.events, settings.reply_timeout)
-        self.updates = Updates(self.stores.views)
-        self.reads = Reads(self.stores, self.updates)
+        self.presence = Presence(self.stores.hot_views, settings.presence_window_s, settings.presence_lease_s)
+        self.updates = Updates(self.stores.views, self.presence)
+        self.reads = Reads(self.stores, self.updates, self.presence)
         self.commands = Commands(self.replies, self.reads)
         self.auth = Auth(self.reads)
         self.limits = Limits(self.stores.views, Rate(settings.rate_per_client, settings.burst_per_client),
@@ -69,9 +72,11 @@ class Gateway:
             await self.workers.start()
         await self.replies.start()
         await self.updates.start()
+        self.presence.start()
         try:
             yield
         finally:
+            await self.presence.stop()
             await self.updates.stop()
             await self.replies.stop()
             if self.workers is not None:

@@ -22,7 +22,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 import structlog
 from litestar import WebSocket
 from litestar.exceptions import WebSocketDisconnect
@@ -98,13 +97,6 @@ def wire_of(socket: WebSocket) -> Wire | None:
     return None
 
 
-class _Versioned(msgspec.Struct):
-    version: int
-
-
-_version_decoder = msgspec.json.Decoder(_Versioned)
-
-
 async def push_views(updates: Updates, socket: WebSocket, game_id: str, audience: str, since: int = -1,
                      prelude: Callable[[], Awaitable[int | None]] | None = None) -> None:
     """Accepts ``socket``, then sends the audience's view now and after every change, straight to the wire when
@@ -130,9 +122,8 @@ async def push_views(updates: Updates, socket: WebSocket, game_id: str, audience
 
         reader = asyncio.create_task(drain())
         try:
-            while (view := await follower.next()) is not None:  # with a wire: only when it closes
-                if since >= 0 and _version_decoder.decode(view).version <= since:
-                    continue  # the client has it already
+            # the follower offers only what the client has not had (``since`` included); with a wire, nothing:
+            while (view := await follower.next()) is not None:  # it returns when the follower closes
                 await socket.send_data(view, mode="text")
         except WebSocketDisconnect:
             pass

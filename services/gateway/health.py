@@ -5,6 +5,7 @@ the event store refuses writes or nearly reached its maxmemory, or a listener lo
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import msgspec
@@ -43,6 +44,8 @@ class HealthReport(msgspec.Struct):
     idle_consumers: list[dict[str, Any]]  # group, consumer, idle_ms, pending
     warnings: list[str]
     redis: dict[str, RedisServerInfo] = {}  # event_store, read_store: which Redis serves each
+    clock: dict[str, Any] = {}  # the deadline index: games (in it), overdue (long past due), oldest_overdue_s
+    webhooks: dict[str, Any] = {}  # the outbox: deliveries (in it), overdue (due long ago), dead (letters)
 
 
 async def report(stores: Stores, replies: Replies, updates: Updates, settings: Settings) -> HealthReport:
@@ -77,6 +80,19 @@ async def report(stores: Stores, replies: Replies, updates: Updates, settings: S
             for c in await idle_consumers(events, stream, settings.idle_consumer_ms)]
     warnings += [f"consumer {c['consumer']} of group {c['group']} has not read for {c['idle_ms'] // 1000} s "
                  f"({c['pending']} entries pending)" for c in idle]
+    clock = await deadlines(events, settings)
+    if clock["overdue"]:
+        warnings.append(f"{clock['overdue']} games have deadlines overdue by more than {clock['late_s']:g} s (the "
+                        f"oldest {clock['oldest_overdue_s']:.0f} s): is a clock worker running (souk clock, or souk "
+                        "serve)?")
+    hooks = await webhooks(events)
+    if hooks["overdue"]:
+        warnings.append(f"{hooks['overdue']} webhook deliveries are due since more than {WEBHOOKS_LATE_S:g} s (the "
+                        f"oldest {hooks['oldest_overdue_s']:.0f} s): is a webhook worker running (souk webhooks, or "
+                        "souk serve)?")
+    if hooks["dead"]:
+        warnings.append(f"{hooks['dead']} webhook notices were given up on (their receivers failed for "
+                        f"SOUK_WEBHOOKS_GIVE_UP_S): souk webhooks --dead lists them")
     servers = {"event_store": await server_info(events), "read_store": await server_info(stores.views)}
     if capacity.evicts:
         warnings.insert(0, f"the event store's Redis has a maxmemory and the policy {capacity.evicts}: full, it would "
@@ -87,7 +103,39 @@ async def report(stores: Stores, replies: Replies, updates: Updates, settings: S
     status = f"event_store_{capacity.condition}" if capacity.condition else "listener_down" if down else "ok"
     return HealthReport(status, capacity.condition or "ok", "ok", streams,
                         {name: msgspec.to_builtins(s) for name, s in listeners.items()}, parked, idle, warnings,
-                        servers)
+                        servers, clock, hooks)
+
+
+WEBHOOKS_LATE_S = 60.0  # a delivery due this long and not taken: no webhook worker looks at the outbox
+
+
+async def webhooks(events) -> dict[str, Any]:
+    """The webhooks' outbox (``services.webhooks.outbox``): its deliveries, those due since longer than
+    ``WEBHOOKS_LATE_S`` (a worker takes a due one at once, leasing it into the future while it tries), and the dead
+    letters."""
+    now = time.time()
+    pipe = events.pipeline(transaction=False)
+    pipe.zcard(keys.WEBHOOK_OUTBOX)
+    pipe.zcount(keys.WEBHOOK_OUTBOX, "-inf", repr(now - WEBHOOKS_LATE_S))
+    pipe.zrange(keys.WEBHOOK_OUTBOX, 0, 0, withscores=True)
+    pipe.xlen(keys.WEBHOOK_DEAD)
+    deliveries, overdue, first, dead = await pipe.execute()
+    oldest = max(0.0, now - first[0][1]) if overdue and first else 0.0
+    return {"deliveries": deliveries, "overdue": overdue, "oldest_overdue_s": round(oldest, 1), "dead": dead}
+
+
+async def deadlines(events, settings: Settings) -> dict[str, Any]:
+    """The deadline index (``keys.DEADLINES``): how many games are in it, and how many are due since longer than a
+    clock worker takes to send theirs (a minute, or three retry delays): none fires them, or they fail."""
+    now = time.time()
+    late_s = max(60.0, 3 * settings.clock_retry_s)
+    pipe = events.pipeline(transaction=False)
+    pipe.zcard(keys.deadlines())
+    pipe.zcount(keys.deadlines(), "-inf", repr(now - late_s))
+    pipe.zrange(keys.deadlines(), 0, 0, withscores=True)
+    games, overdue, first = await pipe.execute()
+    oldest = max(0.0, now - first[0][1]) if overdue and first else 0.0
+    return {"games": games, "overdue": overdue, "oldest_overdue_s": round(oldest, 1), "late_s": late_s}
 
 
 async def server_info(redis) -> RedisServerInfo:

@@ -10,6 +10,11 @@ recorded, ``Updates`` reads again every view and position someone waits on. ``st
 game's views (one HMGET of every audience followed in this gateway) and one read of its position for the
 long-polls, shared by every client waiting on it, never one read per client or per audience. Each audience's view
 is decoded once and the same text goes to each of its sockets.
+
+With ``presence`` (``services.gateway.presence``), every view pushed has the game's presence spliced in (this
+gateway's cache of it, or read in the same round trip as the views); a seat connecting or leaving (its notice on
+``souk:presence:updates:{game}``, or the instant a lease or a request's window runs out) pushes the views again:
+the same version with the new presence.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from services.store.codec import encoder, reply_decoder
 from services.store.resp import Resp, Subscriber
 from services.engine.service import command_key
 from services.gateway import fanout
+from services.gateway import presence as seen
 from services.gateway.errors import ApiError
 
 log = structlog.get_logger("souk.gateway")
@@ -291,10 +297,12 @@ class Follower:
     built for every socket of the audience, and ``next()`` only tells that the follower closed; a socket with
     too much unsent is held back until it drains, then gets the newest view."""
 
-    __slots__ = ("_changed", "_held", "_retry", "_text", "closed", "version", "wire")
+    __slots__ = ("_changed", "_held", "_retry", "_text", "closed", "present", "version", "wire")
 
     def __init__(self, since: int = -1, wire: Any = None) -> None:
         self.version = since  # the newest version offered (or, at first, the newest the client already has)
+        # the presence of the view last offered; None: the client has ``since`` and nothing is known of its presence
+        self.present: bytes | None = None
         self.wire = wire
         self._text: str | None = None
         self._held: bytes | None = None  # with a wire: the newest frame held back from a slow socket
@@ -302,10 +310,16 @@ class Follower:
         self._changed = asyncio.Event()
         self.closed = False
 
-    def offer(self, version: int, text: str, frame: bytes | None = None) -> None:
-        if version <= self.version or self.closed:
+    def offer(self, version: int, text: str, frame: bytes | None = None, present: bytes = b"") -> None:
+        """A view (with its presence, ``present``): sent if newer than the last one offered, or the same version
+        with another presence (a seat came or left)."""
+        if self.closed or version < self.version:
             return
-        self.version = version
+        if version == self.version:
+            known, self.present = self.present, present
+            if known is None or known == present:  # the client has this view (``since``), or had it offered
+                return
+        self.version, self.present = version, present
         if self.wire is None:
             self._text = text
             self._changed.set()
@@ -356,15 +370,17 @@ class _Feed:
         self.followers: set[Follower] = set()
         self.version = -1  # the newest version read
 
-    def offer(self, raw: bytes) -> None:
-        """The view read for this audience, to each follower that has not had it: one decoding for all of them,
-        and the same text object handed to every socket."""
+    def offer(self, raw: bytes, present: bytes | None = None) -> None:
+        """The view read for this audience, to each follower that has not had it (``present``: the seats'
+        presence, spliced in): one decoding for all of them, and the same text object handed to every socket."""
         version = _version_decoder.decode(raw).version
         self.version = max(self.version, version)
+        if present is not None:
+            raw = seen.with_presence(raw, present)
         text = raw.decode()
         frame = fanout.text_frame(raw) if any(f.wire is not None for f in self.followers) else None
         for follower in list(self.followers):  # a follower may close (and leave the feed) as it is offered
-            follower.offer(version, text, frame)
+            follower.offer(version, text, frame, present or b"")
 
 
 class _Game:
@@ -372,13 +388,14 @@ class _Game:
     waiting for a version. The views of every followed audience are read together: one HMGET per change of the
     game, whatever the number of audiences and sockets."""
 
-    __slots__ = ("changed", "feeds", "position", "version", "views", "waiters")
+    __slots__ = ("changed", "feeds", "position", "recheck", "version", "views", "waiters")
 
     def __init__(self, updates: Updates, game_id: str) -> None:
         self.feeds: dict[str, _Feed] = {}
         self.waiters = 0
         self.version = -1  # the newest projected version known (from notices and position reads)
         self.changed = asyncio.Event()  # set, and replaced, whenever ``version`` grows
+        self.recheck: asyncio.TimerHandle | None = None  # reads again when a seat's presence may run out
 
         async def read_position() -> None:
             self.reached(int(await updates.hot.call_again_if_lost("GET", keys.position(game_id)) or 0))
@@ -387,13 +404,36 @@ class _Game:
             feeds = list(self.feeds.values())
             if not feeds:
                 return
-            raws = await updates.hot.call_again_if_lost("HMGET", keys.views(game_id), *[feed.audience for feed in feeds])
+            hmget = ("HMGET", keys.views(game_id), *[feed.audience for feed in feeds])
+            if updates.presence is None:
+                raws, present = await updates.hot.call_again_if_lost(*hmget), None
+            elif (known := updates.presence.known(game_id, now := time.time())) is not None:
+                present, ends = known  # this gateway's: no read of the hash (services.gateway.presence)
+                self._recheck_at(ends, now)
+                raws = await updates.hot.call_again_if_lost(*hmget)
+            else:
+                generation = updates.presence.generation
+                raws, flat = await updates.hot.calls(hmget, ("HGETALL", keys.presence(game_id)))
+                first = next((raw for raw in raws if raw is not None), None)
+                if first is None:
+                    return
+                present, ends = updates.presence.present(game_id, flat, seen.seats_in(first), generation)
+                self._recheck_at(ends, time.time())
             for feed, raw in zip(feeds, raws):
                 if raw is not None:  # None: not projected yet; the projection's notice brings it
-                    feed.offer(raw)
+                    feed.offer(raw, present)
 
         self.position = _SharedRead(f"position {game_id}", read_position, lambda: self.waiters > 0)
         self.views = _SharedRead(f"views {game_id}", read_views, lambda: bool(self.feeds))
+
+    def _recheck_at(self, ends: float | None, now: float) -> None:
+        """Reads the views again when the earliest presence read may run out (a lease or a request's window that
+        nobody renews ends with no notice)."""
+        if self.recheck is not None:
+            self.recheck.cancel()
+            self.recheck = None
+        if ends is not None:
+            self.recheck = asyncio.get_running_loop().call_later(ends - now + 0.01, self.views.request)
 
     def reached(self, version: int) -> None:
         if version > self.version:
@@ -411,6 +451,8 @@ class _Game:
     def cancel(self) -> None:
         self.position.cancel()
         self.views.cancel()
+        if self.recheck is not None:
+            self.recheck.cancel()
 
 
 class Updates(_Subscription):
@@ -419,15 +461,28 @@ class Updates(_Subscription):
 
     name = "updates"
     _prefix = len(keys.view_updates(""))
+    _presence = keys.presence_updates("").encode()
 
-    def __init__(self, redis: aioredis.Redis) -> None:
+    def __init__(self, redis: aioredis.Redis, presence: Any = None) -> None:
         super().__init__(redis)
         self.games: dict[str, _Game] = {}
+        self.presence = presence  # a services.gateway.presence.Presence: views pushed with the seats' presence
+        if presence is not None:  # it keeps a game's presence only while its notices are heard here
+            presence.listening = lambda: self.state.connected
 
     def subscriptions(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        return (), (keys.view_updates("*"),)
+        if self.presence is None:
+            return (), (keys.view_updates("*"),)
+        return (), (keys.view_updates("*"), keys.presence_updates("*"))
 
     def on_message(self, channel: bytes, data: bytes) -> None:
+        if channel.startswith(self._presence):  # a seat came or left: the views again, with the new presence
+            game_id = channel[len(self._presence):].decode()
+            self.presence.forget(game_id)
+            game = self.games.get(game_id)
+            if game is not None and game.feeds:
+                game.views.request()
+            return
         game = self.games.get(channel[self._prefix:].decode())
         if game is None:  # nobody here waits on that game
             return
@@ -437,7 +492,10 @@ class Updates(_Subscription):
             game.views.request()
 
     async def catch_up(self) -> None:
-        """Notices may have been missed: every followed view and every awaited position is read again."""
+        """Notices may have been missed: every followed view and every awaited position is read again, and no
+        game's presence is kept from before."""
+        if self.presence is not None:
+            self.presence.forget()
         for game in self.games.values():
             if game.waiters:
                 game.position.request()

@@ -62,6 +62,8 @@ ERRORS = {
          "bad_version: ?at= is not one of the game's versions (1 to its current version); token_in_query: a ?token= "
          "in the URL (send it as Authorization: Bearer; a URL ends up in logs)",
     401: "missing_token or bad_token",
+    403: "platform_command: a command of the platform's (Timeout, Tick, PlayFor: its clock worker sends them), "
+         "which no client may send",
     404: "game_not_found; no_such_seat (?at= of a finished game, for a seat it does not have)",
     410: "archived: the game ended and was archived to its record file (souk archive); it is no longer served",
     409: "seat_taken, game_started, game_exists, conflict, stale, game_cancelled, game_not_over, undo_pending; "
@@ -70,7 +72,9 @@ ERRORS = {
     413: "body_too_large: a body over 64 KiB",
     422: "refused by the rules: not_your_turn, game_over, seed_needs_unfair, bad_seed, bad_entropy, ... (each game's"
          " codes in its rules.py); undo: undo_not_allowed, bad_undo_version, no_undo_request, not_asked, "
-         "already_answered, game_not_started",
+         "already_answered, game_not_started; clocks: bad_clock (CreateGame), seat_out (a seat out of the game); "
+         "webhooks: bad_webhook (not an https URL, or a host that does not resolve), webhook_not_public (a host on "
+         "a private, loopback or link-local address)",
     429: "rate_limited (see Retry-After), too_many_open_games, or too_many_connections (answered as the connection "
          "opens, then closed)",
     431: "headers_too_large",
@@ -108,6 +112,8 @@ def errors_of(path: str, method: str, body: bool = True) -> list[int]:
         codes |= {409, 422, 504}
         if body:
             codes.add(413)
+    if path.endswith("/commands"):  # 403 platform_command
+        codes.add(403)
     if path.endswith(("/audit", "/record")):  # 409 game_not_over
         codes.add(409)
     return sorted(codes)

@@ -1,11 +1,14 @@
 """The gateway's stores and what it reads from them.
 
 ``events`` is the event store's Redis (commands in, replies back, the audit's events, a game's first events);
-``views`` is the read store's (views, history, lobby, seat token hashes, update notifications). They may be the
-same Redis. The gateway writes nothing itself but the commands it queues and its rate limits' counters.
+``views`` is the read store's (views, history, lobby, seat token hashes, update notifications, presence). They may
+be the same Redis. The gateway writes nothing itself but the commands it queues, its rate limits' counters and its
+seats' presence (``services.gateway.presence``).
 """
 
 from __future__ import annotations
+
+import time
 
 import msgspec
 import redis.asyncio as aioredis
@@ -19,6 +22,7 @@ from domain import table as tbl
 from services.gateway.errors import ApiError
 from services.gateway.inputs import in_range
 from services.gateway.listeners import Updates
+from services.gateway.presence import Presence, decoded, seats_in, with_presence
 from services.history import travel
 from services.history.archive import archived
 from services.projector.history import read_history
@@ -61,21 +65,33 @@ class Stores:
 class Reads:
     """The read paths the routes share: the lobby, views, history, and a game's first events."""
 
-    def __init__(self, stores: Stores, updates: Updates) -> None:
+    def __init__(self, stores: Stores, updates: Updates, presence: Presence | None = None) -> None:
         self.stores = stores
         self.events = stores.events
         self.views = stores.views
         self.hot = stores.hot_views
         self.updates = updates
+        self.presence = presence
         self._names: Lru[str, str] = Lru(10_000)  # game id -> its game's name, which never changes
 
-    async def lobby_entry(self, game_id: str) -> LobbyEntry:
+    async def lobby_entry(self, game_id: str, present: bool = False) -> LobbyEntry:
+        """The game's lobby entry; ``present``: with its seats' presence (what GET /games/{id} serves)."""
         raw = await self.views.hget(keys.LOBBY, game_id)
         if raw is None:
             if await self.events.exists(keys.game_stream(game_id)):  # the read store lags or was lost
                 raise ApiError(503, "not_projected", "this game's read models are not built yet; retry shortly")
             raise await self._not_found(game_id)
-        return _lobby_decoder.decode(raw)
+        entry = _lobby_decoder.decode(raw)
+        if present and self.presence is not None:
+            entry = msgspec.structs.replace(entry, presence=await self.presence.of(game_id, len(entry.seats)))
+        return entry
+
+    async def with_presence(self, entries: list[LobbyEntry]) -> list[LobbyEntry]:
+        """Lobby entries with their seats' presence (one round trip for all of them)."""
+        if self.presence is None or not entries:
+            return entries
+        found = await self.presence.of_many([e.game_id for e in entries], [len(e.seats) for e in entries])
+        return [msgspec.structs.replace(e, presence=decoded(p)) for e, p in zip(entries, found)]
 
     async def seats_of(self, game_id: str) -> tuple[str, dict[int, str]]:
         """The game's name and its seats' token hashes, from its first events in the event store: what a lost or
@@ -120,7 +136,19 @@ class Reads:
         await self.updates.wait_for(game_id, version, timeout)
 
     async def view_bytes(self, game_id: str, seat: int | None) -> bytes:
-        raw = await self.hot.call_again_if_lost("HGET", keys.views(game_id), keys.audience(seat))
+        """The audience's view as stored, with the seats' presence now (read in the same round trip)."""
+        presence = self.presence
+        known = presence.cached(game_id, time.time()) if presence is not None else None
+        if presence is None or known is not None:
+            raw = await self.hot.call_again_if_lost("HGET", keys.views(game_id), keys.audience(seat))
+            if raw is not None and known is not None:
+                return with_presence(raw, known)
+        else:
+            generation = presence.generation
+            raw, flat = await self.hot.calls(("HGET", keys.views(game_id), keys.audience(seat)),
+                                             ("HGETALL", keys.presence(game_id)))
+            if raw is not None:
+                return with_presence(raw, presence.present(game_id, flat, seats_in(raw), generation)[0])
         if raw is None:
             await self.lobby_entry(game_id)  # 404 when the game does not exist
             raise ApiError(503, "view_not_ready", "the game's views are not projected yet; retry shortly",

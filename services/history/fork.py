@@ -89,7 +89,9 @@ def fork_of(source_id: str, envelopes: list[EventEnvelope], version: int, title:
             if not isinstance(event, _TABLE_EVENT_TYPES)
             and not any(r.first <= env.seq <= r.last for r in undone)]
     created: GameCreated = events[0]
-    options: dict[str, Any] = {**created.options, "undo": created.undo}
+    # the table's options too (taken out of the game's at creation): the undo policy and the clocks
+    options: dict[str, Any] = {**created.options, "undo": created.undo,
+                               **({"clock": msgspec.to_builtins(created.clock)} if created.clock else {})}
     name = title if title is not None else f"{created.title} (fork at {version})"[-TITLE_MAX:]
     return CreateGame(created.game, name, created.seats, options,
                       fork=Fork(ForkedFrom(source_id, version), tuple(live)))

@@ -3,7 +3,8 @@
 It checks what ``record.verify`` checks (the hash chain from the genesis to the header's head, each commitment
 against its payload, the seed against the commitment published at creation and the one revealed at the end, every
 field of the header against the events, naming in ``unverified`` those they cannot determine), then re-runs every
-recorded command through the rules (``domain.table.decide`` with ``Chance(seed, version)``, as the engine does)
+recorded command through the rules (``domain.table.decide`` with ``Chance(seed, version)`` and ``now`` the
+``recorded_at`` of its first event, as the engine does)
 and seals the events they give as the engine does
 (``services.engine.sealing``): each must equal the recorded envelope byte for byte (its payload, what a spectator
 sees, the commitment, the hash...). The first event that differs is named. A record whose commands are missing
@@ -120,7 +121,8 @@ def rerun(record: Record, game_id: str | None = None, imported_from: str | None 
         sealed, failure = None, None
         for token in _authorities(table, recorded.seat):
             try:
-                decided = tbl.decide(table, recorded.seat, token, command, Chance(seed, at))
+                # at the instant the engine decided it (its events' recorded_at): the clocks' arithmetic again
+                decided = tbl.decide(table, recorded.seat, token, command, Chance(seed, at), now=first.recorded_at)
             except RuleViolation as exc:
                 failure = failure or Difference(at + 1, f"event {at + 1}: the rules refuse {name} "
                                                         f"({_tag(command)}): {exc.code}: {exc.message}")

@@ -366,8 +366,7 @@ async def forget_read_models(views: aioredis.Redis, game_id: str, game: str) -> 
     """Removes every read model of a game, in one transaction (``souk archive``, and a rebuild that projected a
     game archived meanwhile)."""
     pipe = views.pipeline(transaction=True)
-    pipe.delete(keys.views(game_id), keys.history(game_id), keys.position(game_id), keys.seat_tokens(game_id),
-                keys.snapshots(game_id), keys.undone(game_id))
+    pipe.delete(*keys.read_model_keys(game_id))
     pipe.hdel(keys.LOBBY, game_id)
     pipe.zrem(keys.LOBBY_ORDER, game_id)
     for status in (None, *keys.LOBBY_STATUSES):

@@ -42,6 +42,9 @@ class Settings:
     trusted_proxies: tuple[str, ...] = ()  # addresses and networks whose X-Forwarded-For is believed; none: nobody's
     head_timeout_s: float = 5.0  # a connection that has not sent a whole request head this long is closed (0: never)
     connections_per_client: int = 100  # connections one client address may hold open to a gateway process (0: any)
+    presence_window_s: float = 60.0  # a seat is connected this long after a request with its token (0: requests
+    # do not count, only WebSockets)
+    presence_lease_s: float = 30.0  # a gateway killed -9 leaves its seats' sockets "connected" at most this long
     store_memory_full: float = 0.9  # /health is a 503 once the event store uses this share of its maxmemory (0: off)
     idle_consumer_ms: int = 60_000  # /health warns of a consumer that has not read for this long
     stale_consumer_ms: int = 600_000  # a consumer idle this long with nothing pending belongs to a stopped process
@@ -52,8 +55,23 @@ class Settings:
     finished_ttl_s: int = 600  # a finished game's history read model (a cache) and snapshots expire this long after
     trim_events_s: float = 5.0  # how often a projector trims souk:events behind every projector group
     gateway_processes: int = 1  # souk gateway: processes serving the one port (each its own event loop)
+    clock_poll_s: float = 0.05  # souk clock: how often it looks for due games in the deadline index
+    clock_retry_s: float = 2.0  # ... and how long it leaves a game it sent commands for before looking again
+    clock_batch: int = 100  # ... due games read at a time
+    takeover_strategy: str = "greedy"  # the bot that plays a timed-out, absent or resigned seat (services.bots)
+    takeover_budget: float = 1.0  # seconds a move of the takeover bot may think (mcts)
     startup_wait_s: float = 10.0  # a service (engine, projector, gateway) whose Redis does not answer at its start
     # tries again this long (a Redis restarting) before it gives up in one line
+    # Webhooks (services/webhooks; README, Webhooks)
+    webhooks_allow_private: bool = False  # URLs on private, loopback, link-local... addresses (a test, a LAN)
+    webhooks_allow_http: bool = False  # http:// URLs (else https:// only)
+    webhooks_timeout_s: float = 10.0  # a receiver that has not answered this long failed this attempt
+    webhooks_retry_s: float = 5.0  # the first retry comes this long after a failure; each next one twice later ...
+    webhooks_retry_max_s: float = 900.0  # ... but at most this long after the previous one
+    webhooks_give_up_s: float = 86_400.0  # a notice undelivered this long after it was made goes to the dead letters
+    webhooks_low_share: float = 0.2  # "clock low": this share of the time a seat had for its decision ...
+    webhooks_low_s: float = 60.0  # ... or this many seconds before its deadline, whichever is less
+    webhooks_poll_s: float = 0.5  # how often the webhook worker looks for deliveries due
     consumer: str = field(default_factory=_consumer_name)
 
     @property
@@ -146,6 +164,22 @@ def seconds(text: str) -> float:
     return value
 
 
+def positive_seconds(text: str) -> float:
+    value = seconds(text)
+    if value == 0:
+        raise ValueError("expected a number of seconds, more than 0")
+    return value
+
+
+def strategy_name(text: str) -> str:
+    """A bot strategy's name (``services.bots.STRATEGIES``)."""
+    from services.bots import STRATEGIES
+
+    if text.lower() not in STRATEGIES:
+        raise ValueError(f"expected a strategy: {', '.join(STRATEGIES)}")
+    return text.lower()
+
+
 def rate(text: str) -> float:
     try:
         value = float(text)
@@ -153,6 +187,13 @@ def rate(text: str) -> float:
         raise ValueError("expected a number (0: no limit)") from None
     if not value >= 0 or value == float("inf"):
         raise ValueError("expected a number, 0 or more (0: no limit)")
+    return value
+
+
+def lease(text: str) -> float:
+    value = seconds(text)
+    if value < 0.3:
+        raise ValueError("expected a number of seconds, 0.3 or more")
     return value
 
 
@@ -247,6 +288,8 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "trusted_proxies": ("SOUK_TRUSTED_PROXIES", networks),
     "head_timeout_s": ("SOUK_HEAD_TIMEOUT_S", seconds),
     "connections_per_client": ("SOUK_CONNECTIONS_PER_CLIENT", not_negative),
+    "presence_window_s": ("SOUK_PRESENCE_WINDOW_S", seconds),
+    "presence_lease_s": ("SOUK_PRESENCE_LEASE_S", lease),
     "idle_consumer_ms": ("SOUK_IDLE_CONSUMER_MS", not_negative),
     "store_memory_full": ("SOUK_STORE_MEMORY_FULL", fraction),
     "stale_consumer_ms": ("SOUK_STALE_CONSUMER_MS", not_negative),
@@ -255,8 +298,22 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "snapshot_every": ("SOUK_SNAPSHOT_EVERY", positive),
     "engine_snapshot_every": ("SOUK_ENGINE_SNAPSHOT_EVERY", not_negative),
     "startup_wait_s": ("SOUK_STARTUP_WAIT_S", seconds),
+    "clock_poll_s": ("SOUK_CLOCK_POLL_S", positive_seconds),
+    "clock_retry_s": ("SOUK_CLOCK_RETRY_S", positive_seconds),
+    "clock_batch": ("SOUK_CLOCK_BATCH", positive),
+    "takeover_strategy": ("SOUK_TAKEOVER_STRATEGY", strategy_name),
+    "takeover_budget": ("SOUK_TAKEOVER_BUDGET", positive_seconds),
     "gateway_processes": ("SOUK_GATEWAY_PROCESSES", positive),
     "finished_ttl_s": ("SOUK_FINISHED_TTL_S", positive),
     "trim_events_s": ("SOUK_TRIM_EVENTS_S", seconds),
+    "webhooks_allow_private": ("SOUK_WEBHOOKS_ALLOW_PRIVATE", switch),
+    "webhooks_allow_http": ("SOUK_WEBHOOKS_ALLOW_HTTP", switch),
+    "webhooks_timeout_s": ("SOUK_WEBHOOKS_TIMEOUT_S", seconds),
+    "webhooks_retry_s": ("SOUK_WEBHOOKS_RETRY_S", seconds),
+    "webhooks_retry_max_s": ("SOUK_WEBHOOKS_RETRY_MAX_S", seconds),
+    "webhooks_give_up_s": ("SOUK_WEBHOOKS_GIVE_UP_S", seconds),
+    "webhooks_low_share": ("SOUK_WEBHOOKS_LOW_SHARE", fraction),
+    "webhooks_low_s": ("SOUK_WEBHOOKS_LOW_S", seconds),
+    "webhooks_poll_s": ("SOUK_WEBHOOKS_POLL_S", seconds),
     "consumer": ("SOUK_CONSUMER", text),
 }

@@ -23,6 +23,9 @@ runs every role in one process: its ``/metrics`` shows everything.
   (a histogram): the gateway's HTTP requests (``services.gateway.access``). ``route`` is the route's template
   (``/games/{game_id}/view``), ``unmatched`` for a request no route took (404, 405); ``method`` one of the
   methods HTTP defines, else ``other``: every label takes a bounded set of values.
+- ``souk_webhook_attempts_total{outcome}``: the webhook worker's POSTs (``services.webhooks``), by what came of
+  each: ``delivered`` (2xx), ``retried`` (failed, tried again later), ``dead`` (failed past the limit: a dead
+  letter), ``dropped`` (nobody registered any more: the game archived).
 
 The hot paths only add to counters: the engine once per batch and outcome, the projector one observation per
 command.
@@ -71,6 +74,13 @@ STORE_WRITABLE = Gauge("souk_event_store_writable", "1 while the event store's R
                        "refuses them (loading, out of memory, read-only replica, busy script, away), as last read")
 STORE_MEMORY = Gauge("souk_event_store_memory_used_ratio", "The share of its maxmemory the event store's Redis uses "
                      "(0 without a maxmemory), as last read")
+CLOCK_SENT = Counter("souk_clock_commands", "Commands the clock worker sent for what fell due (timeout, tick, bot), "
+                     "each copy counted (two workers may send the same one: the engine decides it once)", ["kind"])
+CLOCK_LATENESS = Histogram("souk_clock_lateness_seconds", "From the instant something fell due (a deadline, a game "
+                           "timer, a bot's turn) to the clock worker sending its command, by kind", ["kind"],
+                           buckets=(0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 60.0))
+WEBHOOK_ATTEMPTS = Counter("souk_webhook_attempts", "Webhook deliveries attempted by the webhook worker, by outcome: "
+                           "delivered, retried, dead, dropped", ["outcome"])
 BACKLOG_FAILURES = Counter("souk_backlog_refresh_failures", "Readings of the streams' backlog that failed or "
                            "timed out (the previous reading stays)")
 
@@ -108,6 +118,11 @@ def observe_latency(game: str, seconds: float) -> None:
     if child is None:
         child = _latency[game] = LATENCY.labels(game or NO_GAME)
     child.observe(seconds if seconds > 0 else 0.0)
+
+
+def clock_sent(kind: str, lateness: float) -> None:
+    CLOCK_SENT.labels(kind).inc()
+    CLOCK_LATENESS.labels(kind).observe(lateness if lateness > 0 else 0.0)
 
 
 def note_store(capacity: Capacity) -> None:

@@ -16,7 +16,7 @@ import msgspec
 
 from contracts.base import UPCASTS, upcast_event
 from contracts.envelope import GENESIS_HASH, CommandEnvelope, EventEnvelope, Reply
-from contracts.table import TABLE_COMMANDS, TABLE_EVENTS, UNDO_COMMANDS
+from contracts.table import CLOCK_COMMANDS, TABLE_COMMANDS, TABLE_EVENTS, UNDO_COMMANDS, Resign
 from domain.kernel import get_game
 from domain.table import EMPTY, Origin, Table, fold
 
@@ -26,14 +26,19 @@ event_envelope_decoder = msgspec.json.Decoder(EventEnvelope)
 reply_decoder = msgspec.json.Decoder(Reply)
 
 
+# The table's commands of a game that exists, beside its own: undo, resigning, and the clock worker's.
+IN_GAME_COMMANDS: tuple[type, ...] = (*UNDO_COMMANDS, Resign, *CLOCK_COMMANDS)
+
+
 @cache
 def command_decoder(game: str | None) -> msgspec.json.Decoder:
     """Decodes a command body for ``game`` (None: the game does not exist yet, only table commands): the table's
-    commands, the undo commands and the game's. The gateway's generic command route refuses the first two
-    (``services.gateway.commands.convert``): they have routes of their own."""
+    commands, the undo commands, the clock's (``CLOCK_COMMANDS``, the platform's), ``Resign`` and the game's.
+    The gateway's generic command route refuses all but the game's (``services.gateway.commands.convert``): they
+    have routes of their own, or are the platform's alone."""
     types: tuple[type, ...] = TABLE_COMMANDS
     if game is not None:
-        types = types + UNDO_COMMANDS + tuple(get_game(game).command_types)
+        types = types + IN_GAME_COMMANDS + tuple(get_game(game).command_types)
     return msgspec.json.Decoder(Union[types])  # type: ignore[valid-type]
 
 
@@ -210,7 +215,7 @@ def _defaults(kind: type) -> tuple[Any, ...]:
 
 @cache
 def _command_types(game: str) -> dict[str, type]:
-    types: tuple[type, ...] = TABLE_COMMANDS + UNDO_COMMANDS + tuple(get_game(game).command_types)
+    types: tuple[type, ...] = TABLE_COMMANDS + IN_GAME_COMMANDS + tuple(get_game(game).command_types)
     return {t.__struct_config__.tag: t for t in types}
 
 

@@ -11,6 +11,10 @@ decided on a stale state conflicts instead of being recorded.
 An accepted command's append may carry its seat and its ``souk:commands`` entry id: on ``ok`` the id is recorded
 as the seat's newest applied command (``keys.order``; the engine refuses the seat's commands received before it).
 
+An accepted append with events also writes the game's next deadline (``Append.next_due``) into the deadline index
+(``keys.DEADLINES``: ZADD), or takes the game out of it (None: no clock, or the game is over: ZREM), in the same
+step: the clock worker never sees a deadline of a state that was not stored, nor misses one that was.
+
 An append may name a pub/sub channel: the script publishes the recorded outcome there (the engine's answer to
 the sender costs no extra round trip).
 
@@ -54,6 +58,9 @@ class Append:
     final: bool = False  # the events end the game: the outcomes of its accepted commands may go (the stream has them)
     stored: Sequence[bytes] = ()  # the events' game stream forms (codec.stored_forms), when the caller has them
     seat_entry: tuple[int, str] | None = None  # (seat, souk:commands entry id): on ok, the seat's newest applied
+    # On ok with events: the instant the game's next deadline falls due (``domain.table.next_due``), written into
+    # the deadline index (``keys.DEADLINES``) in the same step; None: the game leaves it (no clock, or over).
+    next_due: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +95,16 @@ class EventStore(Protocol):
     def game_ids(self) -> AsyncIterator[str]:
         """Every game ever created, in no particular order."""
 
+    async def deadline(self, game_id: str) -> float | None:
+        """When the game's next deadline falls due (the deadline index), None: it has none."""
+
 
 _APPEND = """
 -- A batch of appends, each standing alone, in order. ARGV[1]: MessagePack of [maxlen, now, the games key, the
 -- events stream, appends, the refusals key, the refusals' lifetime, the outcome window]; an append is [stream,
 -- outcomes, head key, expected version, command key, outcome, game id, game, prev hash, new head, notify channel,
 -- events, the ARGV index of its first stored form, final, order key, seat, its command's souk:commands entry id
--- ('': none), outcome order key].
+-- ('': none), outcome order key, next due ('': none)]; batch[9]: the deadline index.
 -- One packed argument instead of many: packing and parsing a batch's arguments one by one was a tenth of a
 -- worker's time (measured in the projector). ``events`` are the whole JSON envelopes (for souk:events); the game
 -- stream gets their stored forms (services/store/codec.py), which are binary: they follow as ARGV[2...] (Redis's
@@ -107,11 +117,11 @@ _APPEND = """
 -- resend of that command from the game stream).
 local batch = cmsgpack.unpack(ARGV[1])
 local maxlen, now, games, all, refusals, refusal_ttl = batch[1], batch[2], batch[3], batch[4], batch[6], batch[7]
-local window = batch[8]
+local window, deadlines = batch[8], batch[9]
 local results = {}
 for a = 1, #batch[5] do
   local stream, outcomes, headkey, expected, ckey, outcome, game_id, game, prev, head, notify, events, first,
-    final, orderkey, seat, entry, outcome_order = unpack(batch[5][a])
+    final, orderkey, seat, entry, outcome_order, due = unpack(batch[5][a])
   local n = #events
   local seen = false
   if ckey ~= '' then seen = redis.call('HGET', outcomes, ckey) end
@@ -128,7 +138,11 @@ for a = 1, #batch[5] do
         redis.call('XADD', stream, string.format('%%d-0', expected + j), 'e', ARGV[first + j - 1])
         redis.call('XADD', all, 'MAXLEN', '~', maxlen, '*', 'g', game_id, 'k', game, 'e', events[j])
       end
-      if n > 0 then redis.call('SET', headkey, head) end
+      if n > 0 then
+        redis.call('SET', headkey, head)
+        -- the game's next deadline, of the state these events leave (the clock worker's trigger)
+        if due ~= '' then redis.call('ZADD', deadlines, due, game_id) else redis.call('ZREM', deadlines, game_id) end
+      end
       if entry ~= '' then redis.call('HSET', orderkey, seat, entry) end
       if ckey ~= '' then
         redis.call('HSET', outcomes, ckey, outcome)
@@ -188,9 +202,10 @@ class RedisEventStore:
             packed.append((keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id),
                            a.expected_version, a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash,
                            a.head, a.notify, [e.decode() for e in a.envelopes], first, int(a.final),
-                           keys.order(a.game_id), *_seat_entry(a), keys.outcome_order(a.game_id)))
+                           keys.order(a.game_id), *_seat_entry(a), keys.outcome_order(a.game_id),
+                           "" if a.next_due is None else repr(a.next_due)))
         batch = (str(self.events_maxlen), repr(time.time()), keys.GAMES, keys.EVENTS, packed, keys.REFUSALS,
-                 self.refusal_ttl_s, self.outcome_window)
+                 self.refusal_ttl_s, self.outcome_window, keys.deadlines())
         return [_result(r) for r in await self.lean.evalsha(self._sha, _APPEND, _pack(batch), *stored)]
 
     async def aclose(self) -> None:
@@ -223,6 +238,9 @@ class RedisEventStore:
 
     async def order(self, game_id: str) -> dict[int, str]:
         return {int(seat): entry.decode() for seat, entry in (await self.redis.hgetall(keys.order(game_id))).items()}
+
+    async def deadline(self, game_id: str) -> float | None:
+        return await self.redis.zscore(keys.deadlines(), game_id)
 
     async def game_ids(self) -> AsyncIterator[str]:
         async for game_id, _ in self.redis.zscan_iter(keys.GAMES):
@@ -292,6 +310,7 @@ class InMemoryEventStore:
     orders: dict[str, dict[int, str]] = field(default_factory=dict)
     outcome_window: int = 100
     outcome_order: dict[str, list[str]] = field(default_factory=dict)
+    deadlines: dict[str, float] = field(default_factory=dict)  # the deadline index: game id -> next due
 
     async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
         results = []
@@ -306,6 +325,10 @@ class InMemoryEventStore:
                 if a.envelopes:
                     self.heads[a.game_id] = a.head
                     stream.extend(_stored(a))
+                    if a.next_due is None:
+                        self.deadlines.pop(a.game_id, None)
+                    else:
+                        self.deadlines[a.game_id] = a.next_due
                 self.all_events.extend((a.game_id, a.game, e) for e in a.envelopes)
                 if a.command_key:
                     self.outcomes[(a.game_id, a.command_key)] = a.outcome
@@ -349,6 +372,9 @@ class InMemoryEventStore:
 
     async def trim_events(self) -> int:
         return 0
+
+    async def deadline(self, game_id: str) -> float | None:
+        return self.deadlines.get(game_id)
 
     async def game_ids(self) -> AsyncIterator[str]:
         for game_id, stream in list(self.streams.items()):

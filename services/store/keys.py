@@ -12,6 +12,11 @@ EVENTS = "souk:events"  # stream of every game's events, in commit order
 GAMES = "souk:games"  # sorted set: game id -> creation time (every game ever created)
 REFUSALS = "souk:refusals"  # sorted set: '{game}\n{command key}' -> when its refusal's outcome is forgotten
 PARKED = "souk:parked"  # stream: commands the engine could not decide nor answer normally (for operators)
+# Sorted set: game id -> the instant (unix seconds) something of the game falls due next (``domain.table.next_due``:
+# a seat's deadline, a game timer, a bot's move). The engine writes it with each append, in the append's script;
+# the clock worker (``services.clock``) reads the due games. A partition-level key like ``souk:commands`` (issue
+# #22 gives one per partition): ``deadlines()`` names it, so its callers need not change then.
+DEADLINES = "souk:deadlines"
 ENGINE_GROUP = "engine"
 PROJECTOR_GROUP = "projector"
 
@@ -20,6 +25,13 @@ def projector_group(index: int, count: int) -> str:
     """The consumer group of projector partition ``index`` of ``count``: each partition reads every event and
     projects its own games (``services.projector.service.Partition``). One partition keeps the plain name."""
     return PROJECTOR_GROUP if count == 1 else f"{PROJECTOR_GROUP}:{index}/{count}"
+
+
+
+
+def deadlines() -> str:
+    """The deadline index of the games this process serves (one partition today: ``DEADLINES``)."""
+    return DEADLINES
 
 
 TOKEN_SECRET = "souk:secret:tokens"  # the platform's secret behind the tokens of joins with a request id
@@ -66,10 +78,30 @@ def order(game_id: str) -> str:
     return f"souk:order:{game_id}"
 
 
+def webhooks(game_id: str) -> str:
+    """Hash: the game's webhook registrations (``services.webhooks``): field ``game`` (made at creation: every
+    seat's notices) and ``seat:{token hash}`` (made at a join: that seat's), each a Registration JSON (URL and
+    secret). Not in the event log: the history and records would show the URLs and the secrets."""
+    return f"souk:webhooks:{game_id}"
+
+
+def webhook_position(game_id: str) -> str:
+    """The last event seq whose webhook notices are in the outbox, written with them (a redelivered event adds
+    nothing: the tracking record of ``services.webhooks.worker``)."""
+    return f"souk:webhooks:position:{game_id}"
+
+
+# The webhooks' outbox, partition-level keys like ``COMMANDS`` (``services.webhooks.outbox``).
+WEBHOOKS_GROUP = "webhooks"  # the webhook worker's consumer group on ``EVENTS``
+WEBHOOK_OUTBOX = "souk:webhooks:outbox"  # sorted set: delivery id -> when it is next tried (unix seconds)
+WEBHOOK_DELIVERIES = "souk:webhooks:deliveries"  # hash: delivery id -> Delivery JSON (the notice, attempts so far)
+WEBHOOK_DEAD = "souk:webhooks:dead"  # stream: deliveries given up on (for operators), with their last error
+
+
 def game_keys(game_id: str) -> tuple[str, ...]:
     """Every key of one game in the event store (``souk archive`` removes them all)."""
     return (game_stream(game_id), outcomes(game_id), outcome_order(game_id), head(game_id), seed(game_id),
-            order(game_id), engine_snapshot(game_id))
+            order(game_id), engine_snapshot(game_id), webhooks(game_id), webhook_position(game_id))
 
 
 def views(game_id: str) -> str:
@@ -103,9 +135,27 @@ def undone(game_id: str) -> str:
     return f"souk:undone:{game_id}"
 
 
+def presence(game_id: str) -> str:
+    """Hash in the read store: which of the game's seats are connected, and since when (written by the gateways:
+    ``services.gateway.presence``; a lease per gateway holding a seat's socket, a window after a request)."""
+    return f"souk:presence:{game_id}"
+
+
+def presence_updates(game_id: str) -> str:
+    """Pub/sub channel: a seat of the game connected or left (the message: the seat); gateways push the views
+    again with the new presence."""
+    return f"souk:presence:updates:{game_id}"
+
+
 def seat_tokens(game_id: str) -> str:
     """Hash: seat -> sha256 of its token (private read model: the gateway checks tokens against it)."""
     return f"souk:seats:{game_id}"
+
+
+def read_model_keys(game_id: str) -> tuple[str, ...]:
+    """Every key of one game in the read store (``souk archive`` removes them all, with its lobby entries)."""
+    return (views(game_id), history(game_id), position(game_id), seat_tokens(game_id), snapshots(game_id),
+            undone(game_id), presence(game_id))
 
 
 # Set once the read store holds every game's read models. Its version goes up when the read models gain a key

@@ -186,6 +186,25 @@ class Resp:
         except RedisConnectionError:
             return await self.call(*args)
 
+    async def calls(self, *commands: tuple) -> list[Any]:
+        """Several commands sent together (one write, one round trip), their replies in order: the first error
+        among them is raised once all have answered. Sent once more on a new connection when the connection was
+        lost under them (for reads, as ``call_again_if_lost``)."""
+        for attempt in (1, 2):
+            if self._proto is None or self._proto.transport is None:
+                await self._connect()
+            replies, failed = [], None
+            for future in [self._send(c) for c in commands]:  # answered in order: no task, no gather
+                try:
+                    replies.append(await future)
+                except Exception as exc:  # noqa: BLE001 - every reply is awaited, the first error raised
+                    failed = failed or exc
+            if failed is None:
+                return replies
+            if attempt == 2 or not isinstance(failed, RedisConnectionError):
+                raise failed
+        raise AssertionError("unreachable")
+
     async def evalsha(self, sha: str, script: str, *args: Any) -> Any:
         """EVALSHA with no keys (Souk's scripts take keys as arguments: single Redis); loads the script if the
         server does not have it (a restart) and runs it again — nothing ran the first time."""

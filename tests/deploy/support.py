@@ -28,7 +28,7 @@ DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
 COMPOSE = ROOT / "docker-compose.yml"
 
-SOUK_SERVICES = ("engine", "projector", "gateway")
+SOUK_SERVICES = ("engine", "projector", "clock", "webhooks", "gateway")
 REDIS_SERVICES = ("redis", "redis-views")
 
 

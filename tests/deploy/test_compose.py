@@ -79,11 +79,11 @@ def services(config: dict) -> dict[str, dict]:
     return config["services"]
 
 
-def test_the_stack_is_the_two_stores_and_the_three_roles(resolved):
+def test_the_stack_is_the_two_stores_and_the_four_roles(resolved):
     assert set(services(resolved["defaults"])) == {*REDIS_SERVICES, *SOUK_SERVICES}
 
 
-def test_the_three_roles_run_one_image_named_with_the_projects_version(resolved):
+def test_the_four_roles_run_one_image_named_with_the_projects_version(resolved):
     for env, expected in (("defaults", f"souk:{VERSION}"), ("set", PUBLISH["SOUK_IMAGE"])):
         souk = [services(resolved[env])[name] for name in SOUK_SERVICES]
         assert {s.get("image") for s in souk} == {expected}
@@ -128,14 +128,14 @@ def test_the_gateway_is_published_on_the_hosts_loopback_unless_told_otherwise(re
     assert env["SOUK_HOST"] == "0.0.0.0", "inside the container, every interface: the published port reaches it"
     assert published_ports(gateway) == [("127.0.0.1", "8000", env["SOUK_PORT"])]
     assert published_ports(services(resolved["set"])["gateway"]) == [("0.0.0.0", "8080", env["SOUK_PORT"])]
-    others = [name for name in (*REDIS_SERVICES, "engine", "projector")
+    others = [name for name in (*REDIS_SERVICES, "engine", "projector", "clock", "webhooks")
               if services(resolved["defaults"])[name].get("ports")]
     assert others == [], "the stores and the workers are reached on the Compose network only"
 
 
 def test_each_worker_keeps_one_consumer_name_across_restarts(resolved, monkeypatch):
     """The default name, hostname-pid, changes with every recreated container (a new id as hostname, pid 1)."""
-    for name in ("engine", "projector"):
+    for name in ("engine", "projector", "webhooks"):
         env = environment(services(resolved["defaults"])[name])
         assert env.get("SOUK_CONSUMER") and "$" not in env["SOUK_CONSUMER"], f"{name} sets no SOUK_CONSUMER"
         for key, value in env.items():
@@ -168,8 +168,11 @@ def test_the_redis_configurations_and_volumes_it_mounts_exist(resolved):
 
 
 def test_every_command_in_the_file_is_a_souk_command():
-    """`souk engine`, `souk projector`, `souk gateway` as the file writes them, options included, parse."""
+    """`souk engine`, `souk projector`, `souk clock`, `souk webhooks`, `souk gateway` as the file writes them,
+    options included, parse."""
     commands = {tuple(load_compose({})["services"][name]["command"]) for name in SOUK_SERVICES}
-    assert {c[:2] for c in commands} == {("souk", "engine"), ("souk", "projector"), ("souk", "gateway")}
+    assert {c[:2] for c in commands} == {("souk", "engine"), ("souk", "projector"), ("souk", "clock"),
+                                         ("souk", "webhooks"),
+                                         ("souk", "gateway")}
     for command, run in souk_help(*commands).items():
         assert run.returncode == 0 and run.stdout, f"`{' '.join(command)}`: {run.stderr[-500:]}"

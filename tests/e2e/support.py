@@ -18,14 +18,18 @@ from tests.embedded.support import stop
 
 
 @contextlib.contextmanager
-def serve(redis_url: str, views_url: str, log_path: Path, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`souk serve` on a free port against these stores (``env``: more settings), once it answers /health."""
+def serve(redis_url: str, views_url: str, log_path: Path, env: dict[str, str] | None = None,
+          command: str = "serve", started: list[subprocess.Popen] | None = None) -> Iterator[str]:
+    """`souk serve` (or ``command``: `souk gateway`...) on a free port against these stores (``env``: more
+    settings), once it answers /health; its process is appended to ``started`` (a test that kills it)."""
     port = free_port()
     env = {**os.environ, "REDIS_URL": redis_url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": os.environ.get("SOUK_TEST_LOG_LEVEL", "warning"),
            "SOUK_RECLAIM_IDLE_MS": "2000", **(env or {})}
     with open(log_path, "wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--port", str(port)],
+        process = subprocess.Popen([sys.executable, "-m", "services.cli", command, "--port", str(port)],
                                    env=env, stdout=log, stderr=subprocess.STDOUT)
+        if started is not None:
+            started.append(process)
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 30
@@ -34,7 +38,7 @@ def serve(redis_url: str, views_url: str, log_path: Path, env: dict[str, str] | 
                     if httpx.get(f"{url}/health", timeout=1).status_code == 200:
                         break
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"souk serve did not start: {log_path.read_text()[-3000:]}")
+                    raise RuntimeError(f"souk {command} did not start: {log_path.read_text()[-3000:]}")
                 time.sleep(0.1)
             yield url
         finally:

@@ -52,6 +52,7 @@ from contracts.table import (
     CreateGame,
     DeclineUndo,
     JoinSeat,
+    LeaveSeat,
     RequestUndo,
 )
 from domain import table as tbl
@@ -178,6 +179,10 @@ def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_one
                 command = command_decoder(table.game).decode(env.body)
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, ValueError):
                 return False
+            if tbl.out_reason(table, env.seat):  # resigned: bots play it (the clock worker's, not here)
+                return False
+            if isinstance(command, LeaveSeat):  # after the start, a resignation (issue #19)
+                return True
             if isinstance(command, TABLE_COMMANDS):
                 return False
             if isinstance(command, UNDO_COMMANDS):  # they need the seat's token, not its turn
@@ -243,6 +248,9 @@ def test_the_engine_answers_every_command_once_and_accepts_exactly_the_legal_one
                     return
                 awaiting = game.flow(self.table.state).awaiting
                 assert awaiting, "a game in play awaits nobody"
+                awaiting = [s for s in awaiting if not tbl.out_reason(self.table, s)]
+                if not awaiting:  # only resigned seats are awaited: bots would play them (no clock worker here)
+                    return
                 seats = list(awaiting) if together else [pick.choice(awaiting)]
                 envs = [self.envelope(encoder.encode(pick.choice(list(game.legal_commands(self.table.state, s)))),
                                       s, token_hash(s), pick.choice([None, self.table.version])) for s in seats]

@@ -39,6 +39,8 @@ async def test_finished_games_older_than_the_retention_become_records_and_leave_
     await open_game(events)
     listed = await views.zrange(keys.LOBBY_ORDER, 0, -1)
     assert set(finished) <= {g.decode() for g in listed}
+    for game_id in finished:  # who was there (the gateways' presence, a read model of its own): goes too
+        await views.hset(keys.presence(game_id), mapping={"0": "1.0", "0|http": "61.0"})
     report = await archiving.archive(events, views, 3600, tmp_path, now=time.time() + 7200)
     assert sorted(report.archived) == sorted(finished) and not report.failed and report.skipped == 1, report
     for game_id in finished:

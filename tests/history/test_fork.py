@@ -196,3 +196,33 @@ def test_a_mid_command_version_is_the_position_before_that_command():
 
     stream = [env(1, "a"), env(2, "b"), env(3, "c"), env(4, "c"), env(5, "c"), env(6, "d")]
     assert [position_version(stream, v) for v in range(1, 7)] == [1, 2, 2, 2, 5, 6]
+
+
+async def test_a_fork_of_a_clocked_game_is_clocked_alike(engine):
+    """The table's options go with the position: the undo policy and the clocks (both taken out of the game's
+    options at creation), so a fork plays on as its source was played."""
+    from contracts.table import ClockOptions, Resign
+
+    clock = {"per_decision": 60.0, "reserve": 30.0, "increment": 5.0, "on_timeout": "absent"}
+    rng = random.Random("fork clocked")
+    create = CreateGame("yspahan", "clocked", 2, {"clock": clock, "undo": "none"}, "00ff" * 16, unfair=True)
+    [reply] = await engine.handle([envelope("clocked", create)])
+    assert reply.status == "accepted", reply
+    await seat_all(engine, "clocked", 2, rng)
+    for _ in range(3):  # a few moves, then a resignation ends it
+        table = (await engine.load("clocked")).table
+        [seat] = tbl.game_of(table).flow(table.state).awaiting
+        command = tbl.game_of(table).legal_commands(table.state, seat)[0]
+        [reply] = await engine.handle([envelope("clocked", command, seat, token("clocked", seat))])
+        assert reply.status == "accepted", reply
+    [reply] = await engine.handle([envelope("clocked", Resign(), 0, token("clocked", 0))])
+    assert reply.status == "accepted", reply
+    envelopes = await engine.store.read("clocked")
+    body = fork_of("clocked", envelopes, len(envelopes) - 3, None)
+    assert body.options["clock"] == clock and body.options["undo"] == "none"
+    [created] = await engine.handle([envelope("fork", body)])
+    assert created.status == "accepted", created
+    await seat_all(engine, "fork", 2, rng)
+    fork = (await engine.load("fork")).table
+    assert fork.status == tbl.PLAYING and tbl.clock_view(fork).options == ClockOptions(**clock)
+    assert await engine.store.deadline("fork") == tbl.next_due(fork)  # its clock runs

@@ -171,3 +171,15 @@ async def test_health_is_503_while_a_script_keeps_the_event_store_busy(tmp_path)
                 busy.close()
     assert r.status_code == 503 and "busy" in r.text, r.text
     assert "souk_event_store_writable 0.0" in metrics
+
+
+async def test_health_warns_of_deadlines_long_overdue_as_when_no_clock_worker_runs(redis, redis_url):
+    views_url = redis_url.rsplit("/", 1)[0] + "/1"
+    now = time.time()
+    await redis.zadd("souk:deadlines", {"soon": now + 60, "just": now - 1, "old": now - 120, "older": now - 300})
+    async with AsyncTestClient(create_app(Settings(redis_url=redis_url, views_redis_url=views_url))) as client:
+        r = await client.get("/health")
+    assert r.status_code == 200, r.text
+    clock = r.json()["clock"]
+    assert clock["games"] == 4 and clock["overdue"] == 2 and 299 <= clock["oldest_overdue_s"] < 310
+    assert any("2 games have deadlines overdue" in w and "souk clock" in w for w in r.json()["warnings"])

@@ -283,3 +283,13 @@ async def test_a_big_command_is_written_at_once_not_at_the_end_of_the_loops_turn
     finally:
         observer.close()
     assert await pending == b"OK"
+
+
+async def test_calls_sends_several_commands_at_once_and_raises_the_first_error_once_all_answered(resp, redis):
+    await redis.set("s", "text")
+    await redis.hset("h", mapping={"a": "1"})
+    assert await resp.calls(("GET", "s"), ("HGETALL", "h"), ("HGET", "h", "none")) == [b"text", [b"a", b"1"], None]
+    with pytest.raises(ResponseError, match="WRONGTYPE"):
+        await resp.calls(("HGET", "s", "a"), ("INCR", "n"))
+    assert await redis.get("n") == b"1"  # sent with it, and answered: the connection is in step
+    assert await resp.calls(("GET", "n")) == [b"1"]

@@ -189,3 +189,27 @@ async def test_only_a_window_of_the_latest_accepted_outcomes_is_kept(store):
     assert await store.outcome("g1", "r") == refused
     [again] = await store.append([append("g1", version, 1, head, "k6")])  # within the window: still a duplicate
     assert again.status == DUPLICATE
+
+
+async def test_an_accepted_append_writes_the_games_next_deadline_and_a_later_one_without_takes_it_out(store):
+    import dataclasses
+
+    first = dataclasses.replace(append("g1", 0, 2, GENESIS_HASH, "k1"), next_due=1700000000.25)
+    await store.append([first])
+    assert await store.deadline("g1") == 1700000000.25
+    later = dataclasses.replace(append("g1", 2, 1, first.head, "k2"), next_due=1700000005.5)
+    await store.append([later])
+    assert await store.deadline("g1") == 1700000005.5
+    await store.append([append("g1", 3, 1, later.head, "k3")])  # next_due None: no clock now, or the game ended
+    assert await store.deadline("g1") is None
+
+
+async def test_a_refused_or_conflicting_append_leaves_the_deadline_as_it_was(store):
+    import dataclasses
+
+    first = dataclasses.replace(append("g1", 0, 1, GENESIS_HASH, "k1"), next_due=10.0)
+    await store.append([first])
+    refusal = Append("g1", "test", 1, (), "k2", b"no", prev_hash=first.head, head=first.head, next_due=None)
+    stale = dataclasses.replace(append("g1", 0, 1, GENESIS_HASH, "k3"), next_due=99.0)
+    assert [r.status for r in await store.append([refusal, stale])] == [OK, CONFLICT]
+    assert await store.deadline("g1") == 10.0

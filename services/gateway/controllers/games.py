@@ -20,15 +20,20 @@ from services.gateway.inputs import in_range, strict
 from services.gateway.openapi import AllowingController
 from services.history.fork import ForkRefused, fork_of, source_is_private
 from services.store import keys
+from services.webhooks import registry, urls
 
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
 
 
 async def _create(request: Request, body: CreateGame, request_id: str | None, private: bool,
-                  gateway: Gateway) -> Created:
+                  gateway: Gateway, webhook: str | None = None) -> Created:
     """Creates a game (a new one, or a fork) under a new id, or the one a resent ``request_id`` got. The creator's
-    token (and a private game's invite code) are derived from the game id and the platform's secret: a resend of
-    the same request answers the same ones, and the store keeps only their hashes."""
+    token (and a private game's invite code, and the webhook's secret) are derived from the game id and the
+    platform's secret: a resend of the same request answers the same ones, and the store keeps only their hashes.
+    ``webhook``: the game's webhook URL, registered before the creation is sent (the webhook worker may read its
+    first events at once)."""
+    if webhook is not None:
+        await check_webhook(gateway, webhook)
     if request_id is None:
         game_id, command_id = uuid.uuid4().hex[:12], uuid.uuid4().hex
     elif check_request_id(request_id):
@@ -38,11 +43,26 @@ async def _create(request: Request, body: CreateGame, request_id: str | None, pr
     invite = (await gateway.auth.derived(f"invite:{game_id}"))[:12] if private else None
     body = msgspec.structs.replace(body, creator_hash=token_hash(creator_token),
                                    invite_hash=token_hash(invite) if invite else "")
+    secret = None
+    if webhook is not None:
+        secret = await gateway.auth.derived(f"webhook:{game_id}")
+        await registry.register(gateway.stores.events, game_id, registry.GAME, registry.Registration(webhook, secret))
     reply = await gateway.commands.submit(envelope(command_id, game_id, body))
     if reserved and reply.status != "accepted":  # refused for good: its place is free again (a 504 keeps it: the
         await gateway.limits.release_open_game(request, game_id)  # game may still be created)
+    if webhook is not None and reply.status != "accepted" and reply.code != "game_exists":
+        await registry.forget(gateway.stores.events, game_id, registry.GAME)  # no game: nothing to notify
     raise_if_rejected(reply)
-    return Created(game_id, reply.version, creator_token, invite)
+    return Created(game_id, reply.version, creator_token, invite, secret)
+
+
+async def check_webhook(gateway: Gateway, url: str) -> None:
+    """A webhook URL Souk posts to (422 ``bad_webhook`` or ``webhook_not_public`` otherwise; README, Webhooks)."""
+    settings = gateway.settings
+    try:
+        await urls.check(url, settings.webhooks_allow_http, settings.webhooks_allow_private)
+    except urls.WebhookRefused as exc:
+        raise ApiError(422, exc.code, exc.message) from None
 
 
 class GamesController(AllowingController):
@@ -55,7 +75,8 @@ class GamesController(AllowingController):
                          cursor: FromQuery[str | None] = None) -> Response[list[LobbyEntry]]:
         """The lobby, newest first; filter by ``status`` (open / playing / over / cancelled) and ``game`` (a name
         from /catalog). At most ``limit`` (1 to 200) games; when there are more, the ``X-Next-Cursor`` header
-        holds the ``cursor`` of the next page. Reads one page of an index, whatever the number of games."""
+        holds the ``cursor`` of the next page. Reads one page of an index, whatever the number of games. Each
+        entry's ``presence``: which seats are connected now (README, Presence)."""
         in_range(limit, "limit", 1, 200, "bad_page")
         if status is not None and status not in keys.LOBBY_STATUSES:
             raise ApiError(400, "bad_filter", f"status is one of {', '.join(keys.LOBBY_STATUSES)}, not {status!r}")
@@ -82,6 +103,7 @@ class GamesController(AllowingController):
         page = found[:limit]
         entries = [_lobby_decoder.decode(raw) for raw in await views.hmget(keys.LOBBY, [g for g, _ in page]) or []
                    if raw is not None] if page else []
+        entries = await gateway.reads.with_presence(entries)  # which seats are connected, now
         headers = {}
         if len(found) > limit:
             last_id, last_score = page[-1]
@@ -92,18 +114,20 @@ class GamesController(AllowingController):
     async def create_game(self, request: Request, data: JSONBody[CreateGameRequest], gateway: GatewayDep) -> Created:
         """Create a game; then each player joins a seat. ``seed`` (64 hex digits) makes the game reproducible, only
         with ``unfair: true``, and the game says so to everyone. With a ``request_id``, a resent request answers the
-        same game."""
+        same game. ``webhook``: an https URL that receives every seat's notices (README, Webhooks), signed with the
+        ``webhook_secret`` of the answer."""
         if data.seed is not None:
             try:
                 bytes.fromhex(data.seed)
             except ValueError:
                 raise ApiError(400, "bad_seed", "seed must be hexadecimal") from None
         body = CreateGame(data.game, data.title, data.seats, data.options, data.seed, data.unfair)
-        return await _create(request, body, data.request_id, data.private, gateway)
+        return await _create(request, body, data.request_id, data.private, gateway, data.webhook)
 
     @get("/{game_id:str}")
     async def get_game(self, game_id: FromPath[str], gateway: GatewayDep) -> LobbyEntry:
-        return await gateway.reads.lobby_entry(game_id)
+        """The game's lobby entry, with which seats are connected now (``presence``)."""
+        return await gateway.reads.lobby_entry(game_id, present=True)
 
     @delete("/{game_id:str}", status_code=200)
     async def cancel(self, request: Request, game_id: FromPath[str], gateway: GatewayDep) -> Cancelled:

@@ -77,7 +77,8 @@ class PlatformController(AllowingController):
     async def catalog(self) -> list[GameInfo]:
         """The games this server plays, with their seat counts and default options (``undo``, the table's undo
         policy, among them: every game takes it; ``rules``, for a game whose rules were revised, the revision a new
-        game plays: the newest)."""
+        game plays: the newest), and ``table``: the options every game's table takes (``clock`` with its fields'
+        defaults and its ``on_timeout`` policies, ``undo`` with its policies)."""
         return [GameInfo(g.name, g.title, g.min_seats, g.max_seats,
                          {**msgspec.to_builtins(g.options_type()), "undo": OWN_TURN,
                           **({"rules": rules_revision(g)} if rules_revision(g) else {})}) for g in games().values()]

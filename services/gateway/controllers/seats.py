@@ -18,20 +18,23 @@ from contracts.api import (
     LegalCommands,
     Left,
     Rematch,
+    ResignRequest,
     UndoAnswerRequest,
     UndoCommandRequest,
 )
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryPage, TableView
-from contracts.table import AcceptUndo, CreateGame, DeclineUndo, JoinSeat, LeaveSeat, RequestUndo
+from contracts.table import AcceptUndo, CreateGame, DeclineUndo, JoinSeat, LeaveSeat, RequestUndo, Resign
 from services.gateway.auth import bearer, check_request_id, digest, token_hash
-from services.gateway.commands import convert, envelope
+from services.gateway.commands import PlatformCommand, convert, envelope
 from services.gateway.dependencies import Gateway, GatewayDep
 from services.gateway.errors import ApiError, raise_if_rejected
 from services.gateway.inputs import in_range, strict
 from services.gateway.openapi import AllowingController
+from services.gateway.controllers.games import check_webhook
 from services.store import keys
 from services.store.codec import encoder, event_envelope_decoder, table_event_decoder
+from services.webhooks import registry
 
 _view_decoder = msgspec.json.Decoder(TableView)
 
@@ -56,23 +59,35 @@ class SeatsController(AllowingController):
     async def join(self, game_id: FromPath[str], data: JSONBody[JoinRequest], gateway: GatewayDep) -> Joined:
         """Take a seat (the lowest free one unless ``seat`` is given). Keep the returned token secret. With a
         ``request_id``, a resent request answers the same seat and token instead of taking another seat. With
-        ``entropy`` (64 random hex digits), the seat adds its own chance to the game's (README, Fair chance)."""
+        ``entropy`` (64 random hex digits), the seat adds its own chance to the game's (README, Fair chance). With
+        ``webhook`` (an https URL), the seat's notices are posted there (README, Webhooks), signed with the
+        ``webhook_secret`` of the answer."""
         if data.request_id is None:
             token, command_id = secrets.token_urlsafe(24), uuid.uuid4().hex
         elif check_request_id(data.request_id):
             token = await gateway.auth.token_for_request(game_id, data.request_id)
             command_id = f"join-{digest(data.request_id)}"
         await gateway.reads.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
-        body = JoinSeat(data.name, token_hash(token), data.seat,
+        hashed = token_hash(token)
+        body = JoinSeat(data.name, hashed, data.seat,
                         invite_hash=token_hash(data.invite) if data.invite else "", entropy=data.entropy or "")
+        secret = None
+        if data.webhook is not None:  # registered by the token's hash before the join is sent: the seat is not
+            await check_webhook(gateway, data.webhook)  # known yet, and the worker may read the join at once
+            secret = await gateway.auth.derived(f"webhook:{game_id}:{hashed}")
+            await registry.register(gateway.stores.events, game_id, registry.seat_field(hashed),
+                                    registry.Registration(data.webhook, secret))
         # The engine picks the lowest free seat when none is named, on the game as it is: no seat_taken race.
         reply = await gateway.commands.submit(envelope(command_id, game_id, body))
+        if data.webhook is not None and reply.status != "accepted":  # this token never takes a seat
+            await registry.forget(gateway.stores.events, game_id, registry.seat_field(hashed))
         raise_if_rejected(reply)
-        return Joined(game_id, reply.seat, token, reply.version)
+        return Joined(game_id, reply.seat, token, reply.version, secret)
 
     @delete("/{seat:int}", tags=["lobby"], status_code=200)
     async def leave(self, request: Request, game_id: FromPath[str], seat: FromPath[int], gateway: GatewayDep) -> Left:
-        """Give the seat back before the game starts (its token stops working); someone else may take it."""
+        """Give the seat back before the game starts (its token stops working); someone else may take it. After
+        the start, the seat resigns (as ``.../resign``: bots play its decisions, or the game ends)."""
         hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
         reply = await gateway.commands.submit(envelope(uuid.uuid4().hex, game_id, LeaveSeat(), seat=seat,
                                                        token_hash=hashed))
@@ -98,7 +113,10 @@ class SeatsController(AllowingController):
         # one else learns): nothing public names a private game
         invite = (await gateway.auth.derived(f"invite:{new_id}"))[:12] if first.invite_hash else ""
         invite_hash = token_hash(invite) if invite else ""
-        body = CreateGame(first.game, entry.title, first.seats, first.options, rematch_of=game_id,
+        # the table's options too (its creation took them out of the game's): the same undo policy and clocks
+        options = {**first.options, "undo": first.undo,
+                   **({"clock": msgspec.to_builtins(first.clock)} if first.clock else {})}
+        body = CreateGame(first.game, entry.title, first.seats, options, rematch_of=game_id,
                           invite_hash=invite_hash)
         reply = await gateway.commands.submit(envelope(f"rematch-{game_id}", new_id, body))
         if reply.status != "accepted" and reply.code != "game_exists":
@@ -152,6 +170,8 @@ class SeatsController(AllowingController):
         game = await gateway.reads.game_name(game_id)
         try:
             command = convert(game, data.command)
+        except PlatformCommand as exc:
+            raise ApiError(403, "platform_command", str(exc)) from None
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise ApiError(400, "bad_command", f"not a command of {game}: {exc}") from None
         return await _submit(gateway, game_id, seat, hashed, data.command_id, command, data.expected_version)
@@ -164,8 +184,8 @@ class SeatsController(AllowingController):
         other seats are asked otherwise (``undo.request`` in every view). 422 ``undo_not_allowed`` across a chance
         outcome or a reveal, or when the policy forbids it; 409 ``undo_pending`` while a request waits. Resending
         the same ``command_id`` returns the first answer and changes nothing."""
-        return await self._undo(request, game_id, seat, data.command_id, data.expected_version,
-                                RequestUndo(data.to_version), gateway)
+        return await self._seat_command(request, game_id, seat, data.command_id, data.expected_version,
+                                        RequestUndo(data.to_version), gateway)
 
     @post("/{seat:int}/undo/accept", tags=["seat"], status_code=200, dto=strict(UndoAnswerRequest),
           return_dto=None)
@@ -173,18 +193,28 @@ class SeatsController(AllowingController):
                           data: JSONBody[UndoAnswerRequest], gateway: GatewayDep) -> Reply:
         """Agree to the pending undo request (this seat must be among ``undo.request.asked``); the last agreement
         applies the undo."""
-        return await self._undo(request, game_id, seat, data.command_id, data.expected_version, AcceptUndo(), gateway)
+        return await self._seat_command(request, game_id, seat, data.command_id, data.expected_version, AcceptUndo(),
+                                        gateway)
 
     @post("/{seat:int}/undo/decline", tags=["seat"], status_code=200, dto=strict(UndoAnswerRequest),
           return_dto=None)
     async def decline_undo(self, request: Request, game_id: FromPath[str], seat: FromPath[int],
                            data: JSONBody[UndoAnswerRequest], gateway: GatewayDep) -> Reply:
         """Refuse the pending undo request (it ends); sent by the requester, it withdraws its request."""
-        return await self._undo(request, game_id, seat, data.command_id, data.expected_version, DeclineUndo(),
-                                gateway)
+        return await self._seat_command(request, game_id, seat, data.command_id, data.expected_version,
+                                        DeclineUndo(), gateway)
 
-    async def _undo(self, request: Request, game_id: str, seat: int, command_id: str, expected_version: int | None,
-                    command: Any, gateway: Gateway) -> Reply:
+    @post("/{seat:int}/resign", tags=["seat"], status_code=200, dto=strict(ResignRequest), return_dto=None)
+    async def resign(self, request: Request, game_id: FromPath[str], seat: FromPath[int],
+                     data: JSONBody[ResignRequest], gateway: GatewayDep) -> Reply:
+        """Leave the game in play for good: bots play this seat's decisions (it wins nothing), or the game ends
+        at once when one seat is left in it. 422 when the game is not in play (``DELETE .../seats/{seat}`` gives
+        a seat back before the start). Resending the same ``command_id`` returns the first answer."""
+        return await self._seat_command(request, game_id, seat, data.command_id, data.expected_version, Resign(),
+                                        gateway)
+
+    async def _seat_command(self, request: Request, game_id: str, seat: int, command_id: str,
+                            expected_version: int | None, command: Any, gateway: Gateway) -> Reply:
         hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
         _check_command_id(command_id, expected_version)
         await gateway.reads.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it

@@ -56,7 +56,8 @@ class SocketsController(AllowingController):
         such game; 4429: over the client's or the token's rate) and the error's code as the reason."""
         try:
             await gateway.limits.check_request(socket)
-            await gateway.auth.authorize(game_id, seat, socket.query_params.get("token"))
+            # not "seen" for a minute as a request is: the socket holds the seat's presence while it is open
+            await gateway.auth.authorize(game_id, seat, socket.query_params.get("token"), seen=False)
         except Exception as exc:  # noqa: BLE001 - answer_of re-raises what is no refusal
             await refuse_or_raise(socket, exc)
             return
@@ -123,7 +124,8 @@ async def push_views(updates: Updates, socket: WebSocket, game_id: str, seat: in
     """Sends the view now and after every change, framed once for every socket of its audience and written
     straight to the wire where uvicorn's wsproto serves the socket (``services.gateway.fanout``). A client
     reconnecting with ``?since=N`` gets the current view only if it is newer than N, then every change; with
-    ``?from=N`` (and ``reads``), the history entries it missed first (see the module)."""
+    ``?from=N`` (and ``reads``), the history entries it missed first (see the module). A seat's socket holds its
+    presence while it is open (``reads.presence``): the views pushed, its own first, show it connected."""
     prelude = None
     if reads is not None:
         try:
@@ -134,7 +136,11 @@ async def push_views(updates: Updates, socket: WebSocket, game_id: str, seat: in
         if start is not None:
             async def prelude() -> int | None:
                 return await catch_up(reads, socket, game_id, seat, start)
-    await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude)
+    if seat is None or reads is None or reads.presence is None:
+        await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude)
+        return
+    async with reads.presence.socket(game_id, seat):
+        await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude)
 
 
 CATCH_UP_PAGE = 500  # history entries per frame of a ?from= catch-up

@@ -42,11 +42,11 @@ def test_fewer_than_three_or_more_than_five_players_are_refused(seats):
     assert exc.value.code == "bad_seat_count"
 
 
-def test_the_real_time_countdown_is_refused_until_a_timer_service_exists():
+def test_the_real_time_countdown_is_accepted_and_refused_only_with_the_hidden_goods_variant():
+    assert create(4, {"countdown_mode": "realtime"})  # tests/domain/samarkand/test_realtime.py plays it
     with pytest.raises(RuleViolation) as exc:
-        create(4, {"countdown_mode": "realtime"})
+        create(4, {"countdown_mode": "realtime", "hidden_goods": True})
     assert exc.value.code == "option_unsupported"
-    assert "timer" in exc.value.message
 
 
 def test_a_countdown_interval_out_of_range_is_refused():
