@@ -93,7 +93,7 @@ def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random
     hold one location card between turns), the seats owed a card. Not shown and not derivable: the letters where a
     ruby was taken and whether the caravan card was used in the action being settled (none taken; a bot's
     simulation of the end of that action may differ), the solo challenges' counters (zero).
-    ``view(state, seat) == view``. A remote bot (``services.bots.remote``) holds nothing else."""
+    ``view(state, seat) == view``. A remote bot (``services.client.remote_bot``) holds nothing else."""
     from domain.istanbul.rules import ACT, AFTER, OVER, SETUP, TURN, Seat, legal_commands
 
     you = view.you

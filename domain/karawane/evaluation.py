@@ -100,7 +100,7 @@ def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random
 the hexes a place's clue names is of its kind). The turn's flags the view does not spell out
     are read from what it shows: the hexes crossed from the path, the stage a genie returns to, a place used this
     turn from the turn's clues, home passed through from the path. Not shown: the hexes another seat looked at
-    (none). ``view(state, seat) == view``. A remote bot (``services.bots.remote``) holds nothing else."""
+    (none). ``view(state, seat) == view``. A remote bot (``services.client.remote_bot``) holds nothing else."""
     from domain.karawane.rules import (
         AFTER,
         DESERT,

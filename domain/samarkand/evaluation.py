@@ -57,7 +57,7 @@ def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random
     pass; the camels behind the other screens and in the pile drawn from the camel cards not seen (the pile keeps
     its size); the bank's pile from its values not seen; another seat's money behind its screen taken as the
     seat's own (it is not shown; nothing the seat may do depends on it). ``view(state, seat) == view``. A remote
-    bot (``services.bots.remote``) holds nothing else."""
+    bot (``services.client.remote_bot``) holds nothing else."""
     from domain.samarkand import data
     from domain.samarkand.rules import COUNTDOWN, SeatState
 

@@ -61,7 +61,7 @@ def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random
     """A state consistent with everything ``view`` (``seat``'s ``YspahanView``) shows, what it does not show drawn
     with ``rng`` as ``determinize`` draws it: the cards neither in the seat's hand nor in the discard pile dealt to
     the other hands (each its size) and the draw pile (its size), in a random order. ``view(state, seat) == view``.
-    A remote bot (``services.bots.remote``) holds nothing else."""
+    A remote bot (``services.client.remote_bot``) holds nothing else."""
     from domain.yspahan import board, data
     from domain.yspahan.state import PlayerState
 

@@ -100,8 +100,8 @@ def bot_command(game_id: str, seat: int | None, token: str | None, fill: bool, n
     import msgspec
 
     from services.bots import STRATEGIES, strategy
-    from services.bots.remote import fill as fill_seats
-    from services.bots.remote import play, seat_of
+    from services.client.remote_bot import fill as fill_seats
+    from services.client.remote_bot import play, seat_of
     from services.bots.strategies import StrategyError
     from services.client.sdk import SoukClient, SoukError
 

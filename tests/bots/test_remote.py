@@ -1,5 +1,5 @@
-"""The remote bot's loop (services/bots/remote.py) over an in-memory stand-in for the SDK's ``Seat``: it plays every
-title to its end from its seat's views alone, sends each command with the view's version and an id made of it, is
+"""The remote bot's loop (services/client/remote_bot.py) over an in-memory stand-in for the SDK's ``Seat``: it plays
+every title to its end from its seat's views alone, sends each command with the view's version and an id made of it, is
 refused as stale and chooses again at the newer view, and its decisions do not change when facts its seat never saw
 are swapped."""
 
@@ -15,7 +15,7 @@ import pytest
 from contracts.readmodels import SeatInfo, TableView
 from domain.chance import Chance
 from services.bots import strategy
-from services.bots.remote import choose, command_id, play
+from services.client.remote_bot import choose, command_id, play
 from services.client.sdk import SoukError
 from tests.bots.knowledge import SWAPS, positions
 from tests.bots.support import started
@@ -216,12 +216,12 @@ def test_souk_bot_says_when_no_server_answers():
 
 
 def test_the_remote_bot_reaches_the_server_through_the_sdk_only():
-    """services/bots/remote.py imports, of Souk's services, the SDK and the strategies only: no store, engine,
+    """services/client/remote_bot.py imports, of Souk's services, the SDK and the strategies only: no store, engine,
     projector, gateway or history code that could read more than the seat's answers."""
     import ast
     from pathlib import Path
 
-    import services.bots.remote as remote
+    import services.client.remote_bot as remote
 
     tree = ast.parse(Path(remote.__file__).read_text(encoding="utf-8"))
     modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}

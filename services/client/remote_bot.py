@@ -9,6 +9,11 @@ the same id and is answered, never applied twice; a choice for a view the game h
 or polls the seat's view (``poll=True``), until the game is over.
 
 Nothing here reads the server's state: a bot here knows exactly what its seat's player could know.
+
+It lives beside the SDK rather than in ``services.bots``: the server's takeover of a seat (the clock worker,
+``services.runtime``) imports the strategies, and this package imports the gateway (the TypeScript generator), so
+a ``services.bots`` that imported the client would close a circle between the layers
+(tests/services/test_import_graph.py).
 """
 
 from __future__ import annotations
