@@ -87,6 +87,10 @@ class Game(Protocol):
     # ``def determinize(self, state, seat, rng) -> state``: a state ``seat`` cannot tell from ``state``, everything
     # it has not seen (other hands, deck orders, face-down tiles, a simultaneous choice not revealed yet) drawn
     # again with the caller's ``random.Random``; two states the seat cannot tell apart give the same one.
+    # Optional, for a bot that plays remotely (``services.client.remote_bot``): ``def from_view(self, view, seat, seats,
+    # options, rng) -> state``: a state consistent with everything ``view`` (``seat``'s own) shows, what it does not
+    # show drawn with ``rng`` as ``determinize`` draws it; ``view(from_view(view, ...), seat) == view`` and the seat's
+    # legal commands are the same (tests/bots/test_from_view.py).
 
 
 class ModularGame:

@@ -74,6 +74,11 @@ class Istanbul(ModularGame):
         again."""
         return evaluation.determinize(state, seat, rng)
 
+    def from_view(self, view: Any, seat: int, seats: int, options: Any, rng: Any) -> Any:
+        """The kernel's optional ``from_view`` hook (``evaluation.from_view``): a state consistent with ``seat``'s
+        view, what it does not show drawn with ``rng`` (a remote bot holds nothing else)."""
+        return evaluation.from_view(view, seat, seats, options, rng)
+
 
 GAME = Istanbul()
 

@@ -12,6 +12,7 @@ README).
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import msgspec
 
@@ -46,3 +47,64 @@ def determinize(state: State, seat: int, rng: random.Random) -> State:
                     if (p.chosen is not None or p.answered) else p
                     for i, p in enumerate(state.players))
     return replace(state, camel_pile=tuple(camels), bank_pile=tuple(bank), players=players)
+
+
+def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random) -> State:
+    """A state consistent with everything ``view`` (``seat``'s ``SamarkandView``) shows, what it does not show
+    drawn with ``rng``: another hand is its seller's cards not seen played (every seat starts with the same values;
+    a card played shows on the market, in someone's goods or the discard), cut to its size at random when the
+    hidden-goods variant hides some; a card chosen face down one of that hand; an answer at the current value a
+    pass; the camels behind the other screens and in the pile drawn from the camel cards not seen (the pile keeps
+    its size); the bank's pile from its values not seen; another seat's money behind its screen taken as the
+    seat's own (it is not shown; nothing the seat may do depends on it). ``view(state, seat) == view``. A remote
+    bot (``services.client.remote_bot``) holds nothing else."""
+    from domain.samarkand import data
+    from domain.samarkand.rules import COUNTDOWN, SeatState
+
+    you = view.you
+    seen = [g for p in view.players for g in (*(p.goods or ()), *p.discarded)] + list(view.discard)
+
+    def left(kind: str | None, offer: int | None) -> list[int]:
+        values = list(data.GOODS_VALUES)
+        for v in [g.value for g in seen if g.kind == kind] + ([offer] if offer is not None else []):
+            if v in values:
+                values.remove(v)
+        return sorted(values)
+
+    mine = view.players[seat]
+    camels = list(data.CAMELS)
+    for c in [c for p in view.players for c in (p.camels or ())] + ([view.camel_up] if view.camel_up else []):
+        camels.remove(c)
+    camels.sort()
+    rng.shuffle(camels)
+    pile, camels = tuple(camels[: view.camel_pile]), camels[view.camel_pile:]
+    hidden = [i for i, p in enumerate(view.players) if p.camels is None]
+    dealt: dict[int, list[int]] = {i: [] for i in hidden}
+    for c in camels if hidden else ():  # the camels bought by the others, dealt among them at random
+        dealt[rng.choice(hidden)].append(c)
+    players = []
+    for i, p in enumerate(view.players):
+        if i == seat:
+            players.append(SeatState(sells=p.sells, hand=tuple(you.hand), money=p.money or 0,
+                                     camels=tuple(p.camels or ()), goods=tuple(p.goods or ()), chosen=you.chosen,
+                                     offer=p.offer, answered=you.answered, stop=you.target,
+                                     discarded=tuple(p.discarded), least_bought=p.least_bought))
+            continue
+        hand = left(p.sells, p.offer)
+        rng.shuffle(hand)
+        hand = sorted(hand[: p.hand_count])
+        players.append(SeatState(
+            sells=p.sells, hand=tuple(hand), money=p.money if p.money is not None else (mine.money or 0),
+            camels=tuple(p.camels) if p.camels is not None else tuple(sorted(dealt[i])),
+            goods=tuple(p.goods or ()), chosen=rng.choice(hand) if p.has_chosen and hand else None,
+            offer=p.offer, answered=p.has_answered, stop=None, discarded=tuple(p.discarded),
+            least_bought=p.least_bought))
+    bank = left(view.bank_goods, view.bank_offer) if view.bank_goods is not None else []
+    rng.shuffle(bank)
+    issued = data.START_MONEY.get(seats, 0) * seats
+    return State(seats=seats, options=options, phase=view.phase, round=view.round, dean=view.dean,
+                 value=view.value if view.phase == COUNTDOWN and view.value is not None else 0,
+                 players=tuple(players), bank_goods=view.bank_goods, bank_pile=tuple(bank[: view.bank_pile]),
+                 bank_offer=view.bank_offer, camel_pile=pile, camel_up=view.camel_up, discard=tuple(view.discard),
+                 issued=issued, bank_in=issued - sum(p.money for p in players), scores=view.scores,
+                 winners=view.winners, details=view.details)

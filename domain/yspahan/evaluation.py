@@ -8,6 +8,7 @@ Everything else is public, the discard pile included.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import msgspec
 
@@ -49,3 +50,51 @@ def determinize(state: State, seat: int, rng: random.Random) -> State:
         players[i] = replace(players[i], hand=tuple(sorted(pool[:n])))
         pool = pool[n:]
     return replace(state, players=tuple(players), deck=tuple(pool))
+
+
+_STEPS = {"setup": "setup", "supply": "supply", "action": "action", "place_cubes": "place", "move_supervisor": "move",
+          "ship_answer": "ship", "ship_order": "ship", "build": "build", "end_of_turn": "after", "day_over": "day_over",
+          "over": "over"}  # the view's phase (``rules.phase``) back to the state's step
+
+
+def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random) -> State:
+    """A state consistent with everything ``view`` (``seat``'s ``YspahanView``) shows, what it does not show drawn
+    with ``rng`` as ``determinize`` draws it: the cards neither in the seat's hand nor in the discard pile dealt to
+    the other hands (each its size) and the draw pile (its size), in a random order. ``view(state, seat) == view``.
+    A remote bot (``services.client.remote_bot``) holds nothing else."""
+    from domain.yspahan import board, data
+    from domain.yspahan.state import PlayerState
+
+    hand = tuple(view.hand or ())
+    pool = list(board.FULL_DECK)
+    for card in (*hand, *view.discard):
+        pool.remove(card)
+    pool.sort()
+    rng.shuffle(pool)
+    players = []
+    for p in view.players:
+        if p.seat == seat:
+            cards = hand
+        else:
+            cards, pool = tuple(sorted(pool[: p.hand_size])), pool[p.hand_size:]
+        players.append(PlayerState(gold=p.gold, camels=p.camels, reserve=p.reserve, score=p.score,
+                                   buildings=tuple(p.buildings), hand=cards))
+    assert len(pool) == view.deck_size, "the view's card counts do not add up"
+    shops = list(board.NO_CUBES)
+    for shop in view.shops:
+        shops[board.SHOP_INDEX[shop.shop]] = shop.seat
+    step = _STEPS[view.phase]
+    order = tuple(view.order)
+    turn_seat = view.turn_seat if view.turn_seat is not None else (view.awaiting[0] if view.awaiting else None)
+    turn = order.index(turn_seat) if turn_seat is not None and turn_seat in order else 0
+    pending = view.pending
+    return State(
+        seats=seats, options=options, players=tuple(players), gold_supply=view.gold_supply,
+        camel_supply=view.camel_supply, deck=tuple(pool), discard=tuple(view.discard), shops=tuple(shops),
+        caravan=tuple(view.caravan), supervisor=board.SQUARE_INDEX[view.supervisor], week=view.week, day=view.day,
+        order=order, turn=turn, step=step, tower=tuple((f.value, f.white, f.yellow) for f in view.tower),
+        built=view.built_this_turn,
+        quarter=data.FLOORS.index(pending.quarter) if pending.quarter is not None else 0,
+        cubes_left=pending.cubes_left, move_value=pending.move_value,
+        ship_pending=tuple(board.SHOP_INDEX[s] for s in pending.shops_to_ship),
+        ship_shop=board.SHOP_INDEX[pending.shipping] if pending.shipping is not None else -1)

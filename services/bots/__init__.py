@@ -16,6 +16,9 @@ handed the true state (the server holds nothing else) but reads it only through 
 - ``seeker``: the game's own ``bot`` hook (1001 Karawane's artifact seeker, ``domain.karawane.bot``), random
   for a game without one.
 
+A bot at a table on a server (``souk bot``) has no true state: ``services.client.remote_bot`` builds one from its seat's
+view alone with the game's ``from_view`` hook (what the view hides drawn at random) and plays through the SDK.
+
 Chance inside ``decide`` (dice, draws) comes from the caller's ``rng`` (``chance``), never from the game's seed:
 a bot does not know the future either. The domain stays pure: the hooks take the caller's ``random.Random``;
 only this package reads the clock (mcts's budget).

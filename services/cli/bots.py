@@ -80,3 +80,68 @@ def bench_command(game_name: str, seats: int | None, games: int, names: str, bud
     if not as_json:
         click.echo("", err=True)
     click.echo(json.dumps(summary) if as_json else report(summary))
+
+
+@click.command("bot", context_settings={"show_default": True})
+@click.argument("game_id")
+@click.option("--seat", "seat", type=click.IntRange(0), default=None, help="the seat to play (with --token)")
+@click.option("--token", default=None, envvar="SOUK_BOT_TOKEN", show_envvar=True,
+              help="the seat's token, from its join")
+@click.option("--fill", is_flag=True, help="join every free seat (as 'bot 1', 'bot 2'...) and play them all")
+@click.option("--strategy", "name", default="greedy", help="random, greedy, mcts or seeker (1001 Karawane's own)")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=1.0,
+              help="mcts: seconds a move, at most")
+@click.option("--samples", type=click.IntRange(1), default=3, help="greedy: determinizations each command is rated on")
+@click.option("--server", default="http://127.0.0.1:8000", metavar="URL", help="the gateway")
+@click.option("--poll", is_flag=True, help="poll the seat's view instead of following its WebSocket")
+@click.option("--seed", type=int, default=None, show_default="a new one", help="the bot's random draws")
+@click.option("--quiet", is_flag=True, help="print only the end of the game, not each move")
+def bot_command(game_id: str, seat: int | None, token: str | None, fill: bool, name: str, budget: float,
+                samples: int, server: str, poll: bool, seed: int | None, quiet: bool) -> None:
+    """Plays a seat of GAME_ID on a Souk server, as a separate client: it follows the seat's views (WebSocket, or
+    --poll), and when the seat is awaited a strategy chooses among its legal commands in a state built from the
+    seat's view alone, and sends the command (expected version and command id: resending is safe). With --fill it
+    joins every free seat and plays them all. Prints each move, and the result when the game is over."""
+    import asyncio
+    import random
+
+    import msgspec
+
+    from services.bots import STRATEGIES, strategy
+    from services.client.remote_bot import fill as fill_seats
+    from services.client.remote_bot import play, seat_of
+    from services.bots.strategies import StrategyError
+    from services.client.sdk import SoukClient, SoukError
+
+    if name not in STRATEGIES:
+        raise click.BadParameter(f"unknown_strategy: {name!r} (the strategies are {', '.join(STRATEGIES)})",
+                                 param_hint="--strategy")
+    if fill and seat is not None:
+        raise click.UsageError("bad_arguments: either --seat N --token T (one seat taken before), or --fill")
+    if not fill and (seat is None or not token):
+        raise click.UsageError("bad_arguments: --seat N with its --token T (or SOUK_BOT_TOKEN), or --fill")
+    settings = {"mcts": {"budget": budget}, "greedy": {"samples": samples}}.get(name, {})
+    rng = random.Random(seed)
+
+    def moved(view, command) -> None:
+        if not quiet:
+            click.echo(f"v{view.version} seat {view.seat}: {json.dumps(msgspec.to_builtins(command))}")
+
+    async def run() -> list:
+        async with SoukClient(server) as client:
+            if fill:
+                return await fill_seats(client, game_id, lambda: strategy(name, **settings), rng=rng, poll=poll,
+                                        on_move=moved)
+            handle = await seat_of(client, game_id, seat, token)
+            return [await play(handle, strategy(name, **settings), rng=rng, poll=poll, on_move=moved)]
+
+    try:
+        views = asyncio.run(run())
+    except (SoukError, StrategyError) as exc:
+        raise OperatorError(f"bot: {exc}") from None
+    last = max(views, key=lambda v: v.version)
+    result = last.result
+    click.echo(json.dumps({"game_id": game_id, "status": last.status, "version": last.version,
+                           "seats": sorted(v.seat for v in views),
+                           "winners": list(result.winners) if result else None,
+                           "scores": list(result.scores) if result else None}))

@@ -194,6 +194,7 @@ LAZY = {
     "export": ("services.cli.records:export_command", "print a finished game's record (JSON)"),
     "import": ("services.cli.records:import_command", "make a verified record a finished game here"),
     "replay": ("services.cli.records:replay_command", "print a record's game and scores at version N"),
+    "bot": ("services.cli.bots:bot_command", "play a seat of a game on a server (or every free seat) with a bot"),
 }
 BENCH = {
     "pipeline": ("services.cli.bench.pipeline:pipeline_command",

@@ -28,7 +28,7 @@ def test_souk_help_lists_every_command_and_imports_no_server_code():
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("LOADED []"), done.stdout.splitlines()[-1]
     for name in ("serve", "gateway", "engine", "projector", "verify", "schema", "types", "projections", "bench",
-                 "chaos", "archive"):
+                 "chaos", "archive", "bot"):
         assert f"\n  {name} " in done.stdout, name
 
 
