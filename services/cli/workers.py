@@ -8,7 +8,6 @@ all beside the gateway.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 import msgspec
@@ -22,6 +21,7 @@ from contracts.envelope import CommandEnvelope
 from services.store import keys
 from services.store.codec import command_envelope_decoder
 from services.runtime.config import Settings
+from services.runtime.loop import stop_task
 from services.clock import ClockWorker, Takeover
 from services.engine.service import Engine
 from services.runtime.logs import LIBRARIES
@@ -189,11 +189,9 @@ class Workers:
         await self.start_metrics()
 
     async def _stop_watch(self) -> None:
-        for task in (self._watch, self._upkeep, self._clock):
+        for name, task in (("watch", self._watch), ("upkeep", self._upkeep), ("clock", self._clock)):
             if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                await stop_task(task, name)
         self._watch = self._upkeep = self._clock = None
         if self.webhooks is not None:
             await self.webhooks.stop()

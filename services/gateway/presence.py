@@ -48,6 +48,7 @@ import msgspec
 import structlog
 
 from contracts.table import SeatPresence
+from services.runtime.loop import stop_task
 from services.store import keys
 from services.store.codec import encoder
 from services.store.lru import Lru
@@ -291,9 +292,7 @@ class Presence:
     async def stop(self) -> None:
         """Stops renewing and lets go of every seat held here (a gateway stopped normally leaves no lease)."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+            await stop_task(self._task, "presence_renewal")
             self._task = None
         held, self.sockets = list(self.sockets), {}
         now = time.time()

@@ -30,6 +30,7 @@ import structlog
 from contracts.envelope import EventEnvelope
 from services.runtime import metrics
 from services.runtime.config import Settings
+from services.runtime.loop import stop_task
 from services.store import keys
 from services.store.codec import command_fields, event_envelope_decoder
 from services.store.events import EventStore
@@ -160,9 +161,7 @@ class WebhookWorker:
 
     async def stop(self) -> None:
         if self._delivering is not None:
-            self._delivering.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._delivering
+            await stop_task(self._delivering, "webhook_deliveries")
             self._delivering = None
         if self._http is not None:
             await self._http.aclose()
