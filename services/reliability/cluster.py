@@ -106,6 +106,9 @@ class Cluster:
         self.log_level = log_level
         self.procs: dict[str, list[Proc]] = {ENGINE: [], PROJECTOR: [], GATEWAY: []}
         self.crashes: list[Crash] = []
+        # Held while a fault stops and starts a Redis itself: the supervisor must not take that stop for a crash
+        # and start a second server on the same port (seen once: "Address already in use", counted as crashes).
+        self.redis_fault = asyncio.Lock()
         self.redis_restarts = 0
         self.struck_at: float | None = None  # when the fault under way really began (after what prepared it)
         self._spawned = 0
@@ -179,13 +182,14 @@ class Cluster:
 
     async def kill_event_store(self, rng: random.Random) -> str:
         """kill -9 the event store's Redis; it starts again on the same port and data directory (its AOF)."""
-        process = self.events.process
-        assert process is not None
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=10)
-        self.events.process = None
-        await asyncio.sleep(rng.uniform(0.2, 1.0))
-        await self._in_redis_thread(self.events.start)
+        async with self.redis_fault:
+            process = self.events.process
+            assert process is not None
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=10)
+            self.events.process = None
+            await asyncio.sleep(rng.uniform(0.2, 1.0))
+            await self._in_redis_thread(self.events.start)
         self.redis_restarts += 1
         return f"event store redis pid {process.pid}"
 
@@ -202,17 +206,19 @@ class Cluster:
             keys = max(1, await client.dbsize())
         finally:
             await client.aclose()
-        await self._in_redis_thread(self.events.stop)
-        self.struck_at = time.monotonic()  # down: a command sent before this may have been taken
-        # Redis slows each key of the RDB part and each command of the AOF's incremental part alike
-        entries = keys + sum(f.read_bytes().count(b"\r\n*") + 1
-                             for f in (self.events.data_dir / "appendonlydir").glob("*.incr.aof"))
-        delay_us = max(10, min(100_000, int(load_s * 1e6 / entries)))
-        self.events.options = ("--key-load-delay", str(delay_us), "--loading-process-events-interval-bytes", "1024")
-        try:
-            await self._in_redis_thread(lambda: self.events.start(loading=True))
-        finally:
-            self.events.options = ()  # the next start (a kill's, the supervisor's) loads at full speed
+        async with self.redis_fault:
+            await self._in_redis_thread(self.events.stop)
+            self.struck_at = time.monotonic()  # down: a command sent before this may have been taken
+            # Redis slows each key of the RDB part and each command of the AOF's incremental part alike
+            entries = keys + sum(f.read_bytes().count(b"\r\n*") + 1
+                                 for f in (self.events.data_dir / "appendonlydir").glob("*.incr.aof"))
+            delay_us = max(10, min(100_000, int(load_s * 1e6 / entries)))
+            self.events.options = ("--key-load-delay", str(delay_us), "--loading-process-events-interval-bytes",
+                                   "1024")
+            try:
+                await self._in_redis_thread(lambda: self.events.start(loading=True))
+            finally:
+                self.events.options = ()  # the next start (a kill's, the supervisor's) loads at full speed
         self.redis_restarts += 1
         started, client = time.monotonic(), aioredis.Redis.from_url(self.events.url, socket_timeout=30)
         try:
@@ -274,6 +280,8 @@ class Cluster:
                         proc.killed = True
                         self.spawn(role)
             for server in (self.events, self.views):
+                if self.redis_fault.locked():
+                    continue
                 if server.process is not None and server.process.poll() is not None:
                     self.crashes.append(Crash(f"redis {server.data_dir.name}", server.process.returncode,
                                               _read_tail(server.data_dir / "redis.log")))
