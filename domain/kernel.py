@@ -139,6 +139,27 @@ class ModularGame:
         return self.views_module.redact(event, seat)
 
 
+class Evaluated:
+    """The bots' optional hooks of a game (``evaluate``, ``determinize``, ``from_view``), delegated to the functions
+    of the same name in its ``evaluation_module`` (``domain/<game>/evaluation.py``): a game that has them mixes this
+    in beside ``ModularGame``; one without them does not, and the bots see it has none."""
+
+    evaluation_module: ClassVar[ModuleType]
+
+    def evaluate(self, state: Any, seat: int) -> float:
+        """How good ``state`` looks to ``seat``, from what ``seat`` may know."""
+        return self.evaluation_module.evaluate(state, seat)
+
+    def determinize(self, state: Any, seat: int, rng: Any) -> Any:
+        """``state`` with what ``seat`` has not seen drawn again with ``rng``."""
+        return self.evaluation_module.determinize(state, seat, rng)
+
+    def from_view(self, view: Any, seat: int, seats: int, options: Any, rng: Any) -> Any:
+        """A state consistent with ``seat``'s view, what it does not show drawn with ``rng`` (a remote bot holds
+        nothing else)."""
+        return self.evaluation_module.from_view(view, seat, seats, options, rng)
+
+
 def rules_revision(game: Any) -> int | None:
     """The newest revision of a game's rules (its optional ``rules_revision``), None for a game without revisions.
     A game with revisions has a ``rules`` option: the revision a game is played under, fixed at its creation (a

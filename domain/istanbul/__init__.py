@@ -32,7 +32,7 @@ from contracts.istanbul import (
     SheetsPrepared,
 )
 from domain.istanbul import data, evaluation, rules, views
-from domain.kernel import ModularGame
+from domain.kernel import Evaluated, ModularGame
 
 # Undo barriers (the kernel's optional ``is_barrier`` hook): chance (the setup, a deck shuffled, a card turned or
 # drawn from a deck, the first player) and every reveal: a guild card or the hand's location card played, the
@@ -43,7 +43,7 @@ BARRIERS = (SheetsPrepared, DeckShuffled, GoodsDeckShuffled, RubyCardPlaced, Car
             BonusTaken, GuildKept, GameOver)
 
 
-class Istanbul(ModularGame):
+class Istanbul(ModularGame, Evaluated):
     name = "istanbul"
     title = "Istanbul: Choose & Write"
     min_seats = data.MIN_SEATS
@@ -54,6 +54,7 @@ class Istanbul(ModularGame):
     view_types = VIEWS
     rules_module = rules
     views_module = views
+    evaluation_module = evaluation
     rules_revision = rules.RULES  # the newest revision of its rules (``Options.rules``)
 
     def is_barrier(self, event: Any) -> bool:
@@ -64,20 +65,6 @@ class Istanbul(ModularGame):
         if isinstance(event, LocationPlayed):
             return event.source == "hand"
         return isinstance(event, BARRIERS)
-
-    def evaluate(self, state: Any, seat: int) -> float:
-        """The kernel's optional ``evaluate`` hook (``evaluation.evaluate``): how good ``state`` looks to ``seat``."""
-        return evaluation.evaluate(state, seat)
-
-    def determinize(self, state: Any, seat: int, rng: Any) -> Any:
-        """The kernel's optional ``determinize`` hook (``evaluation.determinize``): what ``seat`` has not seen, drawn
-        again."""
-        return evaluation.determinize(state, seat, rng)
-
-    def from_view(self, view: Any, seat: int, seats: int, options: Any, rng: Any) -> Any:
-        """The kernel's optional ``from_view`` hook (``evaluation.from_view``): a state consistent with ``seat``'s
-        view, what it does not show drawn with ``rng`` (a remote bot holds nothing else)."""
-        return evaluation.from_view(view, seat, seats, options, rng)
 
 
 GAME = Istanbul()

@@ -26,7 +26,7 @@ from contracts.karawane import (
     WaterBought,
 )
 from domain.karawane import bot, data, evaluation, rules, views
-from domain.kernel import ModularGame
+from domain.kernel import Evaluated, ModularGame
 
 # Undo barriers (the kernel's optional ``is_barrier`` hook): chance (the desert laid, the first player, a thief card
 # turned) and everything that shows a seat what it did not know: a hex looked at (its seat) or revealed (all), a
@@ -36,7 +36,7 @@ BARRIERS = (DesertLaid, FirstPlayerChosen, ThiefTurned, HexLooked, HexRevealed, 
             WaterBought, DriversHired, CaravanSupplied, GameOver)
 
 
-class Karawane(ModularGame):
+class Karawane(ModularGame, Evaluated):
     name = "karawane"
     title = "1001 Karawane"
     min_seats = data.MIN_SEATS
@@ -47,6 +47,7 @@ class Karawane(ModularGame):
     view_types = VIEWS
     rules_module = rules
     views_module = views
+    evaluation_module = evaluation
     rules_revision = rules.RULES  # the newest revision of its rules (``Options.rules``)
 
     def is_barrier(self, event: Any) -> bool:
@@ -59,20 +60,6 @@ class Karawane(ModularGame):
     def bot(self, state: Any, seat: int, legal: Any, rng: Any) -> Any:
         """The kernel's optional ``bot`` hook: a command that moves the game toward its end (``bot.choose``)."""
         return bot.choose(rng, state, seat, legal)
-
-    def evaluate(self, state: Any, seat: int) -> float:
-        """The kernel's optional ``evaluate`` hook (``evaluation.evaluate``): how good ``state`` looks to ``seat``."""
-        return evaluation.evaluate(state, seat)
-
-    def determinize(self, state: Any, seat: int, rng: Any) -> Any:
-        """The kernel's optional ``determinize`` hook (``evaluation.determinize``): what ``seat`` has not seen, drawn
-        again."""
-        return evaluation.determinize(state, seat, rng)
-
-    def from_view(self, view: Any, seat: int, seats: int, options: Any, rng: Any) -> Any:
-        """The kernel's optional ``from_view`` hook (``evaluation.from_view``): a state consistent with ``seat``'s
-        view, what it does not show drawn with ``rng`` (a remote bot holds nothing else)."""
-        return evaluation.from_view(view, seat, seats, options, rng)
 
 
 GAME = Karawane()

@@ -27,7 +27,7 @@ from contracts.samarkand import (
     StopFined,
     ValueClosed,
 )
-from domain.kernel import ModularGame
+from domain.kernel import Evaluated, ModularGame
 from domain.samarkand import data, evaluation, rules, views
 
 # Undo barriers (docs/rules-decisions.md, Undo): chance (the deal, the piles shuffled, a camel or a bank card turned
@@ -37,7 +37,7 @@ BARRIERS = frozenset((MarketSetUp, CamelDeckShuffled, BankDeckShuffled, CamelTur
                       ValueClosed, GoodsBought, CamelBought, StopFined, GoodsDisputed, CamelDisputed, ScoringStarted))
 
 
-class Samarkand(ModularGame):
+class Samarkand(ModularGame, Evaluated):
     name = "samarkand"
     title = "Le marché de Samarkand"
     min_seats = data.MIN_SEATS
@@ -48,6 +48,7 @@ class Samarkand(ModularGame):
     view_types = VIEWS
     rules_module = rules
     views_module = views
+    evaluation_module = evaluation
 
     def is_barrier(self, event: Any) -> bool:
         """No undo goes back over this event. The others follow from a seat's own choice and show nobody anything
@@ -55,10 +56,6 @@ class Samarkand(ModularGame):
         (Answered), a round started or ended, a goods card left behind or a least-bought type chosen at scoring,
         the final scores (GameScored; the table's GameEnded after it reveals the seed: a barrier)."""
         return type(event) in BARRIERS
-
-    def evaluate(self, state: Any, seat: int) -> float:
-        """The kernel's optional ``evaluate`` hook (``evaluation.evaluate``): how good ``state`` looks to ``seat``."""
-        return evaluation.evaluate(state, seat)
 
     def timer(self, state: Any) -> tuple[str, float] | None:
         """The table's game-timer hook (``rules.timer``): in the real-time countdown, the value shown (its key) and
@@ -68,16 +65,6 @@ class Samarkand(ModularGame):
     def tick(self, state: Any, key: str, chance: Any) -> list[Any]:
         """The table's game-timer hook (``rules.tick``): the value ``key`` ran out; its stops settle together."""
         return rules.tick(state, key, chance)
-
-    def determinize(self, state: Any, seat: int, rng: Any) -> Any:
-        """The kernel's optional ``determinize`` hook (``evaluation.determinize``): what ``seat`` has not seen, drawn
-        again."""
-        return evaluation.determinize(state, seat, rng)
-
-    def from_view(self, view: Any, seat: int, seats: int, options: Any, rng: Any) -> Any:
-        """The kernel's optional ``from_view`` hook (``evaluation.from_view``): a state consistent with ``seat``'s
-        view, what it does not show drawn with ``rng`` (a remote bot holds nothing else)."""
-        return evaluation.from_view(view, seat, seats, options, rng)
 
 
 GAME = Samarkand()

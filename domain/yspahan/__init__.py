@@ -20,7 +20,7 @@ from contracts.yspahan import (
     DiceSelected,
     Options,
 )
-from domain.kernel import ModularGame
+from domain.kernel import Evaluated, ModularGame
 from domain.yspahan import evaluation, rules, views
 
 # Undo barriers (docs/rules-decisions.md, Undo): chance (the deck shuffled, the dice rolled), a card drawn (its
@@ -35,7 +35,7 @@ def is_barrier(event: Any) -> bool:
     return type(event) in _BARRIERS or (type(event) is DiceSelected and event.discard is not None)
 
 
-class Yspahan(ModularGame):
+class Yspahan(ModularGame, Evaluated):
     name = "yspahan"
     title = "Yspahan"
     min_seats = 2
@@ -46,25 +46,12 @@ class Yspahan(ModularGame):
     view_types = VIEWS
     rules_module = rules
     views_module = views
+    evaluation_module = evaluation
     is_barrier = staticmethod(is_barrier)
 
     def scores(self, state: Any) -> tuple[int, ...]:
         """The kernel's optional ``scores`` hook: each player's points now (public, on the scoring track)."""
         return tuple(p.score for p in state.players)
-
-    def evaluate(self, state: Any, seat: int) -> float:
-        """The kernel's optional ``evaluate`` hook (``evaluation.evaluate``): how good ``state`` looks to ``seat``."""
-        return evaluation.evaluate(state, seat)
-
-    def determinize(self, state: Any, seat: int, rng: Any) -> Any:
-        """The kernel's optional ``determinize`` hook (``evaluation.determinize``): what ``seat`` has not seen, drawn
-        again."""
-        return evaluation.determinize(state, seat, rng)
-
-    def from_view(self, view: Any, seat: int, seats: int, options: Any, rng: Any) -> Any:
-        """The kernel's optional ``from_view`` hook (``evaluation.from_view``): a state consistent with ``seat``'s
-        view, what it does not show drawn with ``rng`` (a remote bot holds nothing else)."""
-        return evaluation.from_view(view, seat, seats, options, rng)
 
 
 GAME = Yspahan()
