@@ -9,7 +9,7 @@ from services.client.typescript import write
 
 @click.command("types")
 @click.option("--out", default=None, metavar="FILE", show_default="print",
-              help="file to write; the checked-in one is clients/typescript/souk.d.ts")
+              help="file to write; the checked-in one is clients/typescript/src/wire.ts")
 def command(out: str | None) -> None:
     """The wire format as TypeScript types, for web frontends."""
     text = write(out)

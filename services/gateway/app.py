@@ -20,7 +20,7 @@ from litestar.exceptions import HTTPException, NotFoundException, ValidationExce
 from litestar.openapi import OpenAPIConfig
 
 from contracts.api import MAX_BODY_BYTES
-from services.gateway import access, docs, openapi
+from services.gateway import access, docs, openapi, web
 from services.gateway.controllers import CONTROLLERS
 from services.gateway.controllers.sockets import closing_bad_paths
 from services.gateway.dependencies import Gateway
@@ -34,7 +34,7 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     given."""
     gateway = Gateway(settings, workers)
     app = Litestar(
-        route_handlers=[*CONTROLLERS, docs.assets()],
+        route_handlers=[*CONTROLLERS, docs.assets(), web.index, web.assets()],
         dependencies=gateway.dependencies(),
         lifespan=[gateway.lifespan],
         middleware=[tracing.asgi_middleware],  # traceparent in, bound to the logs, and out in every response

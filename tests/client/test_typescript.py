@@ -1,4 +1,4 @@
-"""The TypeScript types checked in for web frontends (clients/typescript/souk.d.ts) are the contracts' as they are:
+"""The TypeScript types checked in for web frontends (clients/typescript/src/wire.ts) are the contracts' as they are:
 regenerating them changes nothing, and they compile (when npm can install TypeScript)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tests.npm import npm_install
 
 def test_the_checked_in_typescript_types_are_those_the_contracts_generate():
     assert OUT.read_text() == generate(), (
-        "contracts/ changed: run `souk types --out clients/typescript/souk.d.ts` and commit the file")
+        "contracts/ changed: run `souk types --out clients/typescript/src/wire.ts` and commit the file")
 
 
 def test_every_command_event_and_view_is_a_member_of_a_union_discriminated_on_its_tag():
@@ -40,8 +40,8 @@ def test_every_command_event_and_view_is_a_member_of_a_union_discriminated_on_it
 
 
 def test_souk_types_writes_the_file(tmp_path):
-    main(["types", "--out", str(tmp_path / "souk.d.ts")])
-    assert (tmp_path / "souk.d.ts").read_text() == generate()
+    main(["types", "--out", str(tmp_path / "souk.ts")])
+    assert (tmp_path / "souk.ts").read_text() == generate()
 
 
 USAGE = """
@@ -63,7 +63,7 @@ def tsc(tmp_path_factory) -> str:
 
 
 def test_the_types_compile_and_narrow_on_type(tsc, tmp_path):
-    shutil.copy(OUT, tmp_path / "souk.d.ts")
+    shutil.copy(OUT, tmp_path / "souk.ts")
     (tmp_path / "usage.ts").write_text(USAGE)
     (tmp_path / "wrong.ts").write_text('import type { AnyCommand } from "./souk";\n'
                                        "export const value = (c: AnyCommand): number => c.value;\n")

@@ -33,7 +33,7 @@ LEFT_OUT = [
     ".ci/run",
     "docker-compose.yml",
     "docs/rules-decisions.md",
-    "clients/typescript/souk.d.ts",
+    "clients/typescript/src/wire.ts",
     "bench-results.json",
 ]
 
