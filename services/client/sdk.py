@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from functools import cache
 from typing import Any, Self, Union
 
@@ -29,7 +29,7 @@ from httpx_ws import (
     aconnect_ws,
 )
 
-from contracts.api import Audit, Created, Forked, GameInfo, Joined, LegalCommands
+from contracts.api import Audit, BotsSeated, Created, Forked, GameInfo, Joined, LegalCommands
 from contracts.base import upcast_event
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryEntry, HistoryPage, LobbyEntry, TableView
@@ -198,6 +198,19 @@ class SoukClient:
                                      type=Joined)
         game = self._games.get(game_id) or (await self.game(game_id)).game  # Joined does not name the game
         return Seat(self, game, joined)
+
+    async def fill_bots(self, game_id: str, seats: Sequence[int] | None = None, strategy: str | None = None, *,
+                        invite: str | None = None, request_id: str | None = None) -> BotsSeated:
+        """The server's bots take free seats of an open game (``seats``; None: every free one) and play them from
+        the start with ``strategy`` (None: the server's takeover strategy); the game starts when the table is
+        full. ``invite``: a private game's code. The request id (made here unless given) makes a resend answer
+        the same seats."""
+        body: dict[str, Any] = {"seats": None if seats is None else list(seats), "strategy": strategy,
+                                "request_id": request_id or _request_id()}
+        if invite is not None:
+            body["invite"] = invite
+        return msgspec.json.decode((await self._call("POST", f"/games/{game_id}/bots", json=body)).content,
+                                   type=BotsSeated)
 
     # --- spectator -----------------------------------------------------------------------------------------
 

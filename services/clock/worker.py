@@ -80,18 +80,20 @@ class Takeover:
     budget: float = 1.0
 
     def choose(self, table: tbl.Table, seat: int, game_id: str) -> tuple[str, Any]:
-        """The strategy's command for ``seat`` (its name, the command); a game without the strategy's hooks (or a
-        strategy that fails) is played by ``random``. The bot's own chance is seeded by the game, version and
-        seat: two workers choose alike (a budgeted search may still differ; the engine plays one at most)."""
+        """The strategy's command for ``seat`` (its name, the command): the seat's own strategy when bots took it
+        at the start (``BotSeated``), else this takeover's; a game without the strategy's hooks (or a strategy
+        that fails) is played by ``random``. The bot's own chance is seeded by the game, version and seat: two
+        workers choose alike (a budgeted search may still differ; the engine plays one at most)."""
         game = tbl.game_of(table)
+        name = tbl.bot_of(table, seat) or self.name
         rng = random.Random(hashlib.sha256(f"{game_id}:{table.version}:{seat}".encode()).digest())
         try:
-            bot = make_strategy(self.name, **({"budget": self.budget} if self.name == "mcts" else {}))
-            return self.name, bot.choose(game, table.state, seat, rng)
+            bot = make_strategy(name, **({"budget": self.budget} if name == "mcts" else {}))
+            return name, bot.choose(game, table.state, seat, rng)
         except StrategyError as exc:
-            log.info("takeover_strategy_unavailable", strategy=self.name, code=exc.code, fallback="random")
+            log.info("takeover_strategy_unavailable", strategy=name, code=exc.code, fallback="random")
         except Exception as exc:  # noqa: BLE001 - a strategy's bug must not leave the seat unplayed
-            log.exception("takeover_strategy_failed", strategy=self.name, error=str(exc)[:200], fallback="random")
+            log.exception("takeover_strategy_failed", strategy=name, error=str(exc)[:200], fallback="random")
         return "random", make_strategy("random").choose(game, table.state, seat, rng)
 
 

@@ -8,9 +8,9 @@ import msgspec
 from litestar import Request, Response, delete, get, post
 from litestar.params import FromPath, FromQuery, JSONBody
 
-from contracts.api import Cancelled, Created, CreateGameRequest, Forked, ForkRequest, Joined
+from contracts.api import BotsRequest, BotsSeated, Cancelled, Created, CreateGameRequest, Forked, ForkRequest, Joined
 from contracts.readmodels import LobbyEntry
-from contracts.table import CancelGame, CreateGame, JoinSeat
+from contracts.table import BotSeated, CancelGame, CreateGame, JoinSeat, SeatBots
 from domain.kernel import games
 from services.gateway.auth import bearer, check_request_id, digest, token_hash
 from services.gateway.commands import envelope
@@ -20,9 +20,11 @@ from services.gateway.inputs import in_range, strict
 from services.gateway.openapi import AllowingController
 from services.history.fork import ForkRefused, fork_of, source_is_private
 from services.store import keys
+from services.store.codec import table_event_decoder
 from services.webhooks import registry, urls
 
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
+_BOT_SEATED = BotSeated.__struct_config__.tag
 
 
 async def _create(request: Request, body: CreateGame, request_id: str | None, private: bool,
@@ -128,6 +130,31 @@ class GamesController(AllowingController):
     async def get_game(self, game_id: FromPath[str], gateway: GatewayDep) -> LobbyEntry:
         """The game's lobby entry, with which seats are connected now (``presence``)."""
         return await gateway.reads.lobby_entry(game_id, present=True)
+
+    @post("/{game_id:str}/bots", status_code=201, dto=strict(BotsRequest), return_dto=None)
+    async def fill_bots(self, game_id: FromPath[str], data: JSONBody[BotsRequest], gateway: GatewayDep) -> BotsSeated:
+        """Free seats of an open game taken by the server's bots, which play them from the start: ``seats`` (null:
+        every free seat), ``strategy`` (null: the server's takeover strategy). Each shows in the lobby and the
+        views as a seat with ``bot``: its strategy; the game starts when the table is full, as with any join. With
+        a ``request_id``, a resent request answers the same seats. 409 ``game_started`` / ``seat_taken``, 422
+        ``unknown_strategy``, ``no_such_seat``, ``bad_seats``, ``bad_invite`` (a private game, without its
+        invite code)."""
+        if data.request_id is None:
+            command_id = uuid.uuid4().hex
+        elif check_request_id(data.request_id):
+            command_id = f"bots-{digest(data.request_id)}"
+        await gateway.reads.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
+        strategy = data.strategy if data.strategy is not None else gateway.settings.takeover_strategy
+        body = SeatBots(strategy, None if data.seats is None else tuple(data.seats),
+                        invite_hash=token_hash(data.invite) if data.invite else "")
+        reply = await gateway.commands.submit(envelope(command_id, game_id, body))
+        raise_if_rejected(reply)
+        # the seats taken, from the command's own events (also for a resend, answered with the same version)
+        first = reply.version - reply.events
+        events = await gateway.stores.event_store.read(game_id, after=first)
+        seats = tuple(table_event_decoder.decode(env.payload).seat for env in events[:reply.events]
+                      if env.type == _BOT_SEATED)
+        return BotsSeated(game_id, reply.version, seats, strategy)
 
     @delete("/{game_id:str}", status_code=200)
     async def cancel(self, request: Request, game_id: FromPath[str], gateway: GatewayDep) -> Cancelled:
