@@ -78,6 +78,25 @@ class BotsSeated(msgspec.Struct, frozen=True):
     strategy: str
 
 
+class WebhookRequest(Strict):
+    """``PUT /games/{id}/webhook`` (the creator's token) or ``PUT .../seats/{seat}/webhook`` (the seat's): the URL
+    Souk posts the notices to from now on, signed with a new secret (the answer's)."""
+
+    url: str
+    # As for a join: a resent request with it answers the same secret (without one, every PUT draws a new one).
+    request_id: str | None = None
+
+
+class Webhook(msgspec.Struct, frozen=True):
+    """A game's (``seat`` None) or a seat's webhook registration: its URL, and its secret only in the answer of the
+    PUT that set it (keep it: it signs the POSTs; a GET never shows it)."""
+
+    game_id: str
+    seat: int | None
+    url: str
+    secret: str | None = None
+
+
 class CommandRequest(Strict):
     command_id: str  # chosen by the client, unique per game and seat; resending it is safe
     command: dict[str, Any]  # a tagged command, e.g. {"type": "samarkand.ChooseCard", ...}: see /legal

@@ -377,6 +377,17 @@ export interface ViewsUpdated {
 }
 
 /**
+ * A game's (``seat`` None) or a seat's webhook registration: its URL, and its secret only in the answer of the
+ * PUT that set it (keep it: it signs the POSTs; a GET never shows it).
+ */
+export interface Webhook {
+  game_id: string;
+  seat: number | null;
+  url: string;
+  secret: string | null;  // default null
+}
+
+/**
  * The body of a webhook POST (README, Webhooks): something a seat (or the game's creator) should know while
  * its app is closed. Delivered at least once: ``key`` is the same on every attempt, so a receiver keeps the keys
  * it has handled and ignores a second delivery of one.
@@ -395,6 +406,15 @@ export interface WebhookNotice {
   by_seat: number | null;  // default null
   scores: number[];  // default []
   winners: number[];  // default []
+}
+
+/**
+ * ``PUT /games/{id}/webhook`` (the creator's token) or ``PUT .../seats/{seat}/webhook`` (the seat's): the URL
+ * Souk posts the notices to from now on, signed with a new secret (the answer's).
+ */
+export interface WebhookRequest {
+  url: string;
+  request_id?: string | null;  // default null
 }
 
 export namespace istanbul {
