@@ -96,6 +96,17 @@ async def test_a_person_plays_a_two_seat_game_to_the_end_against_a_bot_the_serve
     # every decision of seat 1 was the bot's (sent for no seat), none came with a token of seat 1
     assert not [e for e in entries if e["type"].startswith("yspahan.") and e["seat"] == 1]
     await verified(client, created.game_id)
+    # the rematch seats the same bot again: the person's call alone starts it
+    r = await client.post(f"/games/{created.game_id}/seats/0/rematch", headers=bearer(seat.token))
+    assert r.status_code == 201, r.text
+    again = await client.post(f"/games/{created.game_id}/seats/0/rematch", headers=bearer(seat.token))
+    assert again.json() == r.json()
+    deadline = time.monotonic() + 10
+    while (rematch := (await client.get(f"/games/{r.json()['game_id']}")).json())["status"] != "playing":
+        assert time.monotonic() < deadline, rematch  # the read store may lag the engine's answer a moment
+        await asyncio.sleep(0.1)
+    assert rematch["rematch_of"] == created.game_id
+    assert [(s["name"], s["bot"]) for s in rematch["seats"]] == [("Ali", None), ("bot 2", "greedy")]
 
 
 async def test_a_game_of_bots_only_ends_by_itself(client):

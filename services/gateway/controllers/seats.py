@@ -26,7 +26,16 @@ from contracts.api import (
 )
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryPage, TableView
-from contracts.table import AcceptUndo, CreateGame, DeclineUndo, JoinSeat, LeaveSeat, RequestUndo, Resign
+from contracts.table import (
+    AcceptUndo,
+    CreateGame,
+    DeclineUndo,
+    JoinSeat,
+    LeaveSeat,
+    RequestUndo,
+    Resign,
+    SeatBots,
+)
 from services.gateway.auth import bearer, check_request_id, digest, token_hash
 from services.gateway.commands import PlatformCommand, convert, envelope
 from services.gateway.dependencies import Gateway, GatewayDep
@@ -123,6 +132,17 @@ class SeatsController(AllowingController):
         reply = await gateway.commands.submit(envelope(f"rematch-{game_id}", new_id, body))
         if reply.status != "accepted" and reply.code != "game_exists":
             raise_if_rejected(reply)
+        # the server's bots sit again where they sat, with their strategies (one command per strategy, its id the
+        # same for every player's call: taken once)
+        bots: dict[str, list[int]] = {}
+        for info in entry.seats:
+            if info.bot is not None:
+                bots.setdefault(info.bot, []).append(info.seat)
+        for strategy, bot_seats in sorted(bots.items()):
+            seated = await gateway.commands.submit(envelope(
+                f"rematch-bots-{strategy}", new_id, SeatBots(strategy, tuple(bot_seats), invite_hash=invite_hash)))
+            if seated.status != "accepted" and seated.code not in ("seat_taken", "game_started"):
+                raise_if_rejected(seated)
         token = await gateway.auth.derived(f"rematch:{new_id}:{seat}:{hashed}")
         name = entry.seats[seat].name or f"player {seat}"
         join = JoinSeat(name, token_hash(token), seat, invite_hash=invite_hash, entropy=entropy or "")
