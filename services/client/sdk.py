@@ -29,7 +29,7 @@ from httpx_ws import (
     aconnect_ws,
 )
 
-from contracts.api import Audit, BotsSeated, Created, Forked, GameInfo, Joined, LegalCommands
+from contracts.api import Audit, BotsSeated, Created, Forked, GameInfo, Joined, LegalCommands, Webhook
 from contracts.base import upcast_event
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryEntry, HistoryPage, LobbyEntry, TableView
@@ -211,6 +211,26 @@ class SoukClient:
             body["invite"] = invite
         return msgspec.json.decode((await self._call("POST", f"/games/{game_id}/bots", json=body)).content,
                                    type=BotsSeated)
+
+    async def game_webhook(self, game_id: str, creator_token: str) -> Webhook:
+        """The game's webhook URL (every seat's notices), with the creator token its creation answered."""
+        return await self._webhook("GET", f"/games/{game_id}/webhook", creator_token)
+
+    async def set_game_webhook(self, game_id: str, creator_token: str, url: str, *,
+                               request_id: str | None = None) -> Webhook:
+        """Sets or changes the game's webhook URL, with the creator token: the answer's ``secret`` is new. The
+        request id (made here unless given) makes a resend answer the same secret."""
+        return await self._webhook("PUT", f"/games/{game_id}/webhook", creator_token, url, request_id)
+
+    async def remove_game_webhook(self, game_id: str, creator_token: str) -> Webhook:
+        """Removes the game's webhook, with the creator token; answers the URL it had."""
+        return await self._webhook("DELETE", f"/games/{game_id}/webhook", creator_token)
+
+    async def _webhook(self, method: str, path: str, token: str, url: str | None = None,
+                       request_id: str | None = None) -> Webhook:
+        body = None if url is None else {"url": url, "request_id": request_id or _request_id()}
+        response = await self._call(method, path, token=token, **({} if body is None else {"json": body}))
+        return msgspec.json.decode(response.content, type=Webhook)
 
     # --- spectator -----------------------------------------------------------------------------------------
 
@@ -467,6 +487,19 @@ class Seat:
         left. ``expected_version``: none by default (a resignation stands whatever happened since); LATEST or a
         version refuses it as 409 ``stale`` if the game moved on. Resent like ``send``."""
         return await self._post("resign", {}, expected_version, command_id)
+
+    async def webhook(self) -> Webhook:
+        """This seat's webhook URL (SoukError 404 ``no_webhook``: none); never its secret."""
+        return await self.client._webhook("GET", f"{self._path}/webhook", self.token)
+
+    async def set_webhook(self, url: str, *, request_id: str | None = None) -> Webhook:
+        """Sets or changes this seat's webhook URL: the answer's ``secret`` is new (keep it: it signs the POSTs).
+        The request id (made here unless given) makes a resend answer the same secret."""
+        return await self.client._webhook("PUT", f"{self._path}/webhook", self.token, url, request_id)
+
+    async def remove_webhook(self) -> Webhook:
+        """Removes this seat's webhook (SoukError 404 ``no_webhook``: none); answers the URL it had."""
+        return await self.client._webhook("DELETE", f"{self._path}/webhook", self.token)
 
     async def _post(self, route: str, body: dict[str, Any], expected_version: int | None | object,
                     command_id: str | None) -> Reply:
