@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from functools import cache
 from typing import Any, Self, Union
 
@@ -29,7 +29,7 @@ from httpx_ws import (
     aconnect_ws,
 )
 
-from contracts.api import Audit, Created, Forked, GameInfo, Joined, LegalCommands
+from contracts.api import Audit, BotsSeated, Created, Forked, GameInfo, Joined, LegalCommands, Webhook
 from contracts.base import upcast_event
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryEntry, HistoryPage, LobbyEntry, TableView
@@ -199,6 +199,39 @@ class SoukClient:
         game = self._games.get(game_id) or (await self.game(game_id)).game  # Joined does not name the game
         return Seat(self, game, joined)
 
+    async def fill_bots(self, game_id: str, seats: Sequence[int] | None = None, strategy: str | None = None, *,
+                        invite: str | None = None, request_id: str | None = None) -> BotsSeated:
+        """The server's bots take free seats of an open game (``seats``; None: every free one) and play them from
+        the start with ``strategy`` (None: the server's takeover strategy); the game starts when the table is
+        full. ``invite``: a private game's code. The request id (made here unless given) makes a resend answer
+        the same seats."""
+        body: dict[str, Any] = {"seats": None if seats is None else list(seats), "strategy": strategy,
+                                "request_id": request_id or _request_id()}
+        if invite is not None:
+            body["invite"] = invite
+        return msgspec.json.decode((await self._call("POST", f"/games/{game_id}/bots", json=body)).content,
+                                   type=BotsSeated)
+
+    async def game_webhook(self, game_id: str, creator_token: str) -> Webhook:
+        """The game's webhook URL (every seat's notices), with the creator token its creation answered."""
+        return await self._webhook("GET", f"/games/{game_id}/webhook", creator_token)
+
+    async def set_game_webhook(self, game_id: str, creator_token: str, url: str, *,
+                               request_id: str | None = None) -> Webhook:
+        """Sets or changes the game's webhook URL, with the creator token: the answer's ``secret`` is new. The
+        request id (made here unless given) makes a resend answer the same secret."""
+        return await self._webhook("PUT", f"/games/{game_id}/webhook", creator_token, url, request_id)
+
+    async def remove_game_webhook(self, game_id: str, creator_token: str) -> Webhook:
+        """Removes the game's webhook, with the creator token; answers the URL it had."""
+        return await self._webhook("DELETE", f"/games/{game_id}/webhook", creator_token)
+
+    async def _webhook(self, method: str, path: str, token: str, url: str | None = None,
+                       request_id: str | None = None) -> Webhook:
+        body = None if url is None else {"url": url, "request_id": request_id or _request_id()}
+        response = await self._call(method, path, token=token, **({} if body is None else {"json": body}))
+        return msgspec.json.decode(response.content, type=Webhook)
+
     # --- spectator -----------------------------------------------------------------------------------------
 
     async def view(self, game_id: str, min_version: int = 0) -> TableView:
@@ -217,9 +250,10 @@ class SoukClient:
         """Once the game is over: every event unredacted, and the seed (``services.history.audit.verify_audit``)."""
         return msgspec.json.decode((await self._call("GET", f"/games/{game_id}/audit")).content, type=Audit)
 
-    def follow(self, game_id: str, missed: bool = False) -> AsyncIterator[TableView | HistoryPage]:
+    def follow(self, game_id: str, missed: bool = False, presence: bool = False
+               ) -> AsyncIterator[TableView | HistoryPage]:
         """The spectator's views as the WebSocket pushes them (see ``Seat.follow``)."""
-        return self._follow(f"/games/{game_id}/ws", {}, None, missed)
+        return self._follow(f"/games/{game_id}/ws", {}, None, missed, presence)
 
     # --- the plumbing --------------------------------------------------------------------------------------
 
@@ -258,15 +292,17 @@ class SoukClient:
             after = page.next_after
 
     async def _follow(self, path: str, params: dict[str, str], seat: Seat | None,
-                      missed: bool = False) -> AsyncIterator[TableView | HistoryPage]:
+                      missed: bool = False, presence: bool = False) -> AsyncIterator[TableView | HistoryPage]:
         """Views from the socket, newer ones only: after a reconnection (``?from=`` the last version received) the
         server sends the history entries missed, then its current view, which may be one already yielded. With
-        ``missed``, those entries are yielded too (a ``HistoryPage``, each entry once). Ends after the game's last
-        view (status over or cancelled)."""
+        ``missed``, those entries are yielded too (a ``HistoryPage``, each entry once). With ``presence``, a view
+        of the version last yielded is yielded again when its ``presence`` differs from the one yielded (a seat
+        came or went: the server's presence push). Ends after the game's last view (status over or cancelled)."""
         frames: asyncio.Queue[str | BaseException] = asyncio.Queue()
         received = _Received()
         reader = asyncio.create_task(self._read_socket(path, params, frames, received))
         last = last_entry = -1
+        seen: tuple = ()  # the presence of the view last yielded
         try:
             while True:
                 frame = await frames.get()
@@ -283,9 +319,10 @@ class SoukClient:
                         yield _typed_page(msgspec.structs.replace(page, entries=entries), game)
                     continue
                 view = _typed_view(_view.decode(frame))
-                if view.version <= last:
+                if view.version < last or (view.version == last and not (presence and view.presence != seen)):
                     continue
-                last = last_entry = view.version
+                last, seen = view.version, view.presence
+                last_entry = max(last_entry, view.version)
                 self._games[view.game_id] = view.game
                 if seat is not None:
                     seat._saw(view.version)
@@ -451,6 +488,19 @@ class Seat:
         version refuses it as 409 ``stale`` if the game moved on. Resent like ``send``."""
         return await self._post("resign", {}, expected_version, command_id)
 
+    async def webhook(self) -> Webhook:
+        """This seat's webhook URL (SoukError 404 ``no_webhook``: none); never its secret."""
+        return await self.client._webhook("GET", f"{self._path}/webhook", self.token)
+
+    async def set_webhook(self, url: str, *, request_id: str | None = None) -> Webhook:
+        """Sets or changes this seat's webhook URL: the answer's ``secret`` is new (keep it: it signs the POSTs).
+        The request id (made here unless given) makes a resend answer the same secret."""
+        return await self.client._webhook("PUT", f"{self._path}/webhook", self.token, url, request_id)
+
+    async def remove_webhook(self) -> Webhook:
+        """Removes this seat's webhook (SoukError 404 ``no_webhook``: none); answers the URL it had."""
+        return await self.client._webhook("DELETE", f"{self._path}/webhook", self.token)
+
     async def _post(self, route: str, body: dict[str, Any], expected_version: int | None | object,
                     command_id: str | None) -> Reply:
         """A command of this seat to ``route``, with its id (made here unless given) and expected version."""
@@ -462,10 +512,12 @@ class Seat:
         response = await self.client._call("POST", f"{self._path}/{route}", json=body, token=self.token)
         return msgspec.json.decode(response.content, type=Reply)
 
-    def follow(self, missed: bool = False) -> AsyncIterator[TableView | HistoryPage]:
+    def follow(self, missed: bool = False, presence: bool = False) -> AsyncIterator[TableView | HistoryPage]:
         """This seat's views as the WebSocket pushes them: the current one at once, then each change. After a
         lost connection it reconnects with ``?from=`` the newest version received and goes on from the newest
         version it yielded (never an older one, never one twice); with ``missed``, the history entries of what
-        happened while it was away come first, as a ``HistoryPage`` (as this seat's history shows them). Ends after
-        the game's last view; a refused socket (4401 bad token, 4404 no game) raises SoukError."""
-        return self.client._follow(f"{self._path}/ws", {"token": self.token}, self, missed)
+        happened while it was away come first, as a ``HistoryPage`` (as this seat's history shows them). With
+        ``presence``, the presence pushes too: the view of the same version again whenever its ``presence``
+        changed (a seat connected or left); without it, each version once (bots play versions). Ends after the
+        game's last view; a refused socket (4401 bad token, 4404 no game) raises SoukError."""
+        return self.client._follow(f"{self._path}/ws", {"token": self.token}, self, missed, presence)
