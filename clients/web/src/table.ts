@@ -285,7 +285,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
   function drawJoin(): void {
     const view = live;
     const free = view && view.status === "open" ? view.seats.filter((s) => s.name === null) : [];
-    if (seat || !free.length) {
+    if (!free.length) {
       replace(el.join);
       el.join.hidden = true;
       return;
@@ -293,6 +293,15 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     el.join.hidden = false;
     const existing = el.join.querySelector<HTMLInputElement>("input[name=player-name]");
     const name = existing ? existing.value : lastName();
+    const bots = h("button", { type: "button", id: "fill-bots", onclick: () => void act(async () => {
+      await client.fillBots(gameId);
+    }) }, "Fill the free seats with bots");
+    if (seat) {
+      replace(el.join, h("h2", {}, "Waiting for players"),
+        h("p", {}, `${free.length} seat${free.length > 1 ? "s are" : " is"} free: share this page's address, or`),
+        bots);
+      return;
+    }
     replace(el.join,
       h("h2", {}, "Take a seat"),
       h("div", { class: "field" }, h("label", { for: "player-name" }, "Your name"),
@@ -300,9 +309,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
       h("div", { class: "join-buttons" }, free.map((s) =>
         h("button", { type: "button", "data-join-seat": s.seat, class: "primary",
                       onclick: () => void join(s.seat) }, `Take seat ${s.seat}`))),
-      h("button", { type: "button", id: "fill-bots", onclick: () => void act(async () => {
-        await client.fillBots(gameId);
-      }) }, "Fill the free seats with bots"));
+      bots);
   }
 
   function drawSeats(view: TableView): void {
@@ -323,7 +330,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
       if (c?.out) flags.push(h("span", { class: "tag" }, `out: ${c.out}`));
       const winner = view.result?.winners.includes(s.seat);
       return h("li", { class: `seat-row${awaiting.has(s.seat) ? " awaited" : ""}`, "data-seat-row": s.seat,
-                       "data-awaited": awaiting.has(s.seat) },
+                       "data-awaited": String(awaiting.has(s.seat)) },
         h("span", { class: `presence ${p?.connected ? "on" : "off"}`, role: "img",
                     "aria-label": p ? (p.connected ? "connected" : "away") : "presence unknown",
                     title: p ? (p.connected ? "connected" : "away") : "" }),
@@ -490,7 +497,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
         verdict = await records.verify(current.text);
         drawRecord();
       }) }, "Verify it"),
-      verdict ? h("div", { id: "verdict", "data-ok": verdict.ok, role: "status" },
+      verdict ? h("div", { id: "verdict", "data-ok": String(verdict.ok), role: "status" },
         h("p", {}, verdict.ok ? "✔ " : "✘ ", verdict.summary),
         verdict.problems.length ? h("ul", {}, verdict.problems.map((p) => h("li", {}, p))) : null) : null);
   }

@@ -273,7 +273,7 @@ export function tablePage(root, client, gameId, query) {
     function drawJoin() {
         const view = live;
         const free = view && view.status === "open" ? view.seats.filter((s) => s.name === null) : [];
-        if (seat || !free.length) {
+        if (!free.length) {
             replace(el.join);
             el.join.hidden = true;
             return;
@@ -281,10 +281,15 @@ export function tablePage(root, client, gameId, query) {
         el.join.hidden = false;
         const existing = el.join.querySelector("input[name=player-name]");
         const name = existing ? existing.value : lastName();
-        replace(el.join, h("h2", {}, "Take a seat"), h("div", { class: "field" }, h("label", { for: "player-name" }, "Your name"), h("input", { id: "player-name", name: "player-name", value: name, maxlength: 60, autocomplete: "nickname" })), h("div", { class: "join-buttons" }, free.map((s) => h("button", { type: "button", "data-join-seat": s.seat, class: "primary",
-            onclick: () => void join(s.seat) }, `Take seat ${s.seat}`))), h("button", { type: "button", id: "fill-bots", onclick: () => void act(async () => {
+        const bots = h("button", { type: "button", id: "fill-bots", onclick: () => void act(async () => {
                 await client.fillBots(gameId);
-            }) }, "Fill the free seats with bots"));
+            }) }, "Fill the free seats with bots");
+        if (seat) {
+            replace(el.join, h("h2", {}, "Waiting for players"), h("p", {}, `${free.length} seat${free.length > 1 ? "s are" : " is"} free: share this page's address, or`), bots);
+            return;
+        }
+        replace(el.join, h("h2", {}, "Take a seat"), h("div", { class: "field" }, h("label", { for: "player-name" }, "Your name"), h("input", { id: "player-name", name: "player-name", value: name, maxlength: 60, autocomplete: "nickname" })), h("div", { class: "join-buttons" }, free.map((s) => h("button", { type: "button", "data-join-seat": s.seat, class: "primary",
+            onclick: () => void join(s.seat) }, `Take seat ${s.seat}`))), bots);
     }
     function drawSeats(view) {
         const awaiting = new Set(view.flow.awaiting ?? []);
@@ -308,7 +313,7 @@ export function tablePage(root, client, gameId, query) {
                 flags.push(h("span", { class: "tag" }, `out: ${c.out}`));
             const winner = view.result?.winners.includes(s.seat);
             return h("li", { class: `seat-row${awaiting.has(s.seat) ? " awaited" : ""}`, "data-seat-row": s.seat,
-                "data-awaited": awaiting.has(s.seat) }, h("span", { class: `presence ${p?.connected ? "on" : "off"}`, role: "img",
+                "data-awaited": String(awaiting.has(s.seat)) }, h("span", { class: `presence ${p?.connected ? "on" : "off"}`, role: "img",
                 "aria-label": p ? (p.connected ? "connected" : "away") : "presence unknown",
                 title: p ? (p.connected ? "connected" : "away") : "" }), h("span", { class: "seat-name" }, s.name ?? "free seat", winner ? " ★" : ""), flags, clockOf(c, view));
         })));
@@ -441,7 +446,7 @@ export function tablePage(root, client, gameId, query) {
         replace(el.record, h("h2", {}, "Record"), h("a", { id: "record-download", class: "button", href: current.url, download: `${gameId}.souk.json` }, "Download the record"), h("button", { type: "button", id: "record-verify", onclick: () => void act(async () => {
                 verdict = await records.verify(current.text);
                 drawRecord();
-            }) }, "Verify it"), verdict ? h("div", { id: "verdict", "data-ok": verdict.ok, role: "status" }, h("p", {}, verdict.ok ? "✔ " : "✘ ", verdict.summary), verdict.problems.length ? h("ul", {}, verdict.problems.map((p) => h("li", {}, p))) : null) : null);
+            }) }, "Verify it"), verdict ? h("div", { id: "verdict", "data-ok": String(verdict.ok), role: "status" }, h("p", {}, verdict.ok ? "✔ " : "✘ ", verdict.summary), verdict.problems.length ? h("ul", {}, verdict.problems.map((p) => h("li", {}, p))) : null) : null);
     }
     // ---- start ----------------------------------------------------------------------------------------------
     const firstAt = Number(query.get("at"));
