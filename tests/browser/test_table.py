@@ -255,7 +255,10 @@ def test_the_free_seats_are_filled_with_bots(open_page, souk_url):
     game_id = create(souk_url, "yspahan", 3)
     page = open_page(f"/#/games/{game_id}")
     take_seat(page, "Ali", 0)
+    page.select_option("#bot-strategy", "random")
     page.click("#fill-bots")
     page.wait_for_selector("#table[data-status='playing']")
     seats = spectator_view(souk_url, game_id)["seats"]
-    assert all(seat["name"] for seat in seats)
+    assert [seat["bot"] for seat in seats] == [None, "random", "random"]
+    assert page.locator("#seats .tag.bot").count() == 2
+    assert page.locator("#fill-bots").count() == 0

@@ -57,7 +57,7 @@ export function lobbyPage(root: HTMLElement, client: SoukClient, query: URLSearc
         h("span", { class: "game-name" }, info?.title ?? entry.game),
         h("span", { class: `status status-${entry.status}` }, entry.status)),
       h("div", { class: "game-seats" }, entry.seats.map((s) =>
-        h("span", { class: s.name === null ? "seat free" : "seat" }, s.name ?? "free"))),
+        h("span", { class: s.name === null ? "seat free" : "seat" }, s.name ?? "free", s.bot ? " (bot)" : ""))),
       h("a", { class: "button", href: `#/games/${entry.game_id}`, "aria-label": `${action}: ${entry.title}` },
         action));
   }

@@ -293,9 +293,16 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     el.join.hidden = false;
     const existing = el.join.querySelector<HTMLInputElement>("input[name=player-name]");
     const name = existing ? existing.value : lastName();
-    const bots = h("button", { type: "button", id: "fill-bots", onclick: () => void act(async () => {
-      await client.fillBots(gameId);
-    }) }, "Fill the free seats with bots");
+    const strategy = h("select", { id: "bot-strategy", name: "bot-strategy" },
+      h("option", { value: "" }, "the server's choice"),
+      ["random", "greedy", "mcts", "seeker"].map((s) => h("option", { value: s }, s)));
+    const bots = h("div", { class: "bots" },
+      h("button", { type: "button", id: "fill-bots", onclick: () => void act(async () => {
+        const options: Record<string, unknown> = strategy.value ? { strategy: strategy.value } : {};
+        if (invite) options.invite = invite;  // a private game's bots need its invitation
+        await client.fillBots(gameId, options);
+      }) }, "Fill the free seats with bots"),
+      h("label", { for: "bot-strategy" }, "playing"), strategy);
     if (seat) {
       replace(el.join, h("h2", {}, "Waiting for players"),
         h("p", {}, `${free.length} seat${free.length > 1 ? "s are" : " is"} free: share this page's address, or`),
@@ -325,7 +332,8 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
       if (awaiting.has(s.seat) && !FINAL.includes(view.status)) {
         flags.push(h("span", { class: "tag awaited" }, "to play"));
       }
-      if (c?.bot) flags.push(h("span", { class: "tag" }, "bot"));
+      if (s.bot) flags.push(h("span", { class: "tag bot" }, `bot (${s.bot})`));
+      else if (c?.bot) flags.push(h("span", { class: "tag bot" }, "a bot plays"));
       if (c?.absent) flags.push(h("span", { class: "tag" }, "absent"));
       if (c?.out) flags.push(h("span", { class: "tag" }, `out: ${c.out}`));
       const winner = view.result?.winners.includes(s.seat);

@@ -29,7 +29,7 @@ export function lobbyPage(root, client, query) {
         const free = entry.seats.filter((s) => s.name === null).length;
         const info = catalog.find((g) => g.name === entry.game);
         const action = held ? "Rejoin" : entry.status === "open" && free ? "Join" : "Watch";
-        return h("li", { class: "game-row", "data-game-id": entry.game_id, "data-status": entry.status }, h("div", { class: "game-main" }, h("a", { href: `#/games/${entry.game_id}`, class: "game-title" }, entry.title), h("span", { class: "game-name" }, info?.title ?? entry.game), h("span", { class: `status status-${entry.status}` }, entry.status)), h("div", { class: "game-seats" }, entry.seats.map((s) => h("span", { class: s.name === null ? "seat free" : "seat" }, s.name ?? "free"))), h("a", { class: "button", href: `#/games/${entry.game_id}`, "aria-label": `${action}: ${entry.title}` }, action));
+        return h("li", { class: "game-row", "data-game-id": entry.game_id, "data-status": entry.status }, h("div", { class: "game-main" }, h("a", { href: `#/games/${entry.game_id}`, class: "game-title" }, entry.title), h("span", { class: "game-name" }, info?.title ?? entry.game), h("span", { class: `status status-${entry.status}` }, entry.status)), h("div", { class: "game-seats" }, entry.seats.map((s) => h("span", { class: s.name === null ? "seat free" : "seat" }, s.name ?? "free", s.bot ? " (bot)" : ""))), h("a", { class: "button", href: `#/games/${entry.game_id}`, "aria-label": `${action}: ${entry.title}` }, action));
     }
     async function load(cursor) {
         try {
