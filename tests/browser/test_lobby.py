@@ -75,3 +75,23 @@ def test_the_lobby_fits_a_phones_width(open_page, souk_url):
     page = open_page("/", viewport=PHONE)
     page.wait_for_selector("[data-game-id]")
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+
+
+def test_a_private_game_is_joined_through_its_invitation_address(open_page, souk_url):
+    page = open_page("/")
+    page.wait_for_selector("form#create select[name=game] option", state="attached")
+    page.select_option("form#create select[name=game]", "yspahan")
+    page.fill("form#create input[name=seats]", "2")
+    page.check("form#create input[name=private]")
+    page.click("form#create button[type=submit]")
+    page.wait_for_selector("button[data-join-seat='0']")
+    address = page.url
+    assert "?invite=" in address
+    game_id = page.get_attribute("#table", "data-game-id")
+    assert httpx.get(f"{souk_url}/games").json() == []  # never listed in the lobby
+    take = open_page("/" + address.split("/", 3)[3])  # another browser at the shared address
+    take.fill("input[name=player-name]", "Bea")
+    take.click("button[data-join-seat='1']")
+    take.wait_for_selector("#table[data-seat='1']")
+    seats = httpx.get(f"{souk_url}/games/{game_id}").json()["seats"]
+    assert seats[1]["name"] == "Bea"

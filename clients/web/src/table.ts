@@ -120,7 +120,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     const fresh = !live || view.version > live.version;
     live = view;
     if (fresh && view.clock && view.clock.at) serverClock.passed(view.clock.at);
-    if (fresh && FINAL.includes(view.status) && !record) void loadRecord();
+    if (fresh && view.status === "over" && !record) void loadRecord();
     render();
     if (fresh) void loadHistory();
   }
@@ -273,6 +273,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
   }
 
   function drawHeader(view: TableView): void {
+    document.title = `${view.title} · Souk`;
     const who = view.seat === null ? "Watching" : `You are ${names(view)[view.seat]} (seat ${view.seat})`;
     replace(el.header,
       h("nav", {}, h("a", { href: "#/", id: "to-lobby" }, "← Lobby")),

@@ -96,7 +96,7 @@ export function tablePage(root, client, gameId, query) {
         live = view;
         if (fresh && view.clock && view.clock.at)
             serverClock.passed(view.clock.at);
-        if (fresh && FINAL.includes(view.status) && !record)
+        if (fresh && view.status === "over" && !record)
             void loadRecord();
         render();
         if (fresh)
@@ -267,6 +267,7 @@ export function tablePage(root, client, gameId, query) {
         tickClocks();
     }
     function drawHeader(view) {
+        document.title = `${view.title} · Souk`;
         const who = view.seat === null ? "Watching" : `You are ${names(view)[view.seat]} (seat ${view.seat})`;
         replace(el.header, h("nav", {}, h("a", { href: "#/", id: "to-lobby" }, "← Lobby")), h("h1", {}, view.title), h("p", { class: "meta" }, `${boardFor(view).title || view.game} · ${view.status} · version ${view.version}`, view.unfair ? " · unfair (seeded)" : "", " · ", who, view.flow.phase ? ` · phase ${view.flow.phase}` : "", view.flow.round ? ` · round ${view.flow.round}` : ""));
     }
