@@ -105,7 +105,7 @@ export function flakyWebSocket() {
 export async function until(predicate, ms = 20000, what = "a condition") {
   const deadline = Date.now() + ms;
   while (!predicate()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${typeof what === "function" ? what() : what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -139,3 +139,81 @@ test("Retry-After as an HTTP date is waited for too", async () => {
   await transport.json("GET", "/catalog");
   assert.ok(waits[0] > 1000 && waits[0] <= 3000, String(waits));
 });
+
+/** A WebSocket that never opens nor fails (a server going away mid-handshake), or that opens at once. */
+function fakeSockets() {
+  const made = [];
+  class Fake {
+    constructor(url) {
+      this.url = url;
+      this.readyState = 0;
+      this.onopen = this.onmessage = this.onclose = this.onerror = null;
+      this.closed = false;
+      made.push(this);
+    }
+    close() {
+      this.closed = true;
+    }
+  }
+  return { Fake, made };
+}
+
+test("follow(): a connection that does not open in time is given up and tried again", async () => {
+  const { Fake, made } = fakeSockets();
+  const statuses = [];
+  const client = new SoukClient({ baseUrl: "http://souk.test", WebSocket: Fake, openTimeoutMs: 30 });
+  const follow = client.follow("g1", { onStatus: (s, d) => statuses.push(d ? `${s}: ${d}` : s) });
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  assert.ok(made.length >= 2, `${made.length} sockets`);
+  assert.ok(made.slice(0, -1).every((s) => s.closed));
+  assert.equal(made[0].url, "ws://souk.test/games/g1/ws");
+  assert.ok(statuses.includes("down: not open after 30 ms"), JSON.stringify(statuses));
+  follow.close();
+  assert.equal(follow.status, "closed");
+});
+
+test("follow(): views in order, catch-up pages once, a patch applied, one that cannot apply makes it reconnect", async () => {
+  const { Fake, made } = fakeSockets();
+  const views = [];
+  const pages = [];
+  const client = new SoukClient({ baseUrl: "https://souk.test", WebSocket: Fake });
+  const follow = client.seat("g1", 1, "t/k").follow({ onView: (v) => views.push(v), onHistory: (p) => pages.push(p) },
+    { patches: true });
+  const socket = made[0];
+  assert.equal(socket.url, "wss://souk.test/games/g1/seats/1/ws?token=t%2Fk&patch=1");
+  socket.onopen({});
+  const send = (s, frame) => s.onmessage({ data: JSON.stringify(frame) });
+  send(socket, { version: 3, seat: 1, view: { n: 3 }, presence: [] });
+  send(socket, { patch: [{ op: "replace", path: "/version", value: 4 }, { op: "replace", path: "/view/n", value: 4 }],
+    from: 3, version: 4 });
+  assert.deepEqual(views.map((v) => [v.version, v.view.n]), [[3, 3], [4, 4]]);
+  assert.equal(follow.version, 4);
+  // a patch from a view it does not hold: dropped, and a new socket from the last version
+  send(socket, { patch: [{ op: "replace", path: "/version", value: 9 }], from: 7, version: 9 });
+  assert.equal(views.length, 2);
+  assert.ok(socket.closed);
+  const again = made[1];
+  assert.equal(again.url, "wss://souk.test/games/g1/seats/1/ws?token=t%2Fk&from=4&patch=1");
+  again.onopen({});
+  const entry = (seq) => ({ seq, type: "t", seat: null, command_id: "c", recorded_at: 0, event: {}, hash: "", prev_hash: "" });
+  send(again, { game_id: "g1", seat: 1, entries: [entry(5), entry(6)], next_after: 6, version: 9 });
+  send(again, { game_id: "g1", seat: 1, entries: [entry(6), entry(7), entry(8), entry(9)], next_after: 9, version: 9 });
+  send(again, { version: 9, seat: 1, view: { n: 9 }, presence: [] });
+  send(again, { version: 9, seat: 1, view: { n: 9 }, presence: [] }); // the same again: not handed over twice
+  send(again, { version: 9, seat: 1, view: { n: 9 }, presence: [{ seat: 0 }] }); // presence changed: handed over
+  assert.deepEqual(pages.map((p) => p.entries.map((e) => e.seq)), [[5, 6], [7, 8, 9]]);
+  assert.deepEqual(views.map((v) => v.version), [3, 4, 9, 9]);
+  // a patch whose test fails: the view is kept as it was, and it reconnects
+  send(again, { patch: [{ op: "test", path: "/view/n", value: 1 }], from: 9, version: 9 });
+  assert.equal(made.length, 3);
+  assert.deepEqual(views.at(-1).view, { n: 9 });
+  // a refusal (4401) ends it
+  const statuses = [];
+  const errors = [];
+  const refused = client.follow("g2", { onStatus: (s, d) => statuses.push([s, d]), onError: (e) => errors.push(e) });
+  made.at(-1).onclose({ code: 4404, reason: "game_not_found" });
+  assert.equal(refused.status, "closed");
+  assert.deepEqual(statuses.at(-1), ["closed", "game_not_found"]);
+  assert.equal(errors[0].status, 404);
+  follow.close();
+});
