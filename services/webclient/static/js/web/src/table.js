@@ -86,7 +86,8 @@ export function tablePage(root, client, gameId, query) {
                 }
             },
         };
-        follow = seat ? seat.follow(handlers) : client.follow(gameId, handlers);
+        // JSON Patch frames after the first whole view (the library applies them): a push carries what changed
+        follow = seat ? seat.follow(handlers, { patches: true }) : client.follow(gameId, handlers, { patches: true });
         void loadHistory();
     }
     function received(view) {
