@@ -245,7 +245,16 @@ def test_a_whole_game_with_the_generic_board_then_its_replay_record_and_verdict(
     assert download.value.suggested_filename == f"{game_id}.souk.json"
     page.click("#record-verify")
     page.wait_for_selector("#verdict[data-ok='true']")
-    assert "OK" in page.text_content("#verdict") or "verif" in page.text_content("#verdict").lower()
+    assert page.text_content("#verdict").strip().startswith("✔ OK")
+
+    # a rematch: the same seat in a new game of the same table, which starts as its last seat comes in
+    page.click("#rematch")
+    page.wait_for_function("id => { const t = document.getElementById('table');"
+                           " return t && t.dataset.gameId !== id && t.dataset.seat === '0'"
+                           " && t.dataset.status === 'playing'; }", arg=game_id)
+    rematch = page.get_attribute("#table", "data-game-id")
+    assert httpx.get(f"{souk_url}/games/{rematch}").json()["rematch_of"] == game_id
+    page.wait_for_selector("#board button[data-legal='0']")
 
 
 def test_the_free_seats_are_filled_with_bots(open_page, souk_url):

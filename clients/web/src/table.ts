@@ -500,7 +500,14 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
       return;
     }
     const current = record;
-    replace(el.record, h("h2", {}, "Record"),
+    const mine = seat;
+    const rematch = mine ? h("button", { type: "button", id: "rematch", class: "primary", onclick: () => void act(
+      async () => {
+        const next = await mine.rematch();  // this seat in the rematch (the same players, options and seats)
+        holdSeat(next.gameId, { seat: next.seat, token: next.token, name: heldSeat(gameId)?.name ?? "" });
+        location.hash = `#/games/${next.gameId}`;
+      }) }, "Rematch") : null;
+    replace(el.record, h("h2", {}, "Record"), rematch,
       h("a", { id: "record-download", class: "button", href: current.url, download: `${gameId}.souk.json` },
         "Download the record"),
       h("button", { type: "button", id: "record-verify", onclick: () => void act(async () => {

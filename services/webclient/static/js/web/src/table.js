@@ -451,7 +451,13 @@ export function tablePage(root, client, gameId, query) {
             return;
         }
         const current = record;
-        replace(el.record, h("h2", {}, "Record"), h("a", { id: "record-download", class: "button", href: current.url, download: `${gameId}.souk.json` }, "Download the record"), h("button", { type: "button", id: "record-verify", onclick: () => void act(async () => {
+        const mine = seat;
+        const rematch = mine ? h("button", { type: "button", id: "rematch", class: "primary", onclick: () => void act(async () => {
+                const next = await mine.rematch(); // this seat in the rematch (the same players, options and seats)
+                holdSeat(next.gameId, { seat: next.seat, token: next.token, name: heldSeat(gameId)?.name ?? "" });
+                location.hash = `#/games/${next.gameId}`;
+            }) }, "Rematch") : null;
+        replace(el.record, h("h2", {}, "Record"), rematch, h("a", { id: "record-download", class: "button", href: current.url, download: `${gameId}.souk.json` }, "Download the record"), h("button", { type: "button", id: "record-verify", onclick: () => void act(async () => {
                 verdict = await records.verify(current.text);
                 drawRecord();
             }) }, "Verify it"), verdict ? h("div", { id: "verdict", "data-ok": String(verdict.ok), role: "status" }, h("p", {}, verdict.ok ? "✔ " : "✘ ", verdict.summary), verdict.problems.length ? h("ul", {}, verdict.problems.map((p) => h("li", {}, p))) : null) : null);
