@@ -20,6 +20,7 @@ from pathlib import Path
 
 import httpx
 
+from domain.yspahan import board, data
 from tests.browser.conftest import DESKTOP, PHONE
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -140,7 +141,8 @@ def test_two_seats_play_a_whole_game_by_clicking_the_board(open_page, souk_url):
             watched = render(spectator, game.view(None), game.names)
             assert watched["legal"] == [] and watched["secrets"] == 0
             check_secrets(watched, game.view(None), {})
-        if not shot and moves > 60 and shown["cubes"] >= 4 and os.environ.get("SOUK_SCREENSHOTS"):
+        if (not shot and moves > 40 and shown["cubes"] >= 4 and table["view"]["phase"] == "action"
+                and table["view"]["hand"] and os.environ.get("SOUK_SCREENSHOTS")):
             screenshots(open_page, game, seat)
             shot = True
         index = rng.randrange(len(table["legal"]))
@@ -160,6 +162,38 @@ def test_two_seats_play_a_whole_game_by_clicking_the_board(open_page, souk_url):
         shown = render(pages[seat], game.view(seat), game.names)
         assert shown["legal"] == []
         assert "Game over" in pages[seat].text_content("#board-under-test")
+
+
+def test_the_city_puts_each_shop_beside_the_squares_it_faces(open_page, souk_url):
+    """The drawn city keeps the board's geography: each shop touches the road squares that face it (DATA.md's
+    table, from which the supervisor ships goods), at desktop and phone width, and no shop covers the road."""
+    game = Table(souk_url, 3)
+    for viewport in (DESKTOP, PHONE):
+        page = open_page("/", viewport)
+        render(page, game.view(None), game.names)
+        boxes = page.evaluate("""() => {
+          const box = (n) => { const r = n.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+          const all = (attr) => Object.fromEntries([...document.querySelectorAll(`[data-${attr}]`)]
+            .map((n) => [n.dataset[attr], box(n)]));
+          return { shops: all("shop"), squares: all("square") };
+        }""")
+        assert set(boxes["shops"]) == set(board.SHOPS) and set(boxes["squares"]) == set(data.SQUARES)
+        for square, facing in data.FACING.items():
+            for shop in facing:
+                assert touching(boxes["shops"][shop], boxes["squares"][square]), (square, shop, viewport)
+        for shop, box in boxes["shops"].items():
+            assert not any(overlapping(box, other) for other in boxes["squares"].values()), shop
+
+
+def touching(a: list[float], b: list[float], gap: float = 4) -> bool:
+    """Two boxes side by side: at most ``gap`` pixels apart on one axis, overlapping on the other."""
+    across = min(a[2], b[2]) - max(a[0], b[0])
+    down = min(a[3], b[3]) - max(a[1], b[1])
+    return (across > 0 and -gap <= down <= 0) or (down > 0 and -gap <= across <= 0)
+
+
+def overlapping(a: list[float], b: list[float]) -> bool:
+    return min(a[2], b[2]) - max(a[0], b[0]) > 0 and min(a[3], b[3]) - max(a[1], b[1]) > 0
 
 
 def screenshots(open_page, game: Table, seat: int) -> None:

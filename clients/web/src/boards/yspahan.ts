@@ -21,7 +21,7 @@ const FLOOR_NAMES: Record<Floor, string> = {
   gold: "Gold", vase: "Vases", chest: "Chests", barrel: "Barrels", bag: "Bags", camels: "Camels",
 };
 const TOWER_TOP_DOWN: readonly Floor[] = ["gold", "vase", "chest", "barrel", "bag", "camels"];
-const GOODS_SYMBOL: Record<Floor, string> = { gold: "◎", vase: "⚱", chest: "▣", barrel: "◍", bag: "◒", camels: "🐪" };
+const GOODS_SYMBOL: Record<Floor, string> = { gold: "◎", vase: "⚱", chest: "▣", barrel: "◍", bag: "◒", camels: "∩∩" };
 
 const CARD_NAMES: Record<Card, string> = {
   take_camels: "3 camels",
@@ -226,11 +226,14 @@ function render(root: HTMLElement, props: BoardProps): void {
     "data-players": view.players.length,
   });
   section.append(status(view, props));
+  // what the game waits for, under the status line; filled last (it takes the commands no place claimed)
+  const asked = el("div", { class: "ysp-prompt", role: "group", "aria-label": "What happens now" });
+  section.append(asked);
   const main = el("div", { class: "ysp-main" });
   main.append(city(view, props, legal), side(view, props, legal));
   section.append(main);
   section.append(players(view, props, legal, me));
-  section.append(prompt(view, props, legal));
+  fillPrompt(asked, view, props, legal);
   root.append(section);
 }
 
@@ -280,7 +283,7 @@ function city(view: View, props: BoardProps, legal: Legal): HTMLElement {
       const cost = gold ? ` (${plural(gold, "gold", "gold")})` : "";
       node = legal.button(moves[0], square, `Move the supervisor to ${square}, ${plural(steps, "square")}${cost}`,
                           "ysp-square ysp-target");
-      if (gold) node.append(el("span", { class: "ysp-cost", "aria-hidden": "true" }, `${gold}◎`));
+      if (gold) node.append(el("span", { class: "ysp-cost", "aria-hidden": "true" }, `${gold}g`));
     } else {
       node = el("div", { class: "ysp-square", title: square, "data-square": square }, el("span", { class: "ysp-sq" }, square));
     }
@@ -298,13 +301,13 @@ function city(view: View, props: BoardProps, legal: Legal): HTMLElement {
   for (const [shop, [x, y, w, h]] of Object.entries(SHOP_CELLS)) {
     const souk = soukOf(shop);
     const quarter = souk.split("-")[0].toLowerCase();
-    const size = Number(souk.split("-")[1]);
     const first = shop.endsWith(".1");
     const owner = owners.get(shop);
     const targets = legal.find((c) =>
       (c.type === "yspahan.PlaceCube" || c.type === "yspahan.ShipCube"
         || (c.type === "yspahan.PlayCard" && c.card === "place_cube")) && c.shop === shop);
-    const classes = [`ysp-shop`, `ysp-q-${quarter}`, `ysp-souk-${size % 2 ? "odd" : "even"}`];
+    const rank = Object.keys(SOUK_POINTS).filter((k) => k.startsWith(souk.split("-")[0] + "-")).indexOf(souk);
+    const classes = [`ysp-shop`, `ysp-q-${quarter}`, `ysp-rank-${rank}`];
     if (toShip.has(shop)) classes.push("ysp-to-ship");
     if (view.pending.shipping === shop) classes.push("ysp-shipping");
     if (quarterNow === quarter) classes.push("ysp-now");
@@ -346,7 +349,7 @@ function side(view: View, props: BoardProps, legal: Legal): HTMLElement {
     const row = el("div", { class: "ysp-roll" });
     for (const index of rolls) {
       const n = (legal.commands[index] as yspahan.RollDice).yellow ?? 0;
-      const text = n ? `Roll with ${n} yellow (${n}◎)` : "Roll the dice";
+      const text = n ? `Roll with ${n} yellow (${n} gold)` : "Roll the dice";
       row.append(legal.button(index, text, n ? `Roll the dice with ${plural(n, "yellow die", "yellow dice")}, paying ${n} gold`
         : "Roll the white dice"));
     }
@@ -394,16 +397,30 @@ function side(view: View, props: BoardProps, legal: Legal): HTMLElement {
       el("span", { class: "ysp-row-points", title: `${2 - row} points on entry` }, `${Math.max(0, 2 - row)} pt`));
     for (let i = 0; i < width; i++) {
       const seat = view.caravan[row * width + i];
-      line.append(seat === undefined ? el("span", { class: "ysp-camel" }, "🐪")
+      line.append(seat === undefined ? el("span", { class: "ysp-camel" }, camel())
         : el("span", { class: `ysp-camel ysp-loaded ysp-seat-${seat}`, role: "img",
-                       "aria-label": `${seatName(props, seat)}'s goods` }, "🐪"));
+                       "aria-label": `${seatName(props, seat)}'s goods` }, camel(), el("span", { class: "ysp-cube" })));
     }
     caravan.append(line);
   }
   aside.append(caravan);
   aside.append(el("p", { class: "ysp-supply" },
-    `Draw pile ${view.deck_size} · discards ${view.discard.length} · supply ${view.gold_supply}◎ ${view.camel_supply}🐪`));
+    `Draw pile ${plural(view.deck_size, "card")} · discards ${view.discard.length} · supply: ${view.gold_supply} gold, ${plural(view.camel_supply, "camel")}`));
   return aside;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+/** A camel's silhouette (two humps, the neck rising to the right). */
+function camel(): SVGSVGElement {
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", "0 0 32 24");
+  svg.setAttribute("aria-hidden", "true");
+  const path = document.createElementNS(SVG, "path");
+  path.setAttribute("d", "M2 14 Q4 8 9 9 Q12 3 15 8 Q18 3 21 9 L24 9 L26 4 L29 4 L31 6 L28 7 L27 13 Q26 15 24 15"
+    + " L24 23 L22 23 L21 16 L12 16 L11 23 L9 23 L8 15 Q4 15 2 14 Z");
+  svg.append(path);
+  return svg;
 }
 
 function selectButton(legal: Legal, index: number, c: yspahan.SelectDice, f: yspahan.FloorView | undefined,
@@ -412,8 +429,14 @@ function selectButton(legal: Legal, index: number, c: yspahan.SelectDice, f: ysp
   const dice = f ? f.white + (view.seat === view.order[0] ? f.yellow : 0) + (c.discard ? 1 : 0) : 0;
   const plus = c.discard ? ` (+1 die: discard "${CARD_NAMES[c.discard]}")` : "";
   if (c.action === "floor") {
-    const what = floor === "camels" ? `Take ${plural(dice, "camel")}` : floor === "gold" ? `Take ${dice} gold`
-      : `Place ${plural(dice, "goods", "goods")} in ${QUARTERS[floor]}`;
+    // what the seat gets: a die each, the building's bonus (Pen, Stall, Crane), within the supply or reserve
+    const me = view.seat !== null ? view.players[view.seat] : undefined;
+    const has = (b: Building): boolean => !!me?.buildings.includes(b);
+    const camels = Math.min(dice + (has("pen") ? 1 : 0), view.camel_supply);
+    const gold = Math.min(dice + (has("stall") ? 2 : 0), view.gold_supply);
+    const goods = Math.min(dice + (has("crane") ? 1 : 0), me?.reserve ?? dice);
+    const what = floor === "camels" ? `Take ${plural(camels, "camel")}` : floor === "gold" ? `Take ${gold} gold`
+      : `Place ${plural(goods, "goods", "goods")} in ${QUARTERS[floor]}`;
     return legal.button(index, c.discard ? `+1 die, discard ${CARD_NAMES[c.discard]}` : what, `${what}${plus}`,
                         c.discard ? "ysp-minor" : "");
   }
@@ -443,9 +466,9 @@ function players(view: View, props: BoardProps, legal: Legal, me: number | null)
       view.turn_seat === seat && !view.over ? el("span", { class: "ysp-turn" }, "turn") : null));
     board.append(el("p", { class: "ysp-stock" },
       el("span", { class: "ysp-score", title: "points" }, `${p.score} pts`),
-      el("span", { title: "gold" }, `${p.gold}◎`),
-      el("span", { title: "camels" }, `${p.camels}🐪`),
-      el("span", { title: "goods cubes in reserve" }, `${p.reserve}▪ cubes`),
+      el("span", { class: "ysp-gold", title: "gold" }, `${p.gold} gold`),
+      el("span", { class: "ysp-camels", title: "camels" }, plural(p.camels, "camel")),
+      el("span", { class: "ysp-reserve", title: "goods cubes in reserve" }, `${p.reserve} goods in reserve`),
       mine ? null : el("span", { class: "ysp-hand-size", "data-hand-size": p.hand_size, title: "cards in hand" },
         `${plural(p.hand_size, "card")}`)));
     // the buildings, in the player board's order
@@ -454,9 +477,9 @@ function players(view: View, props: BoardProps, legal: Legal, me: number | null)
     for (const [id, name, camels, gold, help] of BUILDINGS) {
       const has = p.buildings.includes(id);
       const tile = el("div", { class: `ysp-building${has ? " ysp-built" : ""}`, "data-building": id,
-                               title: `${name}: ${help}. Costs ${camels}🐪 ${gold}◎` },
+                               title: `${name}: ${help}. Costs ${plural(camels, "camel")}, ${gold} gold` },
         el("span", { class: "ysp-bname" }, name),
-        el("span", { class: "ysp-bcost" }, has ? "built" : `${camels}🐪 ${gold}◎`));
+        el("span", { class: "ysp-bcost" }, has ? "built" : `${camels} camels · ${gold} gold`));
       if (mine) {
         const points = BUILDING_POINTS[Math.min(built, BUILDING_POINTS.length - 1)];
         const bonus = points ? `, ${points} points` : "";
@@ -493,7 +516,7 @@ function hand(cards: readonly Card[], legal: Legal): HTMLElement {
         if (card === "sell_camels") buttons.append(legal.button(index, `${n}`, `Play "Sell camels": ${plural(n, "camel")} for ${2 * n} points`));
         else if (card === "sell_gold") buttons.append(legal.button(index, `${n}`, `Play "Sell gold": ${n} gold for ${plural(n, "point")}`));
         else if (card === "exchange") {
-          const text = c.give === "gold" ? `${n}◎→🐪` : `${n}🐪→◎`;
+          const text = c.give === "gold" ? `${n} gold→camels` : `${n} camels→gold`;
           buttons.append(legal.button(index, text, c.give === "gold" ? `Play "Exchange": ${n} gold for ${plural(n, "camel")}`
             : `Play "Exchange": ${plural(n, "camel")} for ${n} gold`));
         } else buttons.append(legal.button(index, "Play", `Play "${CARD_NAMES[card]}": ${CARD_TEXT[card]}`));
@@ -507,8 +530,7 @@ function hand(cards: readonly Card[], legal: Legal): HTMLElement {
 }
 
 // What the game waits for now, with the answers that have no place on the board (keep the goods, end the turn).
-function prompt(view: View, props: BoardProps, legal: Legal): HTMLElement {
-  const node = el("div", { class: "ysp-prompt", role: "group", "aria-label": "What happens now" });
+function fillPrompt(node: HTMLElement, view: View, props: BoardProps, legal: Legal): void {
   const me = props.table.seat;
   let text = "";
   if (view.over) {
@@ -546,7 +568,6 @@ function prompt(view: View, props: BoardProps, legal: Legal): HTMLElement {
     const command = legal.commands[index] as { type?: string };
     node.append(legal.button(index, String(command.type ?? "command").replace("yspahan.", ""), JSON.stringify(command)));
   }
-  return node;
 }
 
 export const board: Board = { title: "Yspahan", render };
