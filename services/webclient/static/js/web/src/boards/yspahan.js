@@ -324,13 +324,17 @@ function side(view, props, legal) {
         const count = f && f.value ? `${plural(f.white + f.yellow, "die", "dice")} showing ${f.value}${f.yellow ? ` (${f.yellow} yellow)` : ""}` : "empty";
         const floorNode = el("div", { class: `ysp-floor ysp-f-${floor}`, "data-floor": floor, role: "group",
             "aria-label": `${FLOOR_NAMES[floor]} floor: ${count}` }, el("span", { class: "ysp-floor-name" }, `${GOODS_SYMBOL[floor]} ${FLOOR_NAMES[floor]}`), dice);
+        // the floor's actions, then the same goods with one more die for a discarded card (a card's name each)
         const actions = el("span", { class: "ysp-floor-actions" });
+        const discards = el("span", { class: "ysp-floor-actions ysp-discards" }, el("span", {}, "+1 die, discarding:"));
         for (const index of legal.find((c) => c.type === "yspahan.SelectDice" && c.floor === floor)) {
             const c = legal.commands[index];
-            actions.append(selectButton(legal, index, c, f, view));
+            (c.discard ? discards : actions).append(selectButton(legal, index, c, f, view));
         }
         if (actions.childElementCount)
             floorNode.append(actions);
+        if (discards.childElementCount > 1)
+            floorNode.append(discards);
         tower.append(floorNode);
     }
     const none = legal.find((c) => c.type === "yspahan.SelectDice" && c.floor === null);
@@ -388,7 +392,7 @@ function selectButton(legal, index, c, f, view) {
         const goods = Math.min(dice + (has("crane") ? 1 : 0), me?.reserve ?? dice);
         const what = floor === "camels" ? `Take ${plural(camels, "camel")}` : floor === "gold" ? `Take ${gold} gold`
             : `Place ${plural(goods, "goods", "goods")} in ${QUARTERS[floor]}`;
-        return legal.button(index, c.discard ? `+1 die, discard ${CARD_NAMES[c.discard]}` : what, `${what}${plus}`, c.discard ? "ysp-minor" : "");
+        return legal.button(index, c.discard ? CARD_NAMES[c.discard] : what, `${what}${plus}`, c.discard ? "ysp-minor" : "");
     }
     if (c.action === "supervisor") {
         return legal.button(index, `Supervisor ${f?.value ?? 0}`, `Move the supervisor ${plural(f?.value ?? 0, "square")} (${FLOOR_NAMES[floor]} floor)`);
