@@ -503,11 +503,10 @@ function players(view: View, props: BoardProps, legal: Legal, me: number | null)
 function hand(cards: readonly Card[], legal: Legal): HTMLElement {
   const node = el("div", { class: "ysp-hand", "data-secret": "hand", role: "group", "aria-label": "Your cards" },
     el("h4", {}, `Your cards (${cards.length})`));
-  const seen = new Map<Card, number>();
-  for (const card of cards) seen.set(card, (seen.get(card) ?? 0) + 1);
-  for (const [card, copies] of seen) {
+  // each card held is a card on the table (two copies: two cards); the plays sit on the first copy
+  for (const card of cards) {
     const face = el("div", { class: `ysp-card ysp-c-${card}`, "data-card": card },
-      el("strong", {}, `${CARD_NAMES[card]}${copies > 1 ? ` ×${copies}` : ""}`),
+      el("strong", {}, CARD_NAMES[card]),
       el("span", { class: "ysp-card-text" }, CARD_TEXT[card]));
     const plays = legal.find((c) => c.type === "yspahan.PlayCard" && c.card === card);
     if (plays.length) {

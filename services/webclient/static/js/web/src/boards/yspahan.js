@@ -446,11 +446,9 @@ function players(view, props, legal, me) {
 }
 function hand(cards, legal) {
     const node = el("div", { class: "ysp-hand", "data-secret": "hand", role: "group", "aria-label": "Your cards" }, el("h4", {}, `Your cards (${cards.length})`));
-    const seen = new Map();
-    for (const card of cards)
-        seen.set(card, (seen.get(card) ?? 0) + 1);
-    for (const [card, copies] of seen) {
-        const face = el("div", { class: `ysp-card ysp-c-${card}`, "data-card": card }, el("strong", {}, `${CARD_NAMES[card]}${copies > 1 ? ` ×${copies}` : ""}`), el("span", { class: "ysp-card-text" }, CARD_TEXT[card]));
+    // each card held is a card on the table (two copies: two cards); the plays sit on the first copy
+    for (const card of cards) {
+        const face = el("div", { class: `ysp-card ysp-c-${card}`, "data-card": card }, el("strong", {}, CARD_NAMES[card]), el("span", { class: "ysp-card-text" }, CARD_TEXT[card]));
         const plays = legal.find((c) => c.type === "yspahan.PlayCard" && c.card === card);
         if (plays.length) {
             const buttons = el("span", { class: "ysp-card-plays" });
