@@ -213,6 +213,16 @@ def test_every_phase_fits_a_phone_and_offers_each_legal_command(open_page, souk_
     assert {phase for phase, _ in seen} >= {"supply", "action", "place_cubes", "move_supervisor", "end_of_turn"}
 
 
+def test_two_copies_of_a_card_in_hand_are_two_cards_face_up(open_page, souk_url):
+    """A seat's real view, its hand made two copies of one card and one of another (the deck holds two of each):
+    three cards face up inside data-secret, as the hand has."""
+    game = Table(souk_url, 2)
+    table = game.view(0)
+    table["view"]["hand"] = ["sell_gold", "sell_gold", "take_camels"]
+    shown = render(open_page("/", PHONE), table, game.names)
+    assert Counter(shown["secret"]) == Counter(table["view"]["hand"]) and shown["open"] == []
+
+
 def test_the_city_puts_each_shop_beside_the_squares_it_faces(open_page, souk_url):
     """The drawn city keeps the board's geography: each shop touches the road squares that face it (DATA.md's
     table, from which the supervisor ships goods), at desktop and phone width, and no shop covers the road."""
