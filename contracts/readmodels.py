@@ -36,6 +36,16 @@ class TableView(msgspec.Struct, frozen=True):
     presence: tuple[SeatPresence, ...] = ()  # which seats are connected (the gateway's, at the time it serves)
 
 
+class ViewPatch(msgspec.Struct, frozen=True):
+    """A WebSocket frame on a socket opened with ``?patch=1``: the JSON Patch (RFC 6902 operations: add, remove,
+    replace) that makes the view of version ``from`` this socket was sent last into the view of ``version`` (the
+    same version: a seat's presence changed). ``services.gateway.fanout`` computes it."""
+
+    patch: tuple[dict[str, Any], ...]
+    from_: int = msgspec.field(name="from")
+    version: int
+
+
 class ViewsUpdated(msgspec.Struct, frozen=True):
     """Published on ``souk:updates:{game_id}`` when a game's read models reach a new version."""
 

@@ -417,6 +417,17 @@ export interface UndoInfo {
 export type ViewOf<G extends GameName> = Games[G]["view"];
 
 /**
+ * A WebSocket frame on a socket opened with ``?patch=1``: the JSON Patch (RFC 6902 operations: add, remove,
+ * replace) that makes the view of version ``from`` this socket was sent last into the view of ``version`` (the
+ * same version: a seat's presence changed). ``services.gateway.fanout`` computes it.
+ */
+export interface ViewPatch {
+  patch: ({ [key: string]: unknown })[];
+  from: number;
+  version: number;
+}
+
+/**
  * Published on ``souk:updates:{game_id}`` when a game's read models reach a new version.
  */
 export interface ViewsUpdated {
