@@ -533,17 +533,23 @@ function hand(cards: readonly Card[], legal: Legal): HTMLElement {
 // What the game waits for now, with the answers that have no place on the board (keep the goods, end the turn).
 function fillPrompt(node: HTMLElement, view: View, props: BoardProps, legal: Legal): void {
   const me = props.table.seat;
+  const acting = me !== null && view.awaiting.includes(me);
+  const mover = view.turn_seat !== null ? seatName(props, view.turn_seat) : "The player";
   let text = "";
   if (view.over) {
     const best = Math.max(...view.players.map((p) => p.score));
     const winners = view.players.filter((p) => p.score === best).map((p) => seatName(props, p.seat));
     text = `Game over: ${winners.join(" and ")} ${winners.length > 1 ? "win" : "wins"} with ${best} points.`;
   } else if (view.phase === "place_cubes" && view.pending.quarter) {
-    text = `${plural(view.pending.cubes_left, "goods", "goods")} left to place in ${QUARTERS[view.pending.quarter]}: click a lit shop.`;
+    const goods = `${plural(view.pending.cubes_left, "goods", "goods")} left to place in ${QUARTERS[view.pending.quarter]}`;
+    text = acting ? `${goods}: click a lit shop.` : `${mover}: ${goods}.`;
   } else if (view.phase === "move_supervisor") {
-    text = `Move the supervisor ${plural(view.pending.move_value, "square")} (±1 square per gold): click a lit square.`;
+    const squares = plural(view.pending.move_value, "square");
+    text = acting ? `Move the supervisor ${squares} (±1 square per gold): click a lit square.`
+      : `${mover} moves the supervisor ${squares} (±1 square per gold).`;
   } else if (view.phase === "ship_order") {
-    text = `The supervisor stops by ${view.pending.shops_to_ship.join(" and ")}: which goods go to the caravan first?`;
+    text = `The supervisor stops by ${view.pending.shops_to_ship.join(" and ")}: `
+      + (acting ? "which goods go to the caravan first? Click a lit shop." : `${mover} chooses which goods go first.`);
   } else if (view.phase === "ship_answer" && view.pending.shipping) {
     const owner = view.shops.find((s) => s.shop === view.pending.shipping)?.seat;
     text = owner === me
