@@ -1,1 +1,4 @@
-export const boards = {};
+import { board as yspahan } from "./yspahan.js";
+export const boards = {
+    yspahan,
+};
