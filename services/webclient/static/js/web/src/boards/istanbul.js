@@ -271,19 +271,19 @@ function drawMap(sheet, side, marks) {
                     ups.append(box(i < upgrades ? "crossed" : "empty", "ist-upgrade"));
                 cell.append(ups);
             }
+            // The hash is the shell's route: a plain mark, not a link, names how many answers this place offers.
             if (offers)
-                cell.append(el("a", { class: "ist-offers", href: `#ist-answer-${loc}` }, `${offers} way${offers > 1 ? "s" : ""}`));
+                cell.append(el("span", { class: "ist-offers" }, `${offers} way${offers > 1 ? "s" : ""}`));
             map.append(cell);
         }
     }
     return map;
 }
-function drawTrack(label, filled, crossedCount, boxes, offset = 0) {
+function drawTrack(filled, crossedCount, boxes, offset = 0) {
     const out = [];
     for (let i = offset; i < offset + boxes; i++) {
         out.push(box(i < crossedCount ? "crossed" : i < filled ? "filled" : "empty"));
     }
-    void label;
     return out;
 }
 function drawSheet(props, sheet, view, marks, own, tools = {}) {
@@ -308,7 +308,7 @@ function drawSheet(props, sheet, view, marks, own, tools = {}) {
     const liraRow = el("div", { class: "ist-row ist-lira", "aria-label": `lira: ${sheet.lira_filled} written, ${sheet.lira_crossed} spent` }, el("span", { class: "ist-row-label" }, "Lira"));
     let offset = 0;
     LIRA_SECTIONS.forEach((size, k) => {
-        const section = el("span", { class: "ist-lira-section" }, ...drawTrack("lira", sheet.lira_filled, sheet.lira_crossed, size, offset));
+        const section = el("span", { class: "ist-lira-section" }, ...drawTrack(sheet.lira_filled, sheet.lira_crossed, size, offset));
         const bonus = `lira-${k + 1}`;
         section.append(el("span", { class: `ist-ruby-bonus${sheet.ruby_bonuses.includes(bonus) ? " ist-has" : ""}`,
             title: `ruby bonus: section ${k + 1} completed` }, "♦"));
@@ -336,7 +336,7 @@ function drawSheet(props, sheet, view, marks, own, tools = {}) {
     }
     goods.append(bonusRow);
     // Bonus actions.
-    const bonusActions = el("div", { class: "ist-row ist-bonus", "aria-label": `bonus actions: ${sheet.bonus_filled - sheet.bonus_crossed} available` }, el("span", { class: "ist-row-label" }, "Bonus"), ...drawTrack("bonus", sheet.bonus_filled, sheet.bonus_crossed, sheet.bonus_boxes));
+    const bonusActions = el("div", { class: "ist-row ist-bonus", "aria-label": `bonus actions: ${sheet.bonus_filled - sheet.bonus_crossed} available` }, el("span", { class: "ist-row-label" }, "Bonus"), ...drawTrack(sheet.bonus_filled, sheet.bonus_crossed, sheet.bonus_boxes));
     if (tools.bonus)
         bonusActions.append(tools.bonus);
     sec.append(rubies, liraRow, goods, bonusActions);
@@ -359,7 +359,9 @@ function drawTable(props, view, used) {
     const section = el("section", { class: "ist-table", "aria-label": "the table" });
     const names = props.names;
     const who = (seat) => (seat === null ? "—" : names[seat] ?? `Seat ${seat + 1}`);
-    const status = el("p", { class: "ist-status" }, `Round ${view.round}`, view.active !== null ? ` · ${who(view.active)}'s turn` : "", ` · ${PHASES[view.phase] ?? view.phase}`, view.awaiting.length ? ` · awaiting ${view.awaiting.map(who).join(", ")}` : "");
+    const over = view.phase === "over";
+    const reason = props.table.result?.details?.reason;
+    const status = el("p", { class: "ist-status" }, `Round ${view.round}`, view.active !== null && !over ? ` · ${who(view.active)}'s turn` : "", ` · ${PHASES[view.phase] ?? view.phase}`, over && reason ? `: ${REASONS[reason] ?? reason}` : "", view.awaiting.length ? ` · awaiting ${view.awaiting.map(who).join(", ")}` : "");
     section.append(status);
     // Display: the two face-up location cards, and the deck.
     const display = el("div", { class: "ist-display", role: "group", "aria-label": "face-up location cards" });
@@ -477,16 +479,12 @@ function drawAnswers(props, view, used, marks) {
         : view.phase === "solo" ? `Use the discarded ${played ? NAMES[played] : "card"} as an opponent would`
             : `Answer ${played ? NAMES[played] : "the card"}: use it or a place next to it`;
     const panel = el("section", { class: "ist-answers", role: "group", "aria-label": title }, el("h3", {}, title));
-    const anchors = new Set();
     for (const [key, indexes] of groups) {
         const [loc, via, target] = key.split("|");
         const place = loc === "guild" ? null : loc;
         const heading = place === null ? `Guild card ${view.guild_played}: ${GUILD[view.guild_played ?? 0]?.text ?? ""}`
             : `${NAMES[place]}${target ? ` → ${NAMES[target]}` : ""} (${viaText(via)})`;
-        const id = place && !anchors.has(place) ? `ist-answer-${place}` : undefined;
-        if (place)
-            anchors.add(place);
-        const group = el("div", { class: `ist-answer-group${via === "free" ? "" : ` ist-via-${via}`}`, id, "data-place": place ?? "guild" }, el("span", { class: "ist-answer-head" }, heading));
+        const group = el("div", { class: `ist-answer-group${via === "free" ? "" : ` ist-via-${via}`}`, "data-place": place ?? "guild" }, el("span", { class: "ist-answer-head" }, heading));
         for (const i of indexes) {
             used.add(i);
             const choices = actChoices(props.table.legal[i], view);
