@@ -105,6 +105,10 @@ def check_seat(page, game: Game, seat: int, table: dict) -> None:
         pick = random.Random(table["version"]).randrange(len(legal))
         page.click(f"#app [data-legal='{pick}']")
         assert page.evaluate("window.played") == [pick]
+        by_keyboard = (pick + 1) % len(legal)  # the keyboard: focus a command and press Enter
+        page.focus(f"#app [data-legal='{by_keyboard}']")
+        page.keyboard.press("Enter")
+        assert page.evaluate("window.played") == [pick, by_keyboard]
     you = table["view"]["you"]
     if you["guild_cards"]:
         assert page.locator("#app [data-secret] [data-guild]").count() >= len(you["guild_cards"])
