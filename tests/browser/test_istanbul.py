@@ -178,9 +178,14 @@ def ids(page, selector: str, attribute: str) -> list[str]:
     return sorted(page.eval_on_selector_all(selector, f"els => els.map(e => e.getAttribute('{attribute}'))"))
 
 
-def check_secrets(page, own: dict) -> None:
+def check_secrets(page, own: dict, other: dict) -> None:
     """The page shows this seat's cards (inside data-secret) and no card the view hides from it: location cards
-    are its hand's or face up, guild and goods cards only its own."""
+    are its hand's or face up, guild and goods cards only its own; the other seat's hand (its location and guild
+    cards, each one of a kind) is not on it."""
+    theirs = other["view"]["you"]
+    shown = set(ids(page, "#table [data-card]", "data-card"))
+    assert not shown & {str(c) for c in theirs["hand"]}
+    assert not set(ids(page, "#table [data-guild]", "data-guild")) & {str(c) for c in theirs["guild_cards"]}
     view = own["view"]
     you = view["you"]
     assert ids(page, "#table [data-secret] [data-card]", "data-card") == sorted(str(c) for c in you["hand"])
@@ -228,7 +233,7 @@ def test_two_browsers_play_a_game_to_the_end_while_a_spectator_follows(open_page
             own = game.view(seat, version)
             assert page.locator("#table [data-legal]").count() == len(own["legal"])
             if played % 10 == 0:
-                check_secrets(page, own)
+                check_secrets(page, own, game.view(1 - seat, version))
             if not shot and own["view"]["phase"] == "act" and own["view"]["round"] >= 4 and len(own["legal"]) > 8:
                 shoot_board(page)
                 shot = True
@@ -256,7 +261,7 @@ def test_two_browsers_play_a_game_to_the_end_while_a_spectator_follows(open_page
             page_at(page, version)
             page.wait_for_selector("#result")
             assert page.locator("#table [data-legal]").count() == 0
-            check_secrets(page, game.view(seat))
+            check_secrets(page, game.view(seat), game.view(1 - seat))
         page_at(spectator, version)
         spectator.wait_for_selector("#result")
         assert spectator.locator("#table .ist-final").count() == 1
