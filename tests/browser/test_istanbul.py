@@ -143,6 +143,7 @@ def test_a_solo_game_shows_the_challenges_at_the_end(open_page, souk_url):
             if table["view"]["phase"] == "solo" and not solo_seen:
                 check_seat(page, game, 0, table)
                 assert "as an opponent would" in page.text_content("#app .ist-answers h3")
+                assert page.locator("#app .ist-solo .ist-challenges li").count() == 14
                 solo_seen = True
             version = game.send(0, rng.choice(table["legal"]), version)
         render(page, table, game.names)

@@ -527,6 +527,10 @@ function render(root, props) {
     if (result)
         board.append(result);
     board.append(drawTable(props, view, used));
+    if (view.players.length === 1 && !view.scores) {
+        // Solo: the challenge table beside the sheet (which ones are met is known at the end).
+        board.append(el("details", { class: "ist-solo" }, el("summary", {}, "Solo challenges (scored at the end)"), el("ol", { class: "ist-challenges" }, ...Object.values(CHALLENGES).map((text) => el("li", {}, text)))));
+    }
     const hand = drawHand(props, view, used);
     const answers = drawAnswers(props, view, used, marks);
     let bonusTool = null;
