@@ -235,7 +235,12 @@ def test_two_browsers_play_a_game_to_the_end_while_a_spectator_follows(open_page
             assert page.locator("#table [data-legal]").count() == len(own["legal"])
             if played % 10 == 0:
                 check_secrets(page, own, game.view(1 - seat, version))
-            if not shot and own["view"]["phase"] == "act" and own["view"]["round"] >= 4 and len(own["legal"]) > 8:
+            if (not shot and own["view"]["phase"] == "act" and own["view"]["played"] is not None
+                    and own["view"]["round"] >= 4 and len(own["legal"]) > 8):
+                group = page.locator("#board .ist-answer-group").last  # pointing at a place's answers
+                group.hover()
+                place = group.get_attribute("data-place")
+                assert page.locator(f'#board .ist-own .ist-place[data-place="{place}"].ist-lit').count() == 1
                 shoot_board(page)
                 shot = True
             labels = page.eval_on_selector_all("#table [data-legal]", "els => els.map(e => e.getAttribute('aria-label'))")

@@ -541,6 +541,18 @@ function render(root, props) {
     const own = you !== null ? view.players.find((p) => p.seat === you) : undefined;
     if (own) {
         const ownSheet = drawSheet(props, own, view, marks, true, { bonus: bonusTool });
+        // Pointing at (or tabbing into) a place's answers lights the place up on the sheet.
+        for (const group of answers?.querySelectorAll(".ist-answer-group") ?? []) {
+            const cell = ownSheet.querySelector(`.ist-place[data-place="${group.dataset.place}"]`);
+            if (!cell)
+                continue;
+            const on = () => cell.classList.add("ist-lit");
+            const off = () => cell.classList.remove("ist-lit");
+            group.addEventListener("mouseenter", on);
+            group.addEventListener("mouseleave", off);
+            group.addEventListener("focusin", on);
+            group.addEventListener("focusout", off);
+        }
         const mine = el("div", { class: "ist-mine" }, ownSheet);
         const side = el("div", { class: "ist-side" });
         if (answers)
