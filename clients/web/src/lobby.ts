@@ -1,6 +1,6 @@
 // The lobby (`#/`): the games (filters by game and status, paging), and the form that creates a game with the
 // catalog's options (each game's own, with their defaults, and the table's clock and undo options).
-import type { GameInfo, LobbyEntry } from "souk-client";
+import type { GameInfo, LobbyEntry, LobbyQuery } from "souk-client";
 import { SoukError, type SoukClient } from "./client.js";
 import { h, replace } from "./dom.js";
 import { heldSeat } from "./seats.js";
@@ -64,8 +64,9 @@ export function lobbyPage(root: HTMLElement, client: SoukClient, query: URLSearc
 
   async function load(cursor: string | null): Promise<void> {
     try {
-      const page = await client.lobby({ game: filter.game || undefined, status: filter.status || undefined,
-                                        limit: PAGE, cursor });
+      const status = (filter.status || undefined) as LobbyQuery["status"];
+      const page = await client.lobby({ game: filter.game || undefined, status, limit: PAGE,
+                                        cursor: cursor ?? undefined });
       if (!alive) return;
       const rows = page.entries.map(row);
       if (cursor === null) {
@@ -215,6 +216,7 @@ function readInput(input: HTMLInputElement | HTMLSelectElement, fallback: unknow
 }
 
 export function messageOf(error: unknown): string {
-  if (error instanceof SoukError) return `${error.message} (${error.code})`;
+  // a SoukError's message is "status code: sentence"
+  if (error instanceof SoukError) return error.message.replace(/^\d+ ([\w.]+): (.*)$/s, "$2 ($1)");
   return error instanceof Error ? error.message : String(error);
 }

@@ -1,10 +1,10 @@
 // The reference web client: a page per route of the URL's hash. `#/` the lobby; `#/games/{id}` a game's table
 // (`?at=V`: as it was at version V; `?invite=CODE`: a private game's invitation). See clients/web/README.md.
-import { SoukClient } from "./client.js";
+import { makeClient } from "./client.js";
 import { lobbyPage, type Page } from "./lobby.js";
 import { tablePage, type TablePage } from "./table.js";
 
-const client = new SoukClient({ baseUrl: "" });
+const client = makeClient();
 const app = document.getElementById("app")!;
 let page: Page | TablePage | null = null;
 

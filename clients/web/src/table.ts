@@ -3,7 +3,7 @@
 // follow(); the board from the registry (else the generic board), the seats with presence, clocks and whose
 // decision is awaited, undo, the history and its scrubber (time travel), the result, the record and its check.
 import type { HistoryEntry, HistoryPage, RecordVerdict, TableView, table } from "souk-client";
-import { Seat, serverClock, type Follow, type FollowStatus, type SoukClient } from "./client.js";
+import { records, serverClock, type Follow, type FollowStatus, type Seat, type SoukClient } from "./client.js";
 import { formatSeconds, h, replace, type Child } from "./dom.js";
 import { boards } from "./boards/registry.js";
 import type { Board } from "./boards/types.js";
@@ -37,6 +37,9 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
   let entries: HistoryEntry[] = [];
   let historyAfter = 0;
   let historyLoading = false;
+  let historyAgain = false;
+  let historyGeneration = 0;  // a new audience (a seat taken) starts the history again
+  let historyBehind = 0;
   let record: { text: string; url: string } | null = null;
   let verdict: RecordVerdict | null = null;
   let travelToken = 0;
@@ -93,6 +96,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     seat = held ? client.seat(gameId, held.seat, held.token) : null;
     entries = [];
     historyAfter = 0;
+    historyGeneration++;
     const handlers = {
       onView: (view: TableView) => received(view),
       onHistory: (page: HistoryPage) => addHistory(page.entries),
@@ -151,26 +155,38 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
 
   // ---- history --------------------------------------------------------------------------------------------
 
+  /** Reads the history after the newest entry held, page by page. One read at a time: a call meanwhile asks for
+   * another after it; a history behind the live view (its projection lags the view's) is read again shortly. */
   async function loadHistory(): Promise<void> {
-    if (historyLoading) return;
+    if (historyLoading) {
+      historyAgain = true;
+      return;
+    }
     historyLoading = true;
+    const generation = historyGeneration;
     try {
       for (;;) {
         const page = seat ? await seat.history({ after: historyAfter, limit: 500 })
           : await client.history(gameId, { after: historyAfter, limit: 500 });
         if (!alive) return;
+        if (generation !== historyGeneration) break;  // read for the audience before: read again below
         addHistory(page.entries);
         if (page.entries.length < 500) break;
       }
     } catch (error) {
-      if (alive && live) say(`The history could not be read: ${messageOf(error)}`);
+      if (alive && generation === historyGeneration) say(`The history could not be read: ${messageOf(error)}`);
     } finally {
       historyLoading = false;
     }
-    // a view pushed meanwhile may be newer than the history read
-    if (alive && live && live.version > historyAfter && entries.length && !historyLoading) {
-      const newest = entries[entries.length - 1].seq;
-      if (newest < live.version) setTimeout(() => void loadHistory(), 200);
+    if (!alive) return;
+    const behind = live !== null && historyAfter < live.version;
+    if (historyAgain || generation !== historyGeneration) {
+      historyAgain = false;
+      void loadHistory();
+    } else if (behind && historyBehind++ < 20) {
+      setTimeout(() => void loadHistory(), 250);
+    } else if (!behind) {
+      historyBehind = 0;
     }
   }
 
@@ -225,7 +241,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
 
   async function loadRecord(): Promise<void> {
     try {
-      const text = await client.recordText(gameId);
+      const text = await records.text(client, gameId);
       if (!alive) return;
       record = { text, url: URL.createObjectURL(new Blob([text], { type: "application/json" })) };
       drawRecord();
@@ -360,7 +376,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
   function drawBoard(view: TableView): void {
     const board = boardFor(view);
     const table = at !== null ? { ...view, legal: [] } : view;
-    el.boardTitle.textContent = board.title || view.title;
+    el.boardTitle.textContent = board.title || `${view.game} (generic board)`;
     const active = document.activeElement;
     const hadFocus = active instanceof HTMLElement && el.board.contains(active);
     const key = hadFocus ? active.getAttribute("data-legal") ?? (active.id ? `#${active.id}` : null) : null;
@@ -437,11 +453,11 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
         : `Version ${past?.version ?? at} of ${max}: the table as it was (read only)`),
       scrubber,
       h("div", { class: "travel-buttons" },
-        h("button", { type: "button", id: "travel-first", onclick: () => step(1), disabled: current <= 1 }, "⏮ First"),
+        h("button", { type: "button", id: "travel-first", onclick: () => step(1), disabled: current <= 1 }, "First"),
         h("button", { type: "button", id: "travel-prev", onclick: () => step(current - 1), disabled: current <= 1 },
-          "◀ Back"),
+          "Back"),
         h("button", { type: "button", id: "travel-next", onclick: () => step(current + 1),
-                      disabled: at === null || current >= max }, "Forward ▶"),
+                      disabled: at === null || current >= max }, "Forward"),
         h("button", { type: "button", id: "travel-live", onclick: () => go(null), disabled: at === null },
           over ? "The end" : "Back to live")));
   }
@@ -471,7 +487,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
       h("a", { id: "record-download", class: "button", href: current.url, download: `${gameId}.souk.json` },
         "Download the record"),
       h("button", { type: "button", id: "record-verify", onclick: () => void act(async () => {
-        verdict = await client.verifyText(current.text);
+        verdict = await records.verify(current.text);
         drawRecord();
       }) }, "Verify it"),
       verdict ? h("div", { id: "verdict", "data-ok": verdict.ok, role: "status" },

@@ -7,7 +7,10 @@ export function describeCommand(command) {
         return JSON.stringify(command);
     const { type, ...fields } = command;
     const name = typeof type === "string" ? type.slice(type.indexOf(".") + 1) : "command";
-    const words = Object.entries(fields).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
+    const words = Object.entries(fields).map(([k, v]) => {
+        const text = typeof v === "string" ? v : JSON.stringify(v);
+        return `${k}=${text.length > 40 ? `${text.slice(0, 39)}…` : text}`;
+    });
     return [name, ...words].join(" ");
 }
 function shortType(value) {
@@ -22,6 +25,15 @@ export function tree(value, depth = 0) {
             return h("span", { class: "tree-null" }, "none");
         if (value.every((v) => v === null || typeof v !== "object")) {
             return h("span", { class: "tree-scalar" }, value.map((v) => (v === null ? "—" : String(v))).join(", "));
+        }
+        const rows = value;
+        const flat = rows.every((v) => v !== null && typeof v === "object" && !Array.isArray(v)
+            && Object.values(v).every((x) => x === null || typeof x !== "object" || (Array.isArray(x)
+                && x.every((y) => y === null || typeof y !== "object"))));
+        if (flat) {
+            // objects of plain values (players, floors, cards): one table row each
+            const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((k) => k !== "type");
+            return h("div", { class: "tree-table" }, h("table", {}, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "#"), keys.map((k) => h("th", { scope: "col" }, k)))), h("tbody", {}, rows.map((r, i) => h("tr", {}, h("th", { scope: "row" }, i), keys.map((k) => h("td", {}, tree(r[k], depth + 1))))))));
         }
         return h("ol", { class: "tree-list", start: 0 }, value.map((item) => h("li", {}, tree(item, depth + 1))));
     }

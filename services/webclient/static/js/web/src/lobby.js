@@ -33,8 +33,9 @@ export function lobbyPage(root, client, query) {
     }
     async function load(cursor) {
         try {
-            const page = await client.lobby({ game: filter.game || undefined, status: filter.status || undefined,
-                limit: PAGE, cursor });
+            const status = (filter.status || undefined);
+            const page = await client.lobby({ game: filter.game || undefined, status, limit: PAGE,
+                cursor: cursor ?? undefined });
             if (!alive)
                 return;
             const rows = page.entries.map(row);
@@ -171,7 +172,8 @@ function readInput(input, fallback) {
     }
 }
 export function messageOf(error) {
+    // a SoukError's message is "status code: sentence"
     if (error instanceof SoukError)
-        return `${error.message} (${error.code})`;
+        return error.message.replace(/^\d+ ([\w.]+): (.*)$/s, "$2 ($1)");
     return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,4 @@
-import { serverClock } from "./client.js";
+import { records, serverClock } from "./client.js";
 import { formatSeconds, h, replace } from "./dom.js";
 import { boards } from "./boards/registry.js";
 import { describeCommand, genericBoard } from "./generic.js";
@@ -22,6 +22,9 @@ export function tablePage(root, client, gameId, query) {
     let entries = [];
     let historyAfter = 0;
     let historyLoading = false;
+    let historyAgain = false;
+    let historyGeneration = 0; // a new audience (a seat taken) starts the history again
+    let historyBehind = 0;
     let record = null;
     let verdict = null;
     let travelToken = 0;
@@ -67,6 +70,7 @@ export function tablePage(root, client, gameId, query) {
         seat = held ? client.seat(gameId, held.seat, held.token) : null;
         entries = [];
         historyAfter = 0;
+        historyGeneration++;
         const handlers = {
             onView: (view) => received(view),
             onHistory: (page) => addHistory(page.entries),
@@ -129,33 +133,47 @@ export function tablePage(root, client, gameId, query) {
             void travel(to);
     }
     // ---- history --------------------------------------------------------------------------------------------
+    /** Reads the history after the newest entry held, page by page. One read at a time: a call meanwhile asks for
+     * another after it; a history behind the live view (its projection lags the view's) is read again shortly. */
     async function loadHistory() {
-        if (historyLoading)
+        if (historyLoading) {
+            historyAgain = true;
             return;
+        }
         historyLoading = true;
+        const generation = historyGeneration;
         try {
             for (;;) {
                 const page = seat ? await seat.history({ after: historyAfter, limit: 500 })
                     : await client.history(gameId, { after: historyAfter, limit: 500 });
                 if (!alive)
                     return;
+                if (generation !== historyGeneration)
+                    break; // read for the audience before: read again below
                 addHistory(page.entries);
                 if (page.entries.length < 500)
                     break;
             }
         }
         catch (error) {
-            if (alive && live)
+            if (alive && generation === historyGeneration)
                 say(`The history could not be read: ${messageOf(error)}`);
         }
         finally {
             historyLoading = false;
         }
-        // a view pushed meanwhile may be newer than the history read
-        if (alive && live && live.version > historyAfter && entries.length && !historyLoading) {
-            const newest = entries[entries.length - 1].seq;
-            if (newest < live.version)
-                setTimeout(() => void loadHistory(), 200);
+        if (!alive)
+            return;
+        const behind = live !== null && historyAfter < live.version;
+        if (historyAgain || generation !== historyGeneration) {
+            historyAgain = false;
+            void loadHistory();
+        }
+        else if (behind && historyBehind++ < 20) {
+            setTimeout(() => void loadHistory(), 250);
+        }
+        else if (!behind) {
+            historyBehind = 0;
         }
     }
     function addHistory(page) {
@@ -213,7 +231,7 @@ export function tablePage(root, client, gameId, query) {
     }
     async function loadRecord() {
         try {
-            const text = await client.recordText(gameId);
+            const text = await records.text(client, gameId);
             if (!alive)
                 return;
             record = { text, url: URL.createObjectURL(new Blob([text], { type: "application/json" })) };
@@ -333,7 +351,7 @@ export function tablePage(root, client, gameId, query) {
     function drawBoard(view) {
         const board = boardFor(view);
         const table = at !== null ? { ...view, legal: [] } : view;
-        el.boardTitle.textContent = board.title || view.title;
+        el.boardTitle.textContent = board.title || `${view.game} (generic board)`;
         const active = document.activeElement;
         const hadFocus = active instanceof HTMLElement && el.board.contains(active);
         const key = hadFocus ? active.getAttribute("data-legal") ?? (active.id ? `#${active.id}` : null) : null;
@@ -401,8 +419,8 @@ export function tablePage(root, client, gameId, query) {
             : Number(scrubber.value)));
         const step = (to) => go(Math.min(max, Math.max(1, to)));
         replace(el.travel, h("h2", { id: "travel-title" }, over ? "Replay" : "Time travel"), h("label", { for: "scrubber" }, at === null ? `Version ${max} (live)`
-            : `Version ${past?.version ?? at} of ${max}: the table as it was (read only)`), scrubber, h("div", { class: "travel-buttons" }, h("button", { type: "button", id: "travel-first", onclick: () => step(1), disabled: current <= 1 }, "⏮ First"), h("button", { type: "button", id: "travel-prev", onclick: () => step(current - 1), disabled: current <= 1 }, "◀ Back"), h("button", { type: "button", id: "travel-next", onclick: () => step(current + 1),
-            disabled: at === null || current >= max }, "Forward ▶"), h("button", { type: "button", id: "travel-live", onclick: () => go(null), disabled: at === null }, over ? "The end" : "Back to live")));
+            : `Version ${past?.version ?? at} of ${max}: the table as it was (read only)`), scrubber, h("div", { class: "travel-buttons" }, h("button", { type: "button", id: "travel-first", onclick: () => step(1), disabled: current <= 1 }, "First"), h("button", { type: "button", id: "travel-prev", onclick: () => step(current - 1), disabled: current <= 1 }, "Back"), h("button", { type: "button", id: "travel-next", onclick: () => step(current + 1),
+            disabled: at === null || current >= max }, "Forward"), h("button", { type: "button", id: "travel-live", onclick: () => go(null), disabled: at === null }, over ? "The end" : "Back to live")));
     }
     function drawHistory() {
         const n = live ? names(live) : [];
@@ -421,7 +439,7 @@ export function tablePage(root, client, gameId, query) {
         }
         const current = record;
         replace(el.record, h("h2", {}, "Record"), h("a", { id: "record-download", class: "button", href: current.url, download: `${gameId}.souk.json` }, "Download the record"), h("button", { type: "button", id: "record-verify", onclick: () => void act(async () => {
-                verdict = await client.verifyText(current.text);
+                verdict = await records.verify(current.text);
                 drawRecord();
             }) }, "Verify it"), verdict ? h("div", { id: "verdict", "data-ok": verdict.ok, role: "status" }, h("p", {}, verdict.ok ? "✔ " : "✘ ", verdict.summary), verdict.problems.length ? h("ul", {}, verdict.problems.map((p) => h("li", {}, p))) : null) : null);
     }
