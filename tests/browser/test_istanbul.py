@@ -271,6 +271,13 @@ def test_two_browsers_play_a_game_to_the_end_while_a_spectator_follows(open_page
         page_at(spectator, version)
         spectator.wait_for_selector("#result")
         assert spectator.locator("#table .ist-final").count() == 1
+        for at in (1, 3, version // 2):  # time travel: the board draws past views (before the setup too)
+            spectator.evaluate("hash => { location.hash = hash; }", f"#/games/{game.id}?at={at}")
+            spectator.wait_for_function(  # a version inside a command's events shows that command's start
+                "at => { const t = document.querySelector('#table');"
+                " return t.dataset.at === String(at) && Number(t.dataset.version) <= at; }", arg=at)
+            assert spectator.locator("#table [data-legal]").count() == 0
+        assert spectator.locator("#board .ist-sheet").count() == 2
         assert played > 50 and shot
     finally:
         game.close()
