@@ -188,15 +188,25 @@ function actChoices(act: Act, view: View): string {
     parts.push(spent ? `pay ${place === "3" ? listGoods([...goods, ...goods]) : listGoods(goods)}`
       : `take ${listGoods(goods)}`);
   }
+  else if (place === "6" && view.caravan === 8) parts.push("take 1 goods card");  // caravan 8: a card or a good
   if (act.discard) parts.push(`discard the ${faceText(act.discard)} card`);
   const cards = act.cards ?? [];
   if (cards.length) parts.push(`pay with the ${cards.map(faceText).join(" and ")} card${cards.length > 1 ? "s" : ""}`);
+  else if (paysRuby(act, view)) parts.push("pay with goods from your sheet");
   const fill = act.fill ?? [];
   if (fill.length) parts.push(`fill ${fill.map((f) => (f === "bonus" ? "a bonus action" : f)).join(", ")}`);
   const upgrades = act.upgrades ?? [];
   if (upgrades.length) parts.push(`upgrade ${upgrades.map((u) => NAMES[u]).join(", ")}`);
   return parts.join("; ");
 }
+
+/** Whether an `Act` buys a ruby at the Sultan's palace (a letter's place, a caravan card or a guild card). */
+function paysRuby(act: Act, view: View): boolean {
+  const place = act.target ?? act.location ?? null;
+  if (place === null) return PALACE_GUILDS.has(view.guild_played ?? -1);
+  return LETTERS.includes(place) || Boolean(act.letter);
+}
+const PALACE_GUILDS = new Set([5, 6, 7, 8, 12]);
 
 function viaText(via: string | undefined): string {
   return via === "icon" ? "cross an action icon" : via === "bonus" ? "cross a bonus action" : "free";
