@@ -104,6 +104,7 @@ def check_seat(page, game: Game, seat: int, table: dict) -> None:
     assert sorted(shown) == list(range(len(legal))), (shown, len(legal))
     labels = page.eval_on_selector_all("#app [data-legal]", "els => els.map(e => e.getAttribute('aria-label'))")
     assert all(label and "{" not in label for label in labels), labels
+    assert len(set(labels)) == len(labels), labels
     if legal:
         pick = random.Random(table["version"]).randrange(len(legal))
         page.click(f"#app [data-legal='{pick}']")
@@ -245,6 +246,7 @@ def test_two_browsers_play_a_game_to_the_end_while_a_spectator_follows(open_page
                 shot = True
             labels = page.eval_on_selector_all("#table [data-legal]", "els => els.map(e => e.getAttribute('aria-label'))")
             assert all(label and "{" not in label for label in labels), labels
+            assert len(set(labels)) == len(labels), labels  # each command told apart from the others
             page.wait_for_selector("#table:not([aria-busy])")  # the page sends one command at a time
             pick = f'#table [data-legal="{rng.randrange(len(own["legal"]))}"]'
             if played % 4 == 3:  # by keyboard now and then
