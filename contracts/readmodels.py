@@ -12,6 +12,7 @@ from contracts.table import ClockView, Flow, ForkedFrom, Result, SeatPresence, U
 class SeatInfo(msgspec.Struct, frozen=True):
     seat: int
     name: str | None  # None: the seat is free
+    bot: str | None = None  # the strategy of the server's bot that plays the seat from the start (POST .../bots)
 
 
 class TableView(msgspec.Struct, frozen=True):
