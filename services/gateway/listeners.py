@@ -295,24 +295,35 @@ class Follower:
 
     With a ``wire`` (``services.gateway.fanout.Wire``) each view offered is written at once as the frame the feed
     built for every socket of the audience, and ``next()`` only tells that the follower closed; a socket with
-    too much unsent is held back until it drains, then gets the newest view."""
+    too much unsent is held back until it drains, then gets the newest view.
 
-    __slots__ = ("_changed", "_held", "_retry", "_text", "closed", "present", "version", "wire")
+    With ``patches`` (``?patch=1``), a view goes as the feed's JSON Patch from the view before it
+    (``fanout.Step``) when that view is the last one this socket was sent, else whole: a socket that skipped a
+    view, or has not had one yet, gets the whole view."""
 
-    def __init__(self, since: int = -1, wire: Any = None) -> None:
+    __slots__ = ("_changed", "_held", "_held_step", "_retry", "_text", "_text_step", "closed", "patches", "present",
+                 "sent", "version", "wire")
+
+    def __init__(self, since: int = -1, wire: Any = None, patches: bool = False) -> None:
         self.version = since  # the newest version offered (or, at first, the newest the client already has)
         # the presence of the view last offered; None: the client has ``since`` and nothing is known of its presence
         self.present: bytes | None = None
         self.wire = wire
-        self._text: str | None = None
+        self.patches = patches
+        self.sent = -1  # the feed's number (``Step.n``) of the view last sent to this socket; -1: none known
+        self._text: str | None = None  # without a wire: the view to send next
         self._held: bytes | None = None  # with a wire: the newest frame held back from a slow socket
+        self._text_step: Any = None  # their steps (``fanout.Step``), for a follower that takes patches
+        self._held_step: Any = None
         self._retry: asyncio.TimerHandle | None = None
         self._changed = asyncio.Event()
         self.closed = False
 
-    def offer(self, version: int, text: str, frame: bytes | None = None, present: bytes = b"") -> None:
-        """A view (with its presence, ``present``): sent if newer than the last one offered, or the same version
-        with another presence (a seat came or left)."""
+    def offer(self, version: int, text: str, frame: bytes | None = None, present: bytes = b"",
+              step: Any = None) -> None:
+        """A view (with its presence, ``present``; ``step``: its place in the feed and its patch, for a follower
+        that takes patches): sent if newer than the last one offered, or the same version with another presence (a
+        seat came or left)."""
         if self.closed or version < self.version:
             return
         if version == self.version:
@@ -321,11 +332,20 @@ class Follower:
                 return
         self.version, self.present = version, present
         if self.wire is None:
-            self._text = text
+            self._text, self._text_step = text, step
             self._changed.set()
         else:
-            self._held = frame
+            self._held, self._held_step = frame, step
             self._write()
+
+    def _choose(self, whole: Any, step: Any) -> Any:
+        """The patch when this socket was sent the view it goes from, else the whole view; notes what it sent."""
+        if not self.patches:
+            return whole
+        sent, self.sent = self.sent, -1 if step is None else step.n
+        if step is not None and step.patch is not None and step.base == sent and sent >= 0:
+            return step.patch if isinstance(whole, str) else step.patch_frame
+        return whole
 
     def _write(self) -> None:
         self._retry = None
@@ -339,7 +359,7 @@ class Follower:
             self._retry = asyncio.get_running_loop().call_later(fanout.RETRY_S, self._write)
             return
         frame, self._held = self._held, None
-        wire.write(frame)
+        wire.write(self._choose(frame, self._held_step))
 
     def close(self) -> None:
         self.closed = True
@@ -349,7 +369,7 @@ class Follower:
         self._changed.set()
 
     async def next(self) -> str | None:
-        """The next view to send (TableView JSON); None once closed."""
+        """The next view to send (TableView JSON, or a patch frame); None once closed."""
         while True:
             await self._changed.wait()
             self._changed.clear()
@@ -357,30 +377,37 @@ class Follower:
                 return None
             if self._text is not None:
                 text, self._text = self._text, None
-                return text
+                return self._choose(text, self._text_step)
 
 
 class _Feed:
     """The followers of one game's view for one audience in this gateway."""
 
-    __slots__ = ("audience", "followers", "version")
+    __slots__ = ("audience", "followers", "last", "step", "version")
 
     def __init__(self, audience: str) -> None:
         self.audience = audience
         self.followers: set[Follower] = set()
         self.version = -1  # the newest version read
+        self.last: bytes | None = None  # with followers taking patches: the last view offered, and its step
+        self.step: Any = None
 
     def offer(self, raw: bytes, present: bytes | None = None) -> None:
         """The view read for this audience, to each follower that has not had it (``present``: the seats'
-        presence, spliced in): one decoding for all of them, and the same text object handed to every socket."""
+        presence, spliced in): one decoding for all of them, and the same text object handed to every socket.
+        When a follower takes patches, the JSON Patch from the view offered before is computed here, once."""
         version = _version_decoder.decode(raw).version
         self.version = max(self.version, version)
         if present is not None:
             raw = seen.with_presence(raw, present)
         text = raw.decode()
         frame = fanout.text_frame(raw) if any(f.wire is not None for f in self.followers) else None
+        if any(f.patches for f in self.followers) and raw != self.last:  # (the same bytes read again: same step)
+            self.step = fanout.step(self.step, self.last, version, raw)
+            self.last = raw
+        step = self.step if self.last == raw else None
         for follower in list(self.followers):  # a follower may close (and leave the feed) as it is offered
-            follower.offer(version, text, frame, present or b"")
+            follower.offer(version, text, frame, present or b"", step)
 
 
 class _Game:
@@ -514,14 +541,16 @@ class Updates(_Subscription):
             game.cancel()
 
     @contextlib.asynccontextmanager
-    async def follow(self, game_id: str, audience: str, since: int = -1, wire: Any = None) -> AsyncIterator[Follower]:
+    async def follow(self, game_id: str, audience: str, since: int = -1, wire: Any = None,
+                     patches: bool = False) -> AsyncIterator[Follower]:
         """A follower of the game's view for this audience, offered the current view at once, then each newer one
-        (newer than ``since`` only); with a ``wire``, written to it (see ``Follower``)."""
+        (newer than ``since`` only); with a ``wire``, written to it; with ``patches``, as JSON Patch frames where it
+        can (see ``Follower``)."""
         game = self._game(game_id)
         feed = game.feeds.get(audience)
         if feed is None:
             feed = game.feeds[audience] = _Feed(audience)
-        follower = Follower(since, wire)
+        follower = Follower(since, wire, patches)
         feed.followers.add(follower)
         metrics.WEBSOCKETS.inc()
         try:

@@ -29,6 +29,8 @@ export interface SoukClientOptions {
   /** WebSocket constructor for follow() (default globalThis.WebSocket; Node 20 has one only with
    * --experimental-websocket). */
   WebSocket?: WebSocketLike;
+  /** Milliseconds a follow()'s connection may take to open before it is tried again (default 5000). */
+  openTimeoutMs?: number;
   /** Resends of a call that failed in a way a resend may cure (default 5). */
   retries?: number;
   /** Milliseconds before a call without answer is abandoned and resent (default 15000). */
@@ -89,10 +91,12 @@ export interface FillBotsOptions {
 export class SoukClient {
   readonly transport: Transport;
   private readonly WebSocket?: WebSocketLike;
+  private readonly openTimeoutMs?: number;
 
   constructor(options: SoukClientOptions = {}) {
     this.transport = new Transport(options);
     this.WebSocket = options.WebSocket;
+    this.openTimeoutMs = options.openTimeoutMs;
   }
 
   // --- the lobby ----------------------------------------------------------------------------------------
@@ -198,7 +202,8 @@ export class SoukClient {
   follower<G extends GameName>(path: string, handlers: FollowHandlers<G>, options: FollowOptions,
     saw?: (version: number) => void): Follow {
     const url = this.transport.url(path);
-    return new Follower<G>({ url, WebSocket: this.WebSocket, saw }, handlers, options);
+    return new Follower<G>({ url, WebSocket: this.WebSocket, saw, openTimeoutMs: this.openTimeoutMs }, handlers,
+      options);
   }
 }
 

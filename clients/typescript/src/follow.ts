@@ -50,6 +50,8 @@ export interface FollowerConfig {
   /** Milliseconds before the first reconnection, doubling up to maxDelayMs (default 100 and 5000). */
   firstDelayMs?: number;
   maxDelayMs?: number;
+  /** Milliseconds a connection may take to open before it is given up and tried again (default 5000). */
+  openTimeoutMs?: number;
   /** Called with every view's version (a seat's handle keeps the newest for expected_version). */
   saw?(version: number): void;
 }
@@ -90,6 +92,7 @@ export class Follower<G extends GameName = GameName> implements Follow {
   private lastEntry = -1; // the newest history entry handed to onHistory
   private socket: InstanceType<WebSocketLike> | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private opening: ReturnType<typeof setTimeout> | null = null; // gives up a connection that does not open
   private delay: number;
   private readonly Socket: WebSocketLike;
 
@@ -119,8 +122,14 @@ export class Follower<G extends GameName = GameName> implements Follow {
     this.timer = null;
     const socket = this.socket;
     this.socket = null;
+    this.opened();
     socket?.close(1000, "bye");
     this.setStatus("closed");
+  }
+
+  private opened(): void {
+    if (this.opening !== null) clearTimeout(this.opening);
+    this.opening = null;
   }
 
   private setStatus(status: FollowStatus, detail?: string): void {
@@ -140,8 +149,19 @@ export class Follower<G extends GameName = GameName> implements Follow {
       return;
     }
     this.socket = socket;
+    // a connection that neither opens nor fails (a server going away mid-handshake) is given up
+    const openTimeout = this.config.openTimeoutMs ?? 5000;
+    this.opened();
+    this.opening = setTimeout(() => {
+      this.opening = null;
+      if (this.socket !== socket) return;
+      this.socket = null;
+      socket.close();
+      this.lost(`not open after ${openTimeout} ms`);
+    }, openTimeout);
     socket.onopen = () => {
       if (this.socket !== socket) return;
+      this.opened();
       this.delay = this.config.firstDelayMs ?? 100;
       this.setStatus("open");
     };
@@ -152,6 +172,7 @@ export class Follower<G extends GameName = GameName> implements Follow {
     socket.onerror = () => {}; // onclose follows, with the code
     socket.onclose = (event) => {
       if (this.socket !== socket) return;
+      this.opened();
       this.socket = null;
       if (REFUSED_FOR_GOOD(event.code)) {
         const error = new SoukError(event.code - 4000, event.reason || "refused",

@@ -4,7 +4,8 @@
 Reconnecting: ``?from=V`` (the last version the client saw) first sends what the audience missed since V, its
 history entries V < seq <= W as ``HistoryPage`` frames (up to ``CATCH_UP_PAGE`` entries each, redacted as its
 history is), then the current view (version W), then every newer one. ``?since=V`` sends only the views newer
-than V.
+than V. ``?patch=1``: after the first whole view, each view comes as a JSON Patch frame from the one before
+(``{"patch": [RFC 6902 operations], "from": V, "version": W}``) where it can (``services.gateway.fanout``).
 
 A socket holds no Redis connection and reads nothing itself: the views come from ``Updates``, which reads each
 new view once for every socket following it. A refused socket is accepted, then closed with 4000 + the HTTP
@@ -104,6 +105,11 @@ def since(socket: WebSocket) -> int:
         return -1
 
 
+def patching(socket: WebSocket) -> bool:
+    """``?patch=1`` (or ``true``): the client applies JSON Patch frames."""
+    return socket.query_params.get("patch", "").lower() in ("1", "true")
+
+
 def start_from(socket: WebSocket) -> int | None:
     """``?from=V``: the version a reconnecting client last saw (None: not given); 400 ``bad_version`` when it is
     not a whole number from 0, ``bad_request`` beside ``since``."""
@@ -127,6 +133,7 @@ async def push_views(updates: Updates, socket: WebSocket, game_id: str, seat: in
     ``?from=N`` (and ``reads``), the history entries it missed first (see the module). A seat's socket holds its
     presence while it is open (``reads.presence``): the views pushed, its own first, show it connected."""
     prelude = None
+    patches = patching(socket)
     if reads is not None:
         try:
             start = start_from(socket)
@@ -137,10 +144,10 @@ async def push_views(updates: Updates, socket: WebSocket, game_id: str, seat: in
             async def prelude() -> int | None:
                 return await catch_up(reads, socket, game_id, seat, start)
     if seat is None or reads is None or reads.presence is None:
-        await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude)
+        await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude, patches)
         return
     async with reads.presence.socket(game_id, seat):
-        await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude)
+        await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude, patches)
 
 
 CATCH_UP_PAGE = 500  # history entries per frame of a ?from= catch-up

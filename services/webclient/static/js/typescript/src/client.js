@@ -6,9 +6,11 @@ import { Transport, randomId } from "./transport.js";
 export class SoukClient {
     transport;
     WebSocket;
+    openTimeoutMs;
     constructor(options = {}) {
         this.transport = new Transport(options);
         this.WebSocket = options.WebSocket;
+        this.openTimeoutMs = options.openTimeoutMs;
     }
     // --- the lobby ----------------------------------------------------------------------------------------
     /** The games this server plays, their seat counts and options (the table's: clock, undo). */
@@ -95,7 +97,7 @@ export class SoukClient {
     /** @internal */
     follower(path, handlers, options, saw) {
         const url = this.transport.url(path);
-        return new Follower({ url, WebSocket: this.WebSocket, saw }, handlers, options);
+        return new Follower({ url, WebSocket: this.WebSocket, saw, openTimeoutMs: this.openTimeoutMs }, handlers, options);
     }
 }
 /** One seat of one game, with its secret token: what a player holds after joining. */

@@ -32,6 +32,7 @@ export class Follower {
     lastEntry = -1; // the newest history entry handed to onHistory
     socket = null;
     timer = null;
+    opening = null; // gives up a connection that does not open
     delay;
     Socket;
     constructor(config, handlers, options = {}) {
@@ -59,8 +60,14 @@ export class Follower {
         this.timer = null;
         const socket = this.socket;
         this.socket = null;
+        this.opened();
         socket?.close(1000, "bye");
         this.setStatus("closed");
+    }
+    opened() {
+        if (this.opening !== null)
+            clearTimeout(this.opening);
+        this.opening = null;
     }
     setStatus(status, detail) {
         this.state = status;
@@ -81,9 +88,21 @@ export class Follower {
             return;
         }
         this.socket = socket;
+        // a connection that neither opens nor fails (a server going away mid-handshake) is given up
+        const openTimeout = this.config.openTimeoutMs ?? 5000;
+        this.opened();
+        this.opening = setTimeout(() => {
+            this.opening = null;
+            if (this.socket !== socket)
+                return;
+            this.socket = null;
+            socket.close();
+            this.lost(`not open after ${openTimeout} ms`);
+        }, openTimeout);
         socket.onopen = () => {
             if (this.socket !== socket)
                 return;
+            this.opened();
             this.delay = this.config.firstDelayMs ?? 100;
             this.setStatus("open");
         };
@@ -96,6 +115,7 @@ export class Follower {
         socket.onclose = (event) => {
             if (this.socket !== socket)
                 return;
+            this.opened();
             this.socket = null;
             if (REFUSED_FOR_GOOD(event.code)) {
                 const error = new SoukError(event.code - 4000, event.reason || "refused", `the WebSocket was closed with ${event.code}`);
