@@ -32,7 +32,21 @@ function cardBack(label) {
     return h("span", { class: "smk-card smk-back", role: "img", "aria-label": label });
 }
 function camelCard(capacity) {
-    return h("span", { class: "smk-card smk-camel", role: "img", "aria-label": `a camel carrying ${capacity}` }, h("span", { class: "smk-mark", "aria-hidden": "true" }, "🐪\uFE0E"), h("span", { class: "smk-value" }, String(capacity)));
+    return h("span", { class: "smk-card smk-camel", role: "img", "aria-label": `a camel carrying ${capacity}` }, camelMark(), h("span", { class: "smk-value" }, String(capacity)));
+}
+const SVG = "http://www.w3.org/2000/svg";
+/** A camel's silhouette, drawn here (no font has to hold a camel, no image is fetched). */
+function camelMark() {
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("viewBox", "0 0 24 16");
+    svg.setAttribute("class", "smk-mark smk-camel-mark");
+    svg.setAttribute("aria-hidden", "true");
+    const path = document.createElementNS(SVG, "path");
+    path.setAttribute("d", "M2 6 L4 4 L5 5 L5 8 Q7 8 8 6 Q10 2 12 6 Q14 2 16 6 Q18 8 18 10 L18 15 L17 15 L17 11"
+        + " L15 11 L15 15 L14 15 L14 11 L9 11 L9 15 L8 15 L8 11 L7 11 L7 15 L6 15 L6 10 Q4 9 4 7 L2 7 Z");
+    path.setAttribute("fill", "currentColor");
+    svg.append(path);
+    return svg;
 }
 function money(amount) {
     return `${amount} dirham${amount === 1 ? "" : "s"}`;
