@@ -57,6 +57,46 @@ class JoinRequest(Strict):
     webhook: str | None = None
 
 
+class BotsRequest(Strict):
+    """``POST /games/{id}/bots``: free seats of an open game taken by the server's bots, which play them from the
+    start (README, Bots)."""
+
+    seats: list[Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)]] | None = None  # None: every free seat
+    strategy: str | None = None  # one of BOT_STRATEGIES; None: the server's takeover strategy (SOUK_TAKEOVER_STRATEGY)
+    # As for a join: a resent request with it answers the same seats instead of taking others.
+    request_id: str | None = None
+    invite: str | None = None  # a private game's invite code
+
+
+class BotsSeated(msgspec.Struct, frozen=True):
+    """The seats the bots took (in seat order), their strategy, and the game's version after them (the game has
+    started when they filled it)."""
+
+    game_id: str
+    version: int
+    seats: tuple[int, ...]
+    strategy: str
+
+
+class WebhookRequest(Strict):
+    """``PUT /games/{id}/webhook`` (the creator's token) or ``PUT .../seats/{seat}/webhook`` (the seat's): the URL
+    Souk posts the notices to from now on, signed with a new secret (the answer's)."""
+
+    url: str
+    # As for a join: a resent request with it answers the same secret (without one, every PUT draws a new one).
+    request_id: str | None = None
+
+
+class Webhook(msgspec.Struct, frozen=True):
+    """A game's (``seat`` None) or a seat's webhook registration: its URL, and its secret only in the answer of the
+    PUT that set it (keep it: it signs the POSTs; a GET never shows it)."""
+
+    game_id: str
+    seat: int | None
+    url: str
+    secret: str | None = None
+
+
 class CommandRequest(Strict):
     command_id: str  # chosen by the client, unique per game and seat; resending it is safe
     command: dict[str, Any]  # a tagged command, e.g. {"type": "samarkand.ChooseCard", ...}: see /legal

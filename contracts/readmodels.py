@@ -12,6 +12,7 @@ from contracts.table import ClockView, Flow, ForkedFrom, Result, SeatPresence, U
 class SeatInfo(msgspec.Struct, frozen=True):
     seat: int
     name: str | None  # None: the seat is free
+    bot: str | None = None  # the strategy of the server's bot that plays the seat from the start (POST .../bots)
 
 
 class TableView(msgspec.Struct, frozen=True):
@@ -33,6 +34,16 @@ class TableView(msgspec.Struct, frozen=True):
     forked_from: ForkedFrom | None = None  # a fork: the finished game and the version its position comes from
     clock: ClockView | None = None  # the table's clocks, bots and leavers (issue #19); None: no clock, nobody out
     presence: tuple[SeatPresence, ...] = ()  # which seats are connected (the gateway's, at the time it serves)
+
+
+class ViewPatch(msgspec.Struct, frozen=True):
+    """A WebSocket frame on a socket opened with ``?patch=1``: the JSON Patch (RFC 6902 operations: add, remove,
+    replace) that makes the view of version ``from`` this socket was sent last into the view of ``version`` (the
+    same version: a seat's presence changed). ``services.gateway.fanout`` computes it."""
+
+    patch: tuple[dict[str, Any], ...]
+    from_: int = msgspec.field(name="from")
+    version: int
 
 
 class ViewsUpdated(msgspec.Struct, frozen=True):

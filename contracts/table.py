@@ -64,6 +64,17 @@ class JoinSeat(Command, tag="table.JoinSeat"):
     entropy: str = ""
 
 
+class SeatBots(Command, tag="table.SeatBots"):
+    """Free seats of an open game taken by the server's bots (``POST /games/{id}/bots``): ``seats`` (None: every
+    free seat), each played by ``strategy`` (``BOT_STRATEGIES``) from the start. Sent for no seat, with no token;
+    a private game's needs its invite (``invite_hash``), as a join does. The game starts when the last seat is
+    taken, as with any join."""
+
+    strategy: str
+    seats: tuple[int, ...] | None = None
+    invite_hash: str = ""
+
+
 class LeaveSeat(Command, tag="table.LeaveSeat"):
     """Gives a seat back before the game starts (the seat and its token come with the command's envelope)."""
 
@@ -137,6 +148,16 @@ class SeatJoined(Event, tag="table.SeatJoined"):
     entropy: str = ""  # the seat's contribution to the game's chance (JoinSeat.entropy), public; "" none
 
 
+class BotSeated(Event, tag="table.BotSeated"):
+    """A free seat taken by the server's bots (``SeatBots``): ``name`` shows in the lobby, ``strategy`` plays every
+    decision of the seat (the clock worker's takeover, ``PlayFor`` / ``BotMoved`` as for an absent seat). The seat
+    has no token: no one sends its commands."""
+
+    seat: int
+    name: str
+    strategy: str
+
+
 class SeatLeft(Event, tag="table.SeatLeft"):
     seat: int
 
@@ -189,6 +210,9 @@ class UndoApplied(Event, tag="table.UndoApplied"):
 # ``recorded_at`` of its events, which a record's re-run passes again) and the instants these events carry.
 
 CLOCK_TIMEOUT_POLICIES = ("bot", "absent", "forfeit")
+# The bots' strategies a seat may be given (``SeatBots.strategy``): ``services.bots.STRATEGIES`` plays them (a test
+# checks the two lists agree).
+BOT_STRATEGIES = ("random", "greedy", "mcts", "seeker")
 
 
 class ClockOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -326,9 +350,9 @@ UNDO_POLICIES = ("none", "own_turn", "with_consent")
 # commands (the gateway's, the engine's) add them where they accept undo.
 UNDO_COMMANDS = (RequestUndo, AcceptUndo, DeclineUndo)
 UNDO_EVENTS = (UndoRequested, UndoAccepted, UndoDeclined, UndoApplied)
-TABLE_COMMANDS = (CreateGame, JoinSeat, LeaveSeat, CancelGame)
-TABLE_EVENTS = (GameCreated, GameForked, SeatJoined, SeatLeft, GameStarted, GameEnded, GameCancelled, *UNDO_EVENTS,
-                *CLOCK_EVENTS)
+TABLE_COMMANDS = (CreateGame, JoinSeat, LeaveSeat, CancelGame, SeatBots)
+TABLE_EVENTS = (GameCreated, GameForked, SeatJoined, SeatLeft, BotSeated, GameStarted, GameEnded, GameCancelled,
+                *UNDO_EVENTS, *CLOCK_EVENTS)
 
 
 class Flow(msgspec.Struct, frozen=True):

@@ -32,8 +32,10 @@ from contracts.table import (
     TABLE_EVENTS,
     UNDO_EVENTS,
     UNDO_POLICIES,
+    BOT_STRATEGIES,
     AcceptUndo,
     BotMoved,
+    BotSeated,
     CancelGame,
     ClockOptions,
     ClocksSet,
@@ -55,6 +57,7 @@ from contracts.table import (
     Resign,
     Result,
     SeatAbsent,
+    SeatBots,
     SeatClock,
     SeatClockView,
     SeatJoined,
@@ -87,6 +90,7 @@ class Player(msgspec.Struct, frozen=True):
     name: str
     token_hash: str
     entropy: str = ""  # its contribution to the game's chance (hex, public; "" none)
+    bot: str = ""  # a seat the server's bot plays from the start (BotSeated): its strategy; no token then
 
 
 class Origin(msgspec.Struct, frozen=True, array_like=True):
@@ -216,6 +220,10 @@ def evolve(table: Table, event: Any, origin: Origin | None = None) -> Table:
     if isinstance(event, SeatJoined):
         players = list(table.players)
         players[event.seat] = Player(event.name, event.token_hash, event.entropy)
+        return msgspec.structs.replace(table, players=tuple(players), version=version)
+    if isinstance(event, BotSeated):
+        players = list(table.players)
+        players[event.seat] = Player(event.name, "", bot=event.strategy)
         return msgspec.structs.replace(table, players=tuple(players), version=version)
     if isinstance(event, SeatLeft):
         players = list(table.players)
@@ -411,6 +419,10 @@ def decide(
         raise RuleViolation("game_cancelled", "this game was cancelled before it started")
     if isinstance(command, JoinSeat):
         return _with_clocks(table, _join(table, command, chance), None, now)
+    if isinstance(command, SeatBots):
+        if seat is not None or token_hash is not None:
+            raise RuleViolation("not_allowed", "bots take seats for no seat and with no token")
+        return _with_clocks(table, _seat_bots(table, command, chance), None, now)
     if isinstance(command, CancelGame):
         return _cancel(table, seat, token_hash, command)
     if isinstance(command, LeaveSeat) and table.status == OPEN:
@@ -582,12 +594,54 @@ def _join(table: Table, command: JoinSeat, chance: Chance) -> list[Any]:
     else:
         seat = command.seat
     events: list[Any] = [SeatJoined(seat=seat, name=name, token_hash=command.token_hash, entropy=entropy)]
-    if len(free) == 1:  # the last seat: the game's chance is fixed now, the server's seed mixed with every entropy
-        mix = tuple(entropy if i == seat else e for i, e in enumerate(entropies(table)))
-        events.append(GameStarted(chance_hash=chance_hash(chance.seed, mix)))
-        if table.forked_from is None:  # a fork starts from its position, already folded
-            events.extend(game_of(table).setup(table.seats, table.options, chance.mixed(mix)))
+    return events + _start_if_full(table, events, chance)
+
+
+def _start_if_full(table: Table, taken: list[Any], chance: Chance) -> list[Any]:
+    """GameStarted and the game's setup when ``taken`` (the seats a command takes, on ``table``) fill the last
+    free seats: the game's chance is fixed now, the server's seed mixed with every seat's entropy."""
+    after = fold(taken, table)
+    if any(p is None for p in after.players):
+        return []
+    mix = entropies(after)
+    events: list[Any] = [GameStarted(chance_hash=chance_hash(chance.seed, mix))]
+    if table.forked_from is None:  # a fork starts from its position, already folded
+        events.extend(game_of(table).setup(table.seats, table.options, chance.mixed(mix)))
     return events
+
+
+def bot_name(seat: int) -> str:
+    """The name a seat taken by the server's bots shows (``BotSeated.name``)."""
+    return f"bot {seat + 1}"
+
+
+def _seat_bots(table: Table, command: SeatBots, chance: Chance) -> list[Any]:
+    """Free seats taken by the server's bots (every free one when ``command.seats`` is None): ``BotSeated`` each,
+    in seat order, then the start when they fill the table. The same refusals as a join's, and a strategy the
+    server does not have (``unknown_strategy``)."""
+    if table.status != OPEN:
+        raise RuleViolation("game_started", "bots take seats only before the game starts")
+    if table.invite_hash and command.invite_hash != table.invite_hash:
+        raise RuleViolation("bad_invite", "this game is private: fill its seats with its invite code")
+    if command.strategy not in BOT_STRATEGIES:
+        raise RuleViolation("unknown_strategy",
+                            f"the bots' strategies are {', '.join(BOT_STRATEGIES)}, not {command.strategy!r}")
+    free = [i for i, p in enumerate(table.players) if p is None]
+    if command.seats is None:
+        seats = free
+    else:
+        if not command.seats:
+            raise RuleViolation("bad_seats", "name at least one seat (or none at all: every free seat)")
+        if len(set(command.seats)) != len(command.seats):
+            raise RuleViolation("bad_seats", "a seat is named twice")
+        for seat in command.seats:
+            if not 0 <= seat < table.seats:
+                raise RuleViolation("no_such_seat", f"seats are numbered 0 to {table.seats - 1}")
+            if seat not in free:
+                raise RuleViolation("seat_taken", f"seat {seat} is taken")
+        seats = sorted(command.seats)
+    events: list[Any] = [BotSeated(seat, bot_name(seat), command.strategy) for seat in seats]
+    return events + _start_if_full(table, events, chance)
 
 
 def _cancel(table: Table, seat: int | None, token_hash: str | None, command: CancelGame) -> list[Any]:
@@ -606,8 +660,8 @@ def _check_token(table: Table, seat: int | None, token_hash: str | None) -> None
     if seat is None or not 0 <= seat < table.seats:
         raise RuleViolation("no_such_seat", "the command names no seat of this game")
     player = table.players[seat]
-    if player is None or token_hash is None or player.token_hash != token_hash:
-        raise RuleViolation("bad_token", "the seat token is not valid for this seat")
+    if player is None or token_hash is None or not player.token_hash or player.token_hash != token_hash:
+        raise RuleViolation("bad_token", "the seat token is not valid for this seat")  # a bot's seat has none
 
 
 def _leave(table: Table, seat: int | None, token_hash: str | None) -> list[Any]:
@@ -785,14 +839,15 @@ def redact(table: Table, event: Any, seat: int | None) -> Any:
         if event.creator_hash or event.invite_hash:
             return msgspec.structs.replace(event, creator_hash="", invite_hash="")
         return event
-    if isinstance(event, (GameForked, GameStarted, GameEnded, GameCancelled, SeatLeft, *UNDO_EVENTS,
+    if isinstance(event, (GameForked, GameStarted, GameEnded, GameCancelled, SeatLeft, BotSeated, *UNDO_EVENTS,
                           *CLOCK_EVENTS)):  # clocks, timeouts, leavers and bots' moves are everybody's to see
         return event
     return game_of(table).redact(event, seat)
 
 
 def seats_of(table: Table) -> tuple[SeatInfo, ...]:
-    return tuple(SeatInfo(i, None if p is None else p.name) for i, p in enumerate(table.players))
+    return tuple(SeatInfo(i, None if p is None else p.name, (p.bot or None) if p is not None else None)
+                 for i, p in enumerate(table.players))
 
 
 def audiences(table: Table) -> tuple[int | None, ...]:
@@ -903,9 +958,16 @@ def stood_in(table: Table, seat: int) -> bool:
     return deadline is not None and clock is not None and clock.deadline == deadline
 
 
+def bot_of(table: Table, seat: int) -> str:
+    """The strategy of the server's bot that took ``seat`` at the start (``BotSeated``); "" for a player's seat."""
+    player = table.players[seat] if 0 <= seat < len(table.players) else None
+    return player.bot if player is not None else ""
+
+
 def bot_plays(table: Table, seat: int) -> bool:
-    """Whether a bot plays ``seat``'s decisions now: out of the game, absent, or timed out on this decision."""
-    return bool(out_reason(table, seat)) or seat in table.absent or stood_in(table, seat)
+    """Whether a bot plays ``seat``'s decisions now: a bot's seat, out of the game, absent, or timed out on this
+    decision."""
+    return bool(bot_of(table, seat)) or bool(out_reason(table, seat)) or seat in table.absent or stood_in(table, seat)
 
 
 def _marks_since(marks: tuple[ClockMark, ...], version: int) -> tuple[ClockMark, ...]:
@@ -1129,8 +1191,8 @@ def _next_clocks(table: Table, mover: int | None, now: float, ticked: bool
 
 
 def bot_plays_for_good(table: Table, seat: int) -> bool:
-    """Out of the game or absent: the seat has no clock, a bot plays each of its decisions at once."""
-    return bool(out_reason(table, seat)) or seat in table.absent
+    """A bot's seat, out of the game or absent: the seat has no clock, a bot plays each of its decisions at once."""
+    return bool(bot_of(table, seat)) or bool(out_reason(table, seat)) or seat in table.absent
 
 
 def due(table: Table) -> tuple[Due, ...]:

@@ -66,6 +66,10 @@ class Istanbul(ModularGame, Evaluated):
             return event.source == "hand"
         return isinstance(event, BARRIERS)
 
+    def scores(self, state: Any) -> tuple[int, ...]:
+        """The kernel's optional ``scores`` hook: each player's rubies now (``rules.scores``)."""
+        return rules.scores(state)
+
 
 GAME = Istanbul()
 

@@ -1185,6 +1185,12 @@ def _legal_acts(state: State, seat: int, me: Seat) -> list[Any]:
     return out
 
 
+def scores(state: State) -> tuple[int, ...]:
+    """Each seat's points now (the table's ``scores`` hook): its rubies, what the rules count at the end (the
+    tie-breaks, lira then goods, decide only who wins)."""
+    return tuple(p.rubies for p in state.players) if state.players else (0,) * state.seats
+
+
 def result(state: State) -> Result | None:
     if state.stage != OVER or state.scores is None:
         return None

@@ -57,6 +57,10 @@ class Karawane(ModularGame, Evaluated):
         (the turn after the last one of a round brings a ThiefTurned: a barrier)."""
         return isinstance(event, BARRIERS)
 
+    def scores(self, state: Any) -> tuple[int, ...]:
+        """The kernel's optional ``scores`` hook: each player's gold laid out at home now (``rules.scores``)."""
+        return rules.scores(state)
+
     def bot(self, state: Any, seat: int, legal: Any, rng: Any) -> Any:
         """The kernel's optional ``bot`` hook: a command that moves the game toward its end (``bot.choose``)."""
         return bot.choose(rng, state, seat, legal)

@@ -908,6 +908,12 @@ def legal_commands(state: State, seat: int) -> list[Any]:
     return []
 
 
+def scores(state: State) -> tuple[int, ...]:
+    """Each seat's points now (the table's ``scores`` hook): the gold it laid out at home, what the rules count at
+    the end (gold still in a caravan's hand is not yet its own)."""
+    return tuple(p.gold for p in state.players) if state.players else (0,) * state.seats
+
+
 def result(state: State) -> Result | None:
     if state.stage != OVER or state.scores is None:
         return None

@@ -57,6 +57,11 @@ class Samarkand(ModularGame, Evaluated):
         the final scores (GameScored; the table's GameEnded after it reveals the seed: a barrier)."""
         return type(event) in BARRIERS
 
+    def scores(self, state: Any) -> tuple[int, ...]:
+        """The kernel's optional ``scores`` hook: each player's points if the game were scored now
+        (``rules.scores``)."""
+        return rules.scores(state)
+
     def timer(self, state: Any) -> tuple[str, float] | None:
         """The table's game-timer hook (``rules.timer``): in the real-time countdown, the value shown (its key) and
         how long it shows (seconds); None when the rules time nothing."""

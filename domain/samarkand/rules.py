@@ -717,6 +717,19 @@ def seat_score(state: State, seat: int, wealth: int) -> SeatScore:
     )
 
 
+def scores(state: State) -> tuple[int, ...]:
+    """Each seat's points now (the table's ``scores`` hook: a game that ends with seats out of it, before its own
+    end): the final scoring (``score``: wealth by money, the least-bought type, the series, the empty places on the
+    camels) counted on the game as it stands; once scored, the scores given. A seat that still owes a least-bought
+    choice is counted with the tied type worth most, and one over its camels' capacity with every goods card it
+    holds (both choices are the seat's at the real scoring)."""
+    if state.scores is not None:
+        return tuple(state.scores)
+    if not state.players:  # before the market is set up
+        return (0,) * state.seats
+    return tuple(d.total for d in score(state))
+
+
 def score(state: State) -> tuple[SeatScore, ...]:
     wealth = wealth_points([p.money for p in state.players], data.WEALTH_POINTS[state.seats])
     return tuple(seat_score(state, s, wealth[s]) for s in range(state.seats))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from functools import cache
 from typing import Any, Self, Union
 
@@ -29,7 +29,7 @@ from httpx_ws import (
     aconnect_ws,
 )
 
-from contracts.api import Audit, Created, Forked, GameInfo, Joined, LegalCommands
+from contracts.api import Audit, BotsSeated, Created, Forked, GameInfo, Joined, LegalCommands
 from contracts.base import upcast_event
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryEntry, HistoryPage, LobbyEntry, TableView
@@ -199,6 +199,19 @@ class SoukClient:
         game = self._games.get(game_id) or (await self.game(game_id)).game  # Joined does not name the game
         return Seat(self, game, joined)
 
+    async def fill_bots(self, game_id: str, seats: Sequence[int] | None = None, strategy: str | None = None, *,
+                        invite: str | None = None, request_id: str | None = None) -> BotsSeated:
+        """The server's bots take free seats of an open game (``seats``; None: every free one) and play them from
+        the start with ``strategy`` (None: the server's takeover strategy); the game starts when the table is
+        full. ``invite``: a private game's code. The request id (made here unless given) makes a resend answer
+        the same seats."""
+        body: dict[str, Any] = {"seats": None if seats is None else list(seats), "strategy": strategy,
+                                "request_id": request_id or _request_id()}
+        if invite is not None:
+            body["invite"] = invite
+        return msgspec.json.decode((await self._call("POST", f"/games/{game_id}/bots", json=body)).content,
+                                   type=BotsSeated)
+
     # --- spectator -----------------------------------------------------------------------------------------
 
     async def view(self, game_id: str, min_version: int = 0) -> TableView:
@@ -217,9 +230,10 @@ class SoukClient:
         """Once the game is over: every event unredacted, and the seed (``services.history.audit.verify_audit``)."""
         return msgspec.json.decode((await self._call("GET", f"/games/{game_id}/audit")).content, type=Audit)
 
-    def follow(self, game_id: str, missed: bool = False) -> AsyncIterator[TableView | HistoryPage]:
+    def follow(self, game_id: str, missed: bool = False, presence: bool = False
+               ) -> AsyncIterator[TableView | HistoryPage]:
         """The spectator's views as the WebSocket pushes them (see ``Seat.follow``)."""
-        return self._follow(f"/games/{game_id}/ws", {}, None, missed)
+        return self._follow(f"/games/{game_id}/ws", {}, None, missed, presence)
 
     # --- the plumbing --------------------------------------------------------------------------------------
 
@@ -258,15 +272,17 @@ class SoukClient:
             after = page.next_after
 
     async def _follow(self, path: str, params: dict[str, str], seat: Seat | None,
-                      missed: bool = False) -> AsyncIterator[TableView | HistoryPage]:
+                      missed: bool = False, presence: bool = False) -> AsyncIterator[TableView | HistoryPage]:
         """Views from the socket, newer ones only: after a reconnection (``?from=`` the last version received) the
         server sends the history entries missed, then its current view, which may be one already yielded. With
-        ``missed``, those entries are yielded too (a ``HistoryPage``, each entry once). Ends after the game's last
-        view (status over or cancelled)."""
+        ``missed``, those entries are yielded too (a ``HistoryPage``, each entry once). With ``presence``, a view
+        of the version last yielded is yielded again when its ``presence`` differs from the one yielded (a seat
+        came or went: the server's presence push). Ends after the game's last view (status over or cancelled)."""
         frames: asyncio.Queue[str | BaseException] = asyncio.Queue()
         received = _Received()
         reader = asyncio.create_task(self._read_socket(path, params, frames, received))
         last = last_entry = -1
+        seen: tuple = ()  # the presence of the view last yielded
         try:
             while True:
                 frame = await frames.get()
@@ -283,9 +299,10 @@ class SoukClient:
                         yield _typed_page(msgspec.structs.replace(page, entries=entries), game)
                     continue
                 view = _typed_view(_view.decode(frame))
-                if view.version <= last:
+                if view.version < last or (view.version == last and not (presence and view.presence != seen)):
                     continue
-                last = last_entry = view.version
+                last, seen = view.version, view.presence
+                last_entry = max(last_entry, view.version)
                 self._games[view.game_id] = view.game
                 if seat is not None:
                     seat._saw(view.version)
@@ -462,10 +479,12 @@ class Seat:
         response = await self.client._call("POST", f"{self._path}/{route}", json=body, token=self.token)
         return msgspec.json.decode(response.content, type=Reply)
 
-    def follow(self, missed: bool = False) -> AsyncIterator[TableView | HistoryPage]:
+    def follow(self, missed: bool = False, presence: bool = False) -> AsyncIterator[TableView | HistoryPage]:
         """This seat's views as the WebSocket pushes them: the current one at once, then each change. After a
         lost connection it reconnects with ``?from=`` the newest version received and goes on from the newest
         version it yielded (never an older one, never one twice); with ``missed``, the history entries of what
-        happened while it was away come first, as a ``HistoryPage`` (as this seat's history shows them). Ends after
-        the game's last view; a refused socket (4401 bad token, 4404 no game) raises SoukError."""
-        return self.client._follow(f"{self._path}/ws", {"token": self.token}, self, missed)
+        happened while it was away come first, as a ``HistoryPage`` (as this seat's history shows them). With
+        ``presence``, the presence pushes too: the view of the same version again whenever its ``presence``
+        changed (a seat connected or left); without it, each version once (bots play versions). Ends after the
+        game's last view; a refused socket (4401 bad token, 4404 no game) raises SoukError."""
+        return self.client._follow(f"{self._path}/ws", {"token": self.token}, self, missed, presence)

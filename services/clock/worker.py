@@ -1,11 +1,11 @@
 """The clock worker: what falls due in a game (a seat's deadline, the game's timer, a bot's move) becomes a
 platform command in ``souk:commands``, decided by the engine like any other.
 
-The engine writes each game's next due instant (``domain.table.next_due``) into the deadline index
-(``keys.DEADLINES``) in the script that appends its events. The worker polls the index for the games due now, loads
-each one as the engine does (its snapshot and the stream after it: ``Engine.load``), asks the table what is due
-(``domain.table.due``) and sends, for each due item, ``Timeout`` / ``Tick`` / ``PlayFor`` with the id
-``clock:{version}:{kind}:{seat}``, for no seat.
+The engine writes each game's next due instant (``domain.table.next_due``) into its partition's deadline index
+(``keys.game_deadlines``) in the script that appends its events. The worker polls the index of its partition
+(``keys.deadlines``) for the games due now, loads each one as the engine does (its snapshot and the stream after
+it: ``Engine.load``), asks the table what is due (``domain.table.due``) and sends, for each due item,
+``Timeout`` / ``Tick`` / ``PlayFor`` with the id ``clock:{version}:{kind}:{seat}``, for no seat.
 
 Exactly once, whatever the workers do:
 - Two workers that read the same game at the same version send the same command ids: the engine's idempotency
@@ -80,18 +80,20 @@ class Takeover:
     budget: float = 1.0
 
     def choose(self, table: tbl.Table, seat: int, game_id: str) -> tuple[str, Any]:
-        """The strategy's command for ``seat`` (its name, the command); a game without the strategy's hooks (or a
-        strategy that fails) is played by ``random``. The bot's own chance is seeded by the game, version and
-        seat: two workers choose alike (a budgeted search may still differ; the engine plays one at most)."""
+        """The strategy's command for ``seat`` (its name, the command): the seat's own strategy when bots took it
+        at the start (``BotSeated``), else this takeover's; a game without the strategy's hooks (or a strategy
+        that fails) is played by ``random``. The bot's own chance is seeded by the game, version and seat: two
+        workers choose alike (a budgeted search may still differ; the engine plays one at most)."""
         game = tbl.game_of(table)
+        name = tbl.bot_of(table, seat) or self.name
         rng = random.Random(hashlib.sha256(f"{game_id}:{table.version}:{seat}".encode()).digest())
         try:
-            bot = make_strategy(self.name, **({"budget": self.budget} if self.name == "mcts" else {}))
-            return self.name, bot.choose(game, table.state, seat, rng)
+            bot = make_strategy(name, **({"budget": self.budget} if name == "mcts" else {}))
+            return name, bot.choose(game, table.state, seat, rng)
         except StrategyError as exc:
-            log.info("takeover_strategy_unavailable", strategy=self.name, code=exc.code, fallback="random")
+            log.info("takeover_strategy_unavailable", strategy=name, code=exc.code, fallback="random")
         except Exception as exc:  # noqa: BLE001 - a strategy's bug must not leave the seat unplayed
-            log.exception("takeover_strategy_failed", strategy=self.name, error=str(exc)[:200], fallback="random")
+            log.exception("takeover_strategy_failed", strategy=name, error=str(exc)[:200], fallback="random")
         return "random", make_strategy("random").choose(game, table.state, seat, rng)
 
 
@@ -99,7 +101,7 @@ class ClockWorker:
     """Polls the deadline index and sends what is due. ``fire_due`` is one pass (tests call it); ``run`` loops."""
 
     def __init__(self, redis: aioredis.Redis, store: EventStore, *, poll_s: float = 0.05, retry_s: float = 2.0,
-                 batch: int = 100, takeover: Takeover = Takeover()) -> None:
+                 batch: int = 100, takeover: Takeover = Takeover(), partition: int = 0) -> None:
         if takeover.name not in STRATEGIES:
             raise ValueError(f"unknown takeover strategy {takeover.name!r}")
         self.redis = redis
@@ -107,6 +109,7 @@ class ClockWorker:
         self.loader = Engine(redis, store, cache_size=1, snapshot_every=0)
         self.poll_s, self.retry_s, self.batch = poll_s, retry_s, batch
         self.takeover = takeover
+        self.partition = partition  # the partition whose deadline index it polls (``keys.deadlines``)
         self._send = redis.register_script(_SEND)
         self._reschedule = redis.register_script(_RESCHEDULE)
         self.sent = 0  # commands sent since the start (tests and logs)
@@ -127,7 +130,7 @@ class ClockWorker:
 
     async def pause(self) -> float:
         """Until the earliest instant in the index (at least a millisecond), or ``poll_s`` if that is later."""
-        first = await self.redis.zrange(keys.deadlines(), 0, 0, withscores=True)
+        first = await self.redis.zrange(keys.deadlines(self.partition), 0, 0, withscores=True)
         if not first:
             return self.poll_s
         return min(self.poll_s, max(0.001, first[0][1] - time.time()))
@@ -135,8 +138,8 @@ class ClockWorker:
     async def fire_due(self, now: float | None = None) -> int:
         """One pass over the games due at ``now`` (default: this machine's clock); returns how many were due."""
         now = time.time() if now is None else now
-        due = await self.redis.zrangebyscore(keys.deadlines(), "-inf", repr(now), start=0, num=self.batch,
-                                             withscores=True)
+        due = await self.redis.zrangebyscore(keys.deadlines(self.partition), "-inf", repr(now), start=0,
+                                             num=self.batch, withscores=True)
         # the games at once: each waits on its own reads (and a bot's thinking), not on the others'
         await asyncio.gather(*(self._fire_one(m.decode() if isinstance(m, bytes) else m, score, now)
                                for m, score in due))
@@ -149,7 +152,8 @@ class ClockWorker:
             raise
         except Exception as exc:  # noqa: BLE001 - one game that cannot be read must not stop the others
             log.exception("clock_game_failed", game_id=game_id, error=str(exc)[:200])
-            await self._reschedule(keys=[keys.deadlines()], args=[game_id, repr(score), repr(now + self.retry_s)])
+            await self._reschedule(keys=[keys.game_deadlines(game_id)],
+                                   args=[game_id, repr(score), repr(now + self.retry_s)])
 
     async def fire(self, game_id: str, score: float, now: float) -> int:
         """Sends the commands of what is due in ``game_id`` at ``now``; returns how many were sent."""
@@ -157,16 +161,16 @@ class ClockWorker:
         table = (await self.loader.load(game_id)).table
         self.loader.cache.pop(game_id)
         if not table.exists or table.status in FINISHED:
-            await self._reschedule(keys=[keys.deadlines()], args=[game_id, repr(score), ""])
+            await self._reschedule(keys=[keys.game_deadlines(game_id)], args=[game_id, repr(score), ""])
             return 0
         dues = [d for d in tbl.due(table) if d.at <= now]
         if not dues:  # not due yet by the table's reckoning: looked at again when it is
             upcoming = tbl.next_due(table)
-            await self._reschedule(keys=[keys.deadlines()],
+            await self._reschedule(keys=[keys.game_deadlines(game_id)],
                                    args=[game_id, repr(score), "" if upcoming is None else repr(upcoming)])
             return 0
         envelopes = [encoder.encode(await self._envelope(game_id, table, d)) for d in dues]
-        sent = await self._send(keys=[keys.deadlines(), keys.COMMANDS, keys.game_stream(game_id)],
+        sent = await self._send(keys=[keys.game_deadlines(game_id), keys.COMMANDS, keys.game_stream(game_id)],
                                 args=[game_id, table.version, repr(now + self.retry_s), *envelopes])
         if sent:
             self.sent += len(envelopes)

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from contracts.readmodels import HistoryPage, TableView
+from contracts.readmodels import HistoryPage, TableView, ViewPatch
 from domain.kernel import games
 from services.gateway.openapi import REF, SEAT_COMMAND, wire_components
 
@@ -40,12 +40,15 @@ FROM = {"type": "integer", "minimum": 0, "description": (
     "entries after it, as this audience's history shows them (HistoryPage frames, oldest first, up to 500 entries "
     "each; version: the view's that follows), then the current view (even when nothing was missed), then every "
     "newer view. Not with since.")}
+PATCH = {"type": "string", "enum": ["1", "true"], "description": (
+    "The client applies JSON Patch frames: after the first whole view, each view comes as the ViewPatch from the "
+    "view this socket was sent last when it is smaller than the view, else whole.")}
 GAME_ID = {"description": "The game's id (POST /games answers it)"}
 
 
 @cache
 def _components() -> dict[str, Any]:
-    _, found = msgspec.json.schema_components([TableView, HistoryPage], ref_template=REF + "{name}")
+    _, found = msgspec.json.schema_components([TableView, HistoryPage, ViewPatch], ref_template=REF + "{name}")
     schemas = {**found, **wire_components(set(found))}
     table_view = schemas["TableView"]
     table_view["properties"]["view"] = {
@@ -66,7 +69,13 @@ def _components() -> dict[str, Any]:
                 "name": "missed", "title": "History entries missed", "contentType": "application/json",
                 "summary": "Only on a socket opened with ?from=V, before its first view: the history entries V < seq "
                            "<= the view's version, redacted as this audience's history is",
-                "payload": {"$ref": REF + "HistoryPage"}}},
+                "payload": {"$ref": REF + "HistoryPage"}},
+            "patch": {
+                "name": "patch", "title": "A view as a JSON Patch", "contentType": "application/json",
+                "summary": "Only on a socket opened with ?patch=1, after a whole view: the RFC 6902 patch from the "
+                           "view of version `from` this socket was sent last to the view of `version`; a client "
+                           "that holds another view reconnects with ?from= (the view then comes whole)",
+                "payload": {"$ref": REF + "ViewPatch"}}},
     }
 
 
@@ -84,7 +93,8 @@ def _asyncapi_schema(schema: Any) -> Any:
 
 def document(host: str, secure: bool = False) -> dict[str, Any]:
     """The document, its server the gateway as reached at ``host`` (``secure``: over TLS)."""
-    messages = {"missed": {"$ref": "#/components/messages/missed"}, "view": {"$ref": "#/components/messages/view"}}
+    messages = {"missed": {"$ref": "#/components/messages/missed"}, "view": {"$ref": "#/components/messages/view"},
+                "patch": {"$ref": "#/components/messages/patch"}}
     close = {"x-close-codes": CLOSE_CODES}
     channels = {
         "spectatorView": {
@@ -93,7 +103,7 @@ def document(host: str, secure: bool = False) -> dict[str, Any]:
                            "again (the same version) when a seat connects or leaves.",
             "parameters": {"game_id": GAME_ID}, "messages": messages,
             "bindings": {"ws": {"method": "GET", "bindingVersion": "0.1.0", "query": {
-                "type": "object", "properties": {"from": FROM, "since": SINCE}}}},
+                "type": "object", "properties": {"from": FROM, "since": SINCE, "patch": PATCH}}}},
             **close,
         },
         "seatView": {
@@ -108,7 +118,7 @@ def document(host: str, secure: bool = False) -> dict[str, Any]:
             "bindings": {"ws": {"method": "GET", "bindingVersion": "0.1.0", "query": {
                 "type": "object", "required": ["token"], "properties": {
                     "token": {"type": "string", "description": "The seat's token"}, "from": FROM,
-                    "since": SINCE}}}},
+                    "since": SINCE, "patch": PATCH}}}},
             **close,
         },
     }
@@ -117,14 +127,16 @@ def document(host: str, secure: bool = False) -> dict[str, Any]:
             "action": "send", "channel": {"$ref": f"#/channels/{name}"},
             "summary": "The gateway sends the view now, then each newer one, and the same again with a seat's new "
                        "presence (with ?from=: the entries missed first)",
-            "messages": [{"$ref": f"#/channels/{name}/messages/missed"}, {"$ref": f"#/channels/{name}/messages/view"}]}
+            "messages": [{"$ref": f"#/channels/{name}/messages/missed"}, {"$ref": f"#/channels/{name}/messages/view"},
+                         {"$ref": f"#/channels/{name}/messages/patch"}]}
         for name in channels
     }
     return {
         "asyncapi": "3.0.0",
         "info": {"title": "Souk WebSockets", "version": "0.1.0", "description": (
             "The WebSockets a frontend opens on the gateway to follow a game. Every frame is a TableView (JSON text)"
-            ", but on a socket opened with ?from=: the HistoryPage frames of what was missed come first; the client "
+            ", but on a socket opened with ?from=: the HistoryPage frames of what was missed come first, and on one "
+            "opened with ?patch=1: ViewPatch frames after the first view; the client "
             "sends nothing. Reconnect with ?from=<last version seen>: the history entries missed, then the current "
             "view, then every change (?since= skips the views seen, and sends no history). Close codes: "
             "x-close-codes of each channel. Presence: when a seat connects (a socket with its token on any gateway, "

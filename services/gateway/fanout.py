@@ -33,6 +33,8 @@ import structlog
 from litestar import WebSocket
 from litestar.exceptions import WebSocketDisconnect
 
+from contracts.readmodels import ViewPatch
+
 if TYPE_CHECKING:
     from services.gateway.listeners import Updates
 
@@ -75,7 +77,7 @@ def patch_bytes(before: Any, after: Any, from_version: int, version: int) -> byt
     """The patch frame's JSON from the view ``before`` to ``after`` (both decoded)."""
     ops: list[dict[str, Any]] = []
     diff(before, after, "", ops)
-    return _encode({"patch": ops, "from": from_version, "version": version})
+    return _encode(ViewPatch(tuple(ops), from_version, version))
 
 
 def diff(before: Any, after: Any, path: str, ops: list[dict[str, Any]]) -> None:

@@ -125,16 +125,21 @@ async def webhooks(events) -> dict[str, Any]:
 
 
 async def deadlines(events, settings: Settings) -> dict[str, Any]:
-    """The deadline index (``keys.DEADLINES``): how many games are in it, and how many are due since longer than a
-    clock worker takes to send theirs (a minute, or three retry delays): none fires them, or they fail."""
+    """The deadline indexes (``keys.deadlines``, one per partition): how many games are in them, and how many are
+    due since longer than a clock worker takes to send theirs (a minute, or three retry delays): none fires them,
+    or they fail."""
     now = time.time()
     late_s = max(60.0, 3 * settings.clock_retry_s)
     pipe = events.pipeline(transaction=False)
-    pipe.zcard(keys.deadlines())
-    pipe.zcount(keys.deadlines(), "-inf", repr(now - late_s))
-    pipe.zrange(keys.deadlines(), 0, 0, withscores=True)
-    games, overdue, first = await pipe.execute()
-    oldest = max(0.0, now - first[0][1]) if overdue and first else 0.0
+    for partition in keys.PARTITIONS:
+        index = keys.deadlines(partition)
+        pipe.zcard(index)
+        pipe.zcount(index, "-inf", repr(now - late_s))
+        pipe.zrange(index, 0, 0, withscores=True)
+    found = await pipe.execute()
+    games, overdue = sum(found[0::3]), sum(found[1::3])
+    firsts = [f[0][1] for f in found[2::3] if f]
+    oldest = max(0.0, now - min(firsts)) if overdue and firsts else 0.0
     return {"games": games, "overdue": overdue, "oldest_overdue_s": round(oldest, 1), "late_s": late_s}
 
 

@@ -126,7 +126,8 @@ def _description(path: str, code: int) -> str:
 
 
 def needs_token(path: str, method: str) -> bool:
-    return "{seat}" in path or (method == "DELETE" and path == "/games/{game_id}") or _fork(path, method)
+    return ("{seat}" in path or (method == "DELETE" and path == "/games/{game_id}") or _fork(path, method)
+            or path == "/games/{game_id}/webhook")
 
 
 def _fork(path: str, method: str) -> bool:

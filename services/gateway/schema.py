@@ -20,6 +20,7 @@ def schema() -> dict[str, Any]:
         "LobbyEntry": readmodels.LobbyEntry,
         "ViewsUpdated": readmodels.ViewsUpdated,
         "HistoryPage": readmodels.HistoryPage,
+        "ViewPatch": readmodels.ViewPatch,
         "CreateGameRequest": api.CreateGameRequest,
         "JoinRequest": api.JoinRequest,
         "CommandRequest": api.CommandRequest,

@@ -154,7 +154,7 @@ async def _archive_one(events: aioredis.Redis, views: aioredis.Redis, store: Red
     for start in range(0, len(refused), 1000):
         pipe.zrem(keys.REFUSALS, *refused[start:start + 1000])
     pipe.zrem(keys.GAMES, game_id)
-    pipe.zrem(keys.deadlines(), game_id)  # a finished game left it with its last append: in case it did not
+    pipe.zrem(keys.game_deadlines(game_id), game_id)  # a finished game left it with its last append: in case it did not
     await pipe.execute()
     await forget_read_models(views, game_id, game)
     return True

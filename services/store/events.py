@@ -12,7 +12,7 @@ An accepted command's append may carry its seat and its ``souk:commands`` entry 
 as the seat's newest applied command (``keys.order``; the engine refuses the seat's commands received before it).
 
 An accepted append with events also writes the game's next deadline (``Append.next_due``) into the deadline index
-(``keys.DEADLINES``: ZADD), or takes the game out of it (None: no clock, or the game is over: ZREM), in the same
+(``keys.game_deadlines``: ZADD), or takes the game out of it (None: no clock, or the game is over: ZREM), in the same
 step: the clock worker never sees a deadline of a state that was not stored, nor misses one that was.
 
 An append may name a pub/sub channel: the script publishes the recorded outcome there (the engine's answer to
@@ -59,7 +59,8 @@ class Append:
     stored: Sequence[bytes] = ()  # the events' game stream forms (codec.stored_forms), when the caller has them
     seat_entry: tuple[int, str] | None = None  # (seat, souk:commands entry id): on ok, the seat's newest applied
     # On ok with events: the instant the game's next deadline falls due (``domain.table.next_due``), written into
-    # the deadline index (``keys.DEADLINES``) in the same step; None: the game leaves it (no clock, or over).
+    # the game's deadline index (``keys.game_deadlines``) in the same step; None: the game leaves it (no clock, or
+    # over).
     next_due: float | None = None
 
 
@@ -104,7 +105,7 @@ _APPEND = """
 -- events stream, appends, the refusals key, the refusals' lifetime, the outcome window]; an append is [stream,
 -- outcomes, head key, expected version, command key, outcome, game id, game, prev hash, new head, notify channel,
 -- events, the ARGV index of its first stored form, final, order key, seat, its command's souk:commands entry id
--- ('': none), outcome order key, next due ('': none)]; batch[9]: the deadline index.
+-- ('': none), outcome order key, next due ('': none), the game's deadline index (``keys.game_deadlines``)].
 -- One packed argument instead of many: packing and parsing a batch's arguments one by one was a tenth of a
 -- worker's time (measured in the projector). ``events`` are the whole JSON envelopes (for souk:events); the game
 -- stream gets their stored forms (services/store/codec.py), which are binary: they follow as ARGV[2...] (Redis's
@@ -117,11 +118,11 @@ _APPEND = """
 -- resend of that command from the game stream).
 local batch = cmsgpack.unpack(ARGV[1])
 local maxlen, now, games, all, refusals, refusal_ttl = batch[1], batch[2], batch[3], batch[4], batch[6], batch[7]
-local window, deadlines = batch[8], batch[9]
+local window = batch[8]
 local results = {}
 for a = 1, #batch[5] do
   local stream, outcomes, headkey, expected, ckey, outcome, game_id, game, prev, head, notify, events, first,
-    final, orderkey, seat, entry, outcome_order, due = unpack(batch[5][a])
+    final, orderkey, seat, entry, outcome_order, due, deadlines = unpack(batch[5][a])
   local n = #events
   local seen = false
   if ckey ~= '' then seen = redis.call('HGET', outcomes, ckey) end
@@ -203,9 +204,9 @@ class RedisEventStore:
                            a.expected_version, a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash,
                            a.head, a.notify, [e.decode() for e in a.envelopes], first, int(a.final),
                            keys.order(a.game_id), *_seat_entry(a), keys.outcome_order(a.game_id),
-                           "" if a.next_due is None else repr(a.next_due)))
+                           "" if a.next_due is None else repr(a.next_due), keys.game_deadlines(a.game_id)))
         batch = (str(self.events_maxlen), repr(time.time()), keys.GAMES, keys.EVENTS, packed, keys.REFUSALS,
-                 self.refusal_ttl_s, self.outcome_window, keys.deadlines())
+                 self.refusal_ttl_s, self.outcome_window)
         return [_result(r) for r in await self.lean.evalsha(self._sha, _APPEND, _pack(batch), *stored)]
 
     async def aclose(self) -> None:
@@ -240,7 +241,7 @@ class RedisEventStore:
         return {int(seat): entry.decode() for seat, entry in (await self.redis.hgetall(keys.order(game_id))).items()}
 
     async def deadline(self, game_id: str) -> float | None:
-        return await self.redis.zscore(keys.deadlines(), game_id)
+        return await self.redis.zscore(keys.game_deadlines(game_id), game_id)
 
     async def game_ids(self) -> AsyncIterator[str]:
         async for game_id, _ in self.redis.zscan_iter(keys.GAMES):

@@ -14,8 +14,8 @@ REFUSALS = "souk:refusals"  # sorted set: '{game}\n{command key}' -> when its re
 PARKED = "souk:parked"  # stream: commands the engine could not decide nor answer normally (for operators)
 # Sorted set: game id -> the instant (unix seconds) something of the game falls due next (``domain.table.next_due``:
 # a seat's deadline, a game timer, a bot's move). The engine writes it with each append, in the append's script;
-# the clock worker (``services.clock``) reads the due games. A partition-level key like ``souk:commands`` (issue
-# #22 gives one per partition): ``deadlines()`` names it, so its callers need not change then.
+# the clock worker (``services.clock``) reads the due games. One per partition (``deadlines(partition)``; a game's:
+# ``game_deadlines(game_id)``): one partition today, named ``DEADLINES``.
 DEADLINES = "souk:deadlines"
 ENGINE_GROUP = "engine"
 PROJECTOR_GROUP = "projector"
@@ -29,9 +29,27 @@ def projector_group(index: int, count: int) -> str:
 
 
 
-def deadlines() -> str:
-    """The deadline index of the games this process serves (one partition today: ``DEADLINES``)."""
+PARTITIONS = (0,)  # the partitions of the games' keys (issue #22 will have several)
+
+
+def partition(game_id: str) -> int:
+    """The partition a game's keys belong to: one today (0). Issue #22 (Redis Cluster) hashes the game ids over
+    several here, and names each partition's keys (its deadline index, its games' keys) in one slot."""
+    return 0
+
+
+def deadlines(partition: int) -> str:
+    """The deadline index of ``partition``: the one place its name is made (issue #22 puts each partition's in its
+    slot, e.g. ``souk:deadlines:{p}``). One partition today: ``DEADLINES``."""
+    if partition not in PARTITIONS:
+        raise ValueError(f"no partition {partition}: the partitions are {PARTITIONS}")
     return DEADLINES
+
+
+def game_deadlines(game_id: str) -> str:
+    """The deadline index that holds ``game_id`` (its partition's): the key the game's appends write its next due
+    instant to, beside its other keys."""
+    return deadlines(partition(game_id))
 
 
 TOKEN_SECRET = "souk:secret:tokens"  # the platform's secret behind the tokens of joins with a request id

@@ -129,3 +129,20 @@ async def test_when_every_resend_fails_the_error_says_so_and_others_are_not_rese
     with pytest.raises(SoukError) as limited:
         await souk.create("samarkand", "t", 3)
     assert limited.value.code == "too_many_open_games" and limited.value.retry_after == 60 and len(received) == 1
+
+
+async def test_fill_bots_posts_the_seats_and_strategy_and_is_resent_with_the_same_request_id():
+    seated = {"game_id": "g1", "version": 4, "seats": [1, 2], "strategy": "mcts"}
+    souk, received = scripted(httpx.ReadTimeout("slow"), error(503, "store_unavailable", **{"Retry-After": "0"}),
+                              httpx.Response(201, json=seated))
+    answer = await souk.fill_bots("g1", [1, 2], "mcts", invite="code")
+    assert (answer.game_id, answer.version, answer.seats, answer.strategy) == ("g1", 4, (1, 2), "mcts")
+    bodies = [json.loads(r.content) for r in received]
+    assert [r.url.path for r in received] == ["/games/g1/bots"] * 3 and all(b == bodies[0] for b in bodies)
+    assert bodies[0]["seats"] == [1, 2] and bodies[0]["strategy"] == "mcts" and bodies[0]["invite"] == "code"
+    assert len(bodies[0]["request_id"]) >= 16
+    souk, received = scripted(error(409, "game_started"))
+    with pytest.raises(SoukError) as info:
+        await souk.fill_bots("g1")  # every free seat, the server's strategy
+    assert info.value.code == "game_started" and len(received) == 1
+    assert json.loads(received[0].content)["seats"] is None and json.loads(received[0].content)["strategy"] is None

@@ -47,7 +47,8 @@ def test_souk_types_writes_the_file(tmp_path):
 
 
 USAGE = """
-import type { AnyCommand, AnyEvent, TableView, samarkand } from "./souk";
+import type { AnyCommand, AnyEvent, AnyTableView, CommandOf, GameName, HistoryEntry, TableView, ViewOf, samarkand,
+  yspahan } from "./souk";
 
 export function describe(command: AnyCommand): string {
   return command.type === "samarkand.ChooseCard" ? `card ${command.value}` : command.type;
@@ -55,7 +56,33 @@ export function describe(command: AnyCommand): string {
 export const legal = (view: TableView): AnyCommand[] => view.legal as AnyCommand[];
 export const pass: samarkand.Pass = { type: "samarkand.Pass" };
 export const won = (event: AnyEvent): boolean => event.type === "table.GameEnded" && event.winners.length > 0;
+
+// typed per game: a view narrows on its game to that game's commands and views
+export function firstCard(view: AnyTableView): number | null {
+  if (view.game !== "samarkand") return null;
+  const chosen = view.legal.find((c): c is samarkand.ChooseCard => c.type === "samarkand.ChooseCard");
+  return chosen ? chosen.value : null;
+}
+export const yspahanCommands = (view: TableView<"yspahan">): yspahan.Command[] => view.legal;
+export const yspahanView = (view: TableView<"yspahan">): ViewOf<"yspahan"> | null => view.view;
+export const names: GameName[] = ["istanbul", "karawane", "samarkand", "yspahan"];
+export const anyCommand = (command: CommandOf<"istanbul">): AnyCommand => command;
+export function joinedName(entry: HistoryEntry<"samarkand">): string | null {
+  const event = entry.event;
+  return event.type === "table.SeatJoined" ? event.name : null;
+}
 """
+
+WRONG = {  # each refused by tsc: the types know each game's fields
+    "wrong.ts": 'import type { AnyCommand } from "./souk";\n'
+                "export const value = (c: AnyCommand): number => c.value;\n",
+    "wrong_game.ts": 'import type { TableView } from "./souk";\n'
+                     'export const other = (v: TableView<"yspahan">): boolean => v.legal[0].type === "samarkand.Pass";\n',
+    "wrong_field.ts": 'import type { samarkand } from "./souk";\n'
+                      'export const pass: samarkand.Pass = { type: "samarkand.Pass", value: 3 };\n',
+    "wrong_name.ts": 'import type { GameName } from "./souk";\n'
+                     'export const name: GameName = "chess";\n',
+}
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +94,11 @@ def tsc(tmp_path_factory) -> str:
 def test_the_types_compile_and_narrow_on_type(tsc, tmp_path):
     shutil.copy(OUT, tmp_path / "souk.ts")
     (tmp_path / "usage.ts").write_text(USAGE)
-    (tmp_path / "wrong.ts").write_text('import type { AnyCommand } from "./souk";\n'
-                                       "export const value = (c: AnyCommand): number => c.value;\n")
-    done = subprocess.run([tsc, "--noEmit", "--strict", "--target", "es2020", "usage.ts", "wrong.ts"], cwd=tmp_path,
+    for name, text in WRONG.items():
+        (tmp_path / name).write_text(text)
+    done = subprocess.run([tsc, "--noEmit", "--strict", "--target", "es2020", "usage.ts", *WRONG], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, check=False)
     errors = [line for line in done.stdout.splitlines() if "error TS" in line]
-    assert errors and all(line.startswith("wrong.ts(") for line in errors), done.stdout + done.stderr
+    assert errors and all(line.startswith("wrong") for line in errors), done.stdout + done.stderr
+    assert {line.split("(")[0] for line in errors} == set(WRONG), done.stdout  # each wrong file refused
     assert "Property 'value' does not exist" in errors[0]  # a command not narrowed on its type: refused

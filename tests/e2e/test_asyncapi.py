@@ -71,8 +71,8 @@ async def test_the_asyncapi_document_describes_the_client_websockets_typed_and_n
         for channel in channels.values():
             assert set(re.findall(r"\{(\w+)\}", channel["address"])) == set(channel["parameters"])
             assert {"4401", "4404"} <= set(channel["x-close-codes"])
-            assert {"since", "from"} <= set(channel["bindings"]["ws"]["query"]["properties"])
-            assert set(channel["messages"]) == {"missed", "view"}
+            assert {"since", "from", "patch"} <= set(channel["bindings"]["ws"]["query"]["properties"])
+            assert set(channel["messages"]) == {"missed", "view", "patch"}
         assert channels["seatView"]["bindings"]["ws"]["query"]["required"] == ["token"]
         for operation in document["operations"].values():
             assert operation["action"] == "send"
@@ -103,6 +103,20 @@ async def test_the_asyncapi_document_describes_the_client_websockets_typed_and_n
         async with aconnect_ws(f"{souk_url}/games/{game_id}/seats/1/ws?token={tokens[1]}&from=1", client) as ws:
             page, frame = json.loads(await ws.receive_text()), json.loads(await ws.receive_text())
         assert not list(pages.iter_errors(page)) and page["entries"] and not list(validator.iter_errors(frame))
+        # ?patch=1: after the whole view, a ViewPatch
+        patch = pointer(document, document["components"]["messages"]["patch"]["payload"]["$ref"])
+        patches = jsonschema_rs.Draft202012Validator({**patch, "components": document["components"]})
+        async with aconnect_ws(f"{souk_url}/games/{game_id}/ws?patch=1", client) as ws:
+            first = json.loads(await ws.receive_text())
+            seat = first["flow"]["awaiting"][0]
+            auth = {"Authorization": f"Bearer {tokens[seat]}"}
+            legal = (await client.get(f"/games/{game_id}/seats/{seat}/legal", headers=auth)).json()["legal"]
+            r = await client.post(f"/games/{game_id}/seats/{seat}/commands", headers=auth,
+                                  json={"command_id": "asyncapi-patch", "command": legal[0]})
+            assert r.status_code == 200, r.text
+            frame = json.loads(await ws.receive_text())
+        assert "patch" in frame and frame["from"] == first["version"], frame
+        assert not list(patches.iter_errors(frame))
 
 
 async def test_the_official_asyncapi_parser_reads_the_document_without_an_error_or_a_warning(souk_url, asyncapi_parser,

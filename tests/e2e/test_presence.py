@@ -138,3 +138,32 @@ async def test_a_socket_reconnecting_with_from_and_a_long_poll_show_the_presence
             assert [p["connected"] for p in data["presence"]] == [True, False]
             polled = (await client.get(f"/games/{game_id}/view", params={"min_version": data["version"]})).json()
             assert polled["presence"] == data["presence"]
+
+
+async def test_the_sdks_follow_yields_the_presence_pushes_when_asked_and_each_version_once_otherwise(souk_url):
+    from services.client import Seat, SoukClient
+    from contracts.api import Joined
+
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        game_id, tokens = await started_game(client, "yspahan", 2)
+        async with SoukClient(souk_url) as souk:
+            watcher = Seat(souk, "yspahan", Joined(game_id, 0, tokens[0], 0))
+            plain = Seat(souk, "yspahan", Joined(game_id, 0, tokens[0], 0))
+            with_presence = watcher.follow(presence=True)
+            without = plain.follow()
+            first = await anext(with_presence)
+            assert (await anext(without)).version == first.version
+            async with aconnect_ws(f"{souk_url}/games/{game_id}/seats/1/ws?token={tokens[1]}", client) as ws:
+                await frame(ws)
+                pushed = await asyncio.wait_for(anext(with_presence), 5)
+                assert pushed.version == first.version and pushed.presence != first.presence
+                assert pushed.presence[1].connected is True
+                # the plain follow does not yield it: its next view is the next version
+                view = await watcher.view()
+                [seat] = view.flow.awaiting
+                mover = Seat(souk, "yspahan", Joined(game_id, seat, tokens[seat], 0))
+                await mover.send((await mover.view()).legal[0])
+                after = await asyncio.wait_for(anext(without), 5)
+                assert after.version > first.version
+            await with_presence.aclose()
+            await without.aclose()

@@ -321,3 +321,26 @@ async def test_a_worker_waits_until_the_next_due_instant_or_its_poll_whichever_c
     await redis.zrem(keys.DEADLINES, "soon", "past")
     await redis.zadd(keys.DEADLINES, {"later": time.time() + 60})
     assert await clock.pause() == 0.5
+
+
+async def test_a_games_deadline_index_is_named_by_its_partition_in_one_place(engine, store, redis, monkeypatch):
+    """Issue #22 will hash games over partitions, each partition's keys in one Redis Cluster slot: the engine's
+    append, the store's read, the worker's poll and its sends all take the index's name from ``keys.deadlines``
+    of the game's partition (``keys.partition``), so changing those two changes every one of them."""
+    monkeypatch.setattr(keys, "PARTITIONS", (0, 3))
+    monkeypatch.setattr(keys, "partition", lambda game_id: 3 if game_id.startswith("p3-") else 0)
+    monkeypatch.setattr(keys, "deadlines", lambda partition: f"souk:deadlines:{{{partition}}}")
+    await started(engine, "p3-g", {"per_decision": 0.05, "on_timeout": "forfeit"})
+    assert await redis.zscore(keys.DEADLINES, "p3-g") is None
+    due = await redis.zscore("souk:deadlines:{3}", "p3-g")
+    assert due is not None and await store.deadline("p3-g") == due
+    await wait_until(due)
+    assert await worker(redis, store, partition=0).fire_due() == 0  # another partition's worker: not its game
+    commands = Commands(redis)
+    assert await worker(redis, store, partition=3).fire_due() == 1
+    [(_, sent)] = await commands.read()
+    assert msgspec.json.decode(sent.body)["type"] == "table.Timeout"
+    assert await redis.zscore("souk:deadlines:{3}", "p3-g") > due  # looked at again after the retry delay
+    [reply] = await engine.handle([sent])
+    assert reply.status == "accepted"
+    assert await redis.zscore("souk:deadlines:{3}", "p3-g") is None  # over: out of its index

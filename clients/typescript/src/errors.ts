@@ -34,9 +34,10 @@ export class SoukError extends Error {
     this.retryAfter = retryAfter;
   }
 
-  /** Asking again may succeed: no answer, a server failure, a rate limit, or views not built yet. */
+  /** Asking again may succeed: no answer, a server failure (503 included), the rate limit (429 `rate_limited`; not
+   * `too_many_open_games`, which waits on other players), or views not built yet. */
   get retryable(): boolean {
-    return this.status === 0 || this.status >= 500 || this.status === 429 || RETRIED_CODES.includes(this.code);
+    return this.status === 0 || this.status >= 500 || this.code === "rate_limited" || RETRIED_CODES.includes(this.code);
   }
 }
 

@@ -92,7 +92,8 @@ export class Transport {
         if (response.ok) {
           // the body is read before the timer stops: a connection lost while reading it is resent too
           const text = await response.text();
-          return new Response(text, { status: response.status, headers: response.headers });
+          const empty = response.status === 204 || response.status === 205 || response.status === 304;
+          return new Response(empty ? null : text, { status: response.status, headers: response.headers });
         }
         error = await errorOf(response);
       } catch (thrown) {

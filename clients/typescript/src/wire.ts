@@ -52,6 +52,28 @@ export interface Audit {
   events: unknown[];
 }
 
+/**
+ * ``POST /games/{id}/bots``: free seats of an open game taken by the server's bots, which play them from the
+ * start (README, Bots).
+ */
+export interface BotsRequest {
+  seats?: number[] | null;  // default null
+  strategy?: string | null;  // default null
+  request_id?: string | null;  // default null
+  invite?: string | null;  // default null
+}
+
+/**
+ * The seats the bots took (in seat order), their strategy, and the game's version after them (the game has
+ * started when they filled it).
+ */
+export interface BotsSeated {
+  game_id: string;
+  version: number;
+  seats: number[];
+  strategy: string;
+}
+
 export interface Cancelled {
   game_id: string;
   version: number;
@@ -302,19 +324,22 @@ export interface ResignRequest {
 export interface SeatInfo {
   seat: number;
   name: string | null;
+  bot: string | null;  // default null
 }
 
 export type TableCommand =
   | table.CreateGame
   | table.JoinSeat
   | table.LeaveSeat
-  | table.CancelGame;
+  | table.CancelGame
+  | table.SeatBots;
 
 export type TableEvent =
   | table.GameCreated
   | table.GameForked
   | table.SeatJoined
   | table.SeatLeft
+  | table.BotSeated
   | table.GameStarted
   | table.GameEnded
   | table.GameCancelled
@@ -392,12 +417,34 @@ export interface UndoInfo {
 export type ViewOf<G extends GameName> = Games[G]["view"];
 
 /**
+ * A WebSocket frame on a socket opened with ``?patch=1``: the JSON Patch (RFC 6902 operations: add, remove,
+ * replace) that makes the view of version ``from`` this socket was sent last into the view of ``version`` (the
+ * same version: a seat's presence changed). ``services.gateway.fanout`` computes it.
+ */
+export interface ViewPatch {
+  patch: ({ [key: string]: unknown })[];
+  from: number;
+  version: number;
+}
+
+/**
  * Published on ``souk:updates:{game_id}`` when a game's read models reach a new version.
  */
 export interface ViewsUpdated {
   version: number;
   status: string;
   awaiting: number[];
+}
+
+/**
+ * A game's (``seat`` None) or a seat's webhook registration: its URL, and its secret only in the answer of the
+ * PUT that set it (keep it: it signs the POSTs; a GET never shows it).
+ */
+export interface Webhook {
+  game_id: string;
+  seat: number | null;
+  url: string;
+  secret: string | null;  // default null
 }
 
 /**
@@ -419,6 +466,15 @@ export interface WebhookNotice {
   by_seat: number | null;  // default null
   scores: number[];  // default []
   winners: number[];  // default []
+}
+
+/**
+ * ``PUT /games/{id}/webhook`` (the creator's token) or ``PUT .../seats/{seat}/webhook`` (the seat's): the URL
+ * Souk posts the notices to from now on, signed with a new secret (the answer's).
+ */
+export interface WebhookRequest {
+  url: string;
+  request_id?: string | null;  // default null
 }
 
 export namespace istanbul {
@@ -1751,6 +1807,18 @@ export namespace table {
   }
 
   /**
+   * A free seat taken by the server's bots (``SeatBots``): ``name`` shows in the lobby, ``strategy`` plays every
+   * decision of the seat (the clock worker's takeover, ``PlayFor`` / ``BotMoved`` as for an absent seat). The seat
+   * has no token: no one sends its commands.
+   */
+  export interface BotSeated {
+    type: "table.BotSeated";
+    seat: number;
+    name: string;
+    strategy: string;
+  }
+
+  /**
    * Cancels a game that never started: by the platform (the engine's upkeep expires open games, with no token)
    * or by its creator (with the creator's token). No seat may send it.
    */
@@ -1920,6 +1988,19 @@ export namespace table {
   export interface SeatAbsent {
     type: "table.SeatAbsent";
     seat: number;
+  }
+
+  /**
+   * Free seats of an open game taken by the server's bots (``POST /games/{id}/bots``): ``seats`` (None: every
+   * free seat), each played by ``strategy`` (``BOT_STRATEGIES``) from the start. Sent for no seat, with no token;
+   * a private game's needs its invite (``invite_hash``), as a join does. The game starts when the last seat is
+   * taken, as with any join.
+   */
+  export interface SeatBots {
+    type: "table.SeatBots";
+    strategy: string;
+    seats?: number[] | null;  // default null
+    invite_hash?: string;  // default ""
   }
 
   /**

@@ -217,3 +217,13 @@ test("follow(): views in order, catch-up pages once, a patch applied, one that c
   assert.equal(errors[0].status, 404);
   follow.close();
 });
+
+test("a 429 other than rate_limited (too_many_open_games) is not waited for; 503 is", async () => {
+  const open = scripted([json(429, { code: "too_many_open_games", message: "fill one first" }, { "retry-after": "60" })]);
+  const client = new SoukClient({ baseUrl: "http://souk.test", fetch: open.fetch });
+  await assert.rejects(client.create({ game: "yspahan", title: "t", seats: 2 }),
+    (e) => e.code === "too_many_open_games" && e.retryAfter === 60 && !e.retryable);
+  assert.equal(open.calls.length, 1);
+  assert.ok(new SoukError(503, "store_unavailable", "loading", 1).retryable);
+  assert.ok(new SoukError(429, "rate_limited", "slow", 1).retryable);
+});

@@ -22,7 +22,12 @@ export function lobbyPage(root: HTMLElement, client: SoukClient, query: URLSearc
   let alive = true;
 
   replace(root, h("div", { id: "lobby" },
-    h("header", { class: "top" }, h("h1", {}, "Souk"), h("p", {}, "Bazaar board games, live.")),
+    h("header", { class: "top" }, h("h1", {}, "Souk"), h("p", {}, "Bazaar board games, live."),
+      h("button", { type: "button", id: "to-create", class: "primary", onclick: () => {
+        const select = document.getElementById("create-game");
+        select?.scrollIntoView({ block: "start" });
+        select?.focus({ preventScroll: true });
+      } }, "New game")),
     h("div", { class: "lobby-grid" },
       h("section", { class: "games", "aria-labelledby": "games-title" },
         h("h2", { id: "games-title" }, "Games"), filters, list, more),
@@ -57,7 +62,7 @@ export function lobbyPage(root: HTMLElement, client: SoukClient, query: URLSearc
         h("span", { class: "game-name" }, info?.title ?? entry.game),
         h("span", { class: `status status-${entry.status}` }, entry.status)),
       h("div", { class: "game-seats" }, entry.seats.map((s) =>
-        h("span", { class: s.name === null ? "seat free" : "seat" }, s.name ?? "free"))),
+        h("span", { class: s.name === null ? "seat free" : "seat" }, s.name ?? "free", s.bot ? " (bot)" : ""))),
       h("a", { class: "button", href: `#/games/${entry.game_id}`, "aria-label": `${action}: ${entry.title}` },
         action));
   }
@@ -124,7 +129,7 @@ function createForm(section: HTMLElement, client: SoukClient, catalog: GameInfo[
     const own = Object.entries(game.options);
     if (!("undo" in game.options)) own.push(["undo", game.table.undo.default]);
     replace(options, h("legend", {}, `${game.title}: options`), own.map(([key, value]) =>
-      optionInput(`opt-${key}`, key, value, key === "undo" ? game.table.undo.policies : null)));
+      optionInput(`opt-${key}`, key.replaceAll("_", " "), value, key === "undo" ? game.table.undo.policies : null)));
     const d = game.table.clock.defaults;
     replace(clock, h("legend", {}, "Clock (seconds; 0: none)"),
       optionInput("clock-per_decision", "per decision", d.per_decision ?? 0, null),

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import hmac
+import secrets
 import uuid
 
 import msgspec
-from litestar import Request, Response, delete, get, post
+from litestar import Request, Response, delete, get, post, put
 from litestar.params import FromPath, FromQuery, JSONBody
 
-from contracts.api import Cancelled, Created, CreateGameRequest, Forked, ForkRequest, Joined
+from contracts.api import (
+    BotsRequest,
+    BotsSeated,
+    Cancelled,
+    Created,
+    CreateGameRequest,
+    Forked,
+    ForkRequest,
+    Joined,
+    Webhook,
+    WebhookRequest,
+)
 from contracts.readmodels import LobbyEntry
-from contracts.table import CancelGame, CreateGame, JoinSeat
+from contracts.table import BotSeated, CancelGame, CreateGame, JoinSeat, SeatBots
 from domain.kernel import games
 from services.gateway.auth import bearer, check_request_id, digest, token_hash
 from services.gateway.commands import envelope
@@ -20,9 +33,11 @@ from services.gateway.inputs import in_range, strict
 from services.gateway.openapi import AllowingController
 from services.history.fork import ForkRefused, fork_of, source_is_private
 from services.store import keys
+from services.store.codec import event_envelope_decoder, table_event_decoder
 from services.webhooks import registry, urls
 
 _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
+_BOT_SEATED = BotSeated.__struct_config__.tag
 
 
 async def _create(request: Request, body: CreateGame, request_id: str | None, private: bool,
@@ -63,6 +78,44 @@ async def check_webhook(gateway: Gateway, url: str) -> None:
         await urls.check(url, settings.webhooks_allow_http, settings.webhooks_allow_private)
     except urls.WebhookRefused as exc:
         raise ApiError(422, exc.code, exc.message) from None
+
+
+async def set_webhook(gateway: Gateway, game_id: str, seat: int | None, field: str, data: WebhookRequest) -> Webhook:
+    """Registers ``data.url`` for ``field`` (the game's, or a seat's by its token) with a new secret: derived from
+    the request id when there is one (a resend answers the same), else drawn at random. The notices of the events
+    from now on go there; the ones still waiting in the outbox are signed with the new secret when tried."""
+    await check_webhook(gateway, data.url)
+    if data.request_id is None:
+        secret = secrets.token_urlsafe(32)
+    elif check_request_id(data.request_id):
+        secret = await gateway.auth.derived(f"webhook:{game_id}:{field}:{digest(data.request_id)}")
+    await registry.register_later(gateway.stores.events, game_id, field, registry.Registration(data.url, secret))
+    return Webhook(game_id, seat, data.url, secret)
+
+
+async def first_event(gateway: Gateway, game_id: str) -> object:
+    """The game's GameCreated, from the event store (404 / 410 for a game that does not exist, or no longer)."""
+    found = await gateway.reads.events.xrange(keys.game_stream(game_id), count=1)
+    if not found:
+        await gateway.reads.game_name(game_id)  # raises: no such game, or archived
+        raise ApiError(404, "game_not_found", "there is no such game")
+    [(_, fields)] = found
+    return table_event_decoder.decode(event_envelope_decoder.decode(fields[b"e"]).payload)
+
+
+async def check_creator(request: Request, gateway: Gateway, game_id: str) -> None:
+    """The request carries the creator token of the game (``Authorization: Bearer``): else 401."""
+    token = bearer(request)
+    if not token:
+        raise ApiError(401, "missing_token", "send the creator token as 'Authorization: Bearer <token>'")
+    created = await first_event(gateway, game_id)
+    expected = getattr(created, "creator_hash", "")
+    if not expected or not hmac.compare_digest(expected, token_hash(token)):
+        raise ApiError(401, "bad_token", "this is not the creator token of this game")
+
+
+def no_webhook(seat: int | None) -> ApiError:
+    return ApiError(404, "no_webhook", "this game has no webhook" if seat is None else f"seat {seat} has no webhook")
 
 
 class GamesController(AllowingController):
@@ -128,6 +181,59 @@ class GamesController(AllowingController):
     async def get_game(self, game_id: FromPath[str], gateway: GatewayDep) -> LobbyEntry:
         """The game's lobby entry, with which seats are connected now (``presence``)."""
         return await gateway.reads.lobby_entry(game_id, present=True)
+
+    @get("/{game_id:str}/webhook", tags=["lobby"])
+    async def game_webhook(self, request: Request, game_id: FromPath[str], gateway: GatewayDep) -> Webhook:
+        """The game's webhook URL (the one every seat's notices go to), with the creator token (README, Webhooks).
+        404 ``no_webhook`` when it has none. The secret is never shown again."""
+        await check_creator(request, gateway, game_id)
+        found = await registry.registration(gateway.stores.events, game_id, registry.GAME)
+        if found is None:
+            raise no_webhook(None)
+        return Webhook(game_id, None, found.url)
+
+    @put("/{game_id:str}/webhook", tags=["lobby"], dto=strict(WebhookRequest), return_dto=None)
+    async def put_game_webhook(self, request: Request, game_id: FromPath[str], data: JSONBody[WebhookRequest],
+                               gateway: GatewayDep) -> Webhook:
+        """Sets or changes the game's webhook URL, with the creator token: the answer holds its new secret (a
+        change rotates it). The notices of the events from now on go there."""
+        await check_creator(request, gateway, game_id)
+        return await set_webhook(gateway, game_id, None, registry.GAME, data)
+
+    @delete("/{game_id:str}/webhook", tags=["lobby"], status_code=200)
+    async def delete_game_webhook(self, request: Request, game_id: FromPath[str], gateway: GatewayDep) -> Webhook:
+        """Removes the game's webhook, with the creator token: nothing more is posted to it (notices not delivered
+        yet are dropped). 404 ``no_webhook`` when it has none."""
+        await check_creator(request, gateway, game_id)
+        removed = await registry.remove(gateway.stores.events, game_id, registry.GAME)
+        if removed is None:
+            raise no_webhook(None)
+        return Webhook(game_id, None, removed.url)
+
+    @post("/{game_id:str}/bots", status_code=201, dto=strict(BotsRequest), return_dto=None)
+    async def fill_bots(self, game_id: FromPath[str], data: JSONBody[BotsRequest], gateway: GatewayDep) -> BotsSeated:
+        """Free seats of an open game taken by the server's bots, which play them from the start: ``seats`` (null:
+        every free seat), ``strategy`` (null: the server's takeover strategy). Each shows in the lobby and the
+        views as a seat with ``bot``: its strategy; the game starts when the table is full, as with any join. With
+        a ``request_id``, a resent request answers the same seats. 409 ``game_started`` / ``seat_taken``, 422
+        ``unknown_strategy``, ``no_such_seat``, ``bad_seats``, ``bad_invite`` (a private game, without its
+        invite code)."""
+        if data.request_id is None:
+            command_id = uuid.uuid4().hex
+        elif check_request_id(data.request_id):
+            command_id = f"bots-{digest(data.request_id)}"
+        await gateway.reads.game_name(game_id)  # 404 for a game that does not exist: nothing is queued for it
+        strategy = data.strategy if data.strategy is not None else gateway.settings.takeover_strategy
+        body = SeatBots(strategy, None if data.seats is None else tuple(data.seats),
+                        invite_hash=token_hash(data.invite) if data.invite else "")
+        reply = await gateway.commands.submit(envelope(command_id, game_id, body))
+        raise_if_rejected(reply)
+        # the seats taken, from the command's own events (also for a resend, answered with the same version)
+        first = reply.version - reply.events
+        events = await gateway.stores.event_store.read(game_id, after=first)
+        seats = tuple(table_event_decoder.decode(env.payload).seat for env in events[:reply.events]
+                      if env.type == _BOT_SEATED)
+        return BotsSeated(game_id, reply.version, seats, strategy)
 
     @delete("/{game_id:str}", status_code=200)
     async def cancel(self, request: Request, game_id: FromPath[str], gateway: GatewayDep) -> Cancelled:

@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 import msgspec
-from litestar import Request, Response, delete, get, post
+from litestar import Request, Response, delete, get, post, put
 from litestar.params import FromPath, FromQuery, JSONBody
 
 from contracts.api import (
@@ -21,17 +21,28 @@ from contracts.api import (
     ResignRequest,
     UndoAnswerRequest,
     UndoCommandRequest,
+    Webhook,
+    WebhookRequest,
 )
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryPage, TableView
-from contracts.table import AcceptUndo, CreateGame, DeclineUndo, JoinSeat, LeaveSeat, RequestUndo, Resign
+from contracts.table import (
+    AcceptUndo,
+    CreateGame,
+    DeclineUndo,
+    JoinSeat,
+    LeaveSeat,
+    RequestUndo,
+    Resign,
+    SeatBots,
+)
 from services.gateway.auth import bearer, check_request_id, digest, token_hash
 from services.gateway.commands import PlatformCommand, convert, envelope
 from services.gateway.dependencies import Gateway, GatewayDep
 from services.gateway.errors import ApiError, raise_if_rejected
 from services.gateway.inputs import in_range, strict
 from services.gateway.openapi import AllowingController
-from services.gateway.controllers.games import check_webhook
+from services.gateway.controllers.games import check_webhook, no_webhook, set_webhook
 from services.store import keys
 from services.store.codec import encoder, event_envelope_decoder, table_event_decoder
 from services.webhooks import registry
@@ -121,12 +132,61 @@ class SeatsController(AllowingController):
         reply = await gateway.commands.submit(envelope(f"rematch-{game_id}", new_id, body))
         if reply.status != "accepted" and reply.code != "game_exists":
             raise_if_rejected(reply)
+        # the server's bots sit again where they sat, with their strategies (one command per strategy, its id the
+        # same for every player's call: taken once)
+        bots: dict[str, list[int]] = {}
+        for info in entry.seats:
+            if info.bot is not None:
+                bots.setdefault(info.bot, []).append(info.seat)
+        for strategy, bot_seats in sorted(bots.items()):
+            seated = await gateway.commands.submit(envelope(
+                f"rematch-bots-{strategy}", new_id, SeatBots(strategy, tuple(bot_seats), invite_hash=invite_hash)))
+            if seated.status != "accepted" and seated.code not in ("seat_taken", "game_started"):
+                raise_if_rejected(seated)
         token = await gateway.auth.derived(f"rematch:{new_id}:{seat}:{hashed}")
         name = entry.seats[seat].name or f"player {seat}"
         join = JoinSeat(name, token_hash(token), seat, invite_hash=invite_hash, entropy=entropy or "")
+        # The same player in the same seat: its webhook (URL and secret) carries over, registered before the join
+        # is sent (the worker may read the join at once). The game's own does not (README, Webhooks).
+        events = gateway.stores.events
+        carried = await registry.registration(events, game_id, registry.seat_field(hashed))
+        if carried is not None:
+            await registry.register(events, new_id, registry.seat_field(token_hash(token)), carried)
         reply = await gateway.commands.submit(envelope(f"rematch-join-{seat}", new_id, join))
+        if carried is not None and reply.status != "accepted":
+            await registry.forget(events, new_id, registry.seat_field(token_hash(token)))
         raise_if_rejected(reply)
         return Rematch(new_id, seat, token, reply.version)
+
+    @get("/{seat:int}/webhook", tags=["seat"])
+    async def seat_webhook(self, request: Request, game_id: FromPath[str], seat: FromPath[int],
+                           gateway: GatewayDep) -> Webhook:
+        """The seat's webhook URL, with its token (README, Webhooks). 404 ``no_webhook`` when it has none. The
+        secret is never shown again."""
+        hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
+        found = await registry.registration(gateway.stores.events, game_id, registry.seat_field(hashed))
+        if found is None:
+            raise no_webhook(seat)
+        return Webhook(game_id, seat, found.url)
+
+    @put("/{seat:int}/webhook", tags=["seat"], dto=strict(WebhookRequest), return_dto=None)
+    async def put_seat_webhook(self, request: Request, game_id: FromPath[str], seat: FromPath[int],
+                               data: JSONBody[WebhookRequest], gateway: GatewayDep) -> Webhook:
+        """Sets or changes the seat's webhook URL, with its token: the answer holds its new secret (a change
+        rotates it). The seat's notices of the events from now on go there."""
+        hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
+        return await set_webhook(gateway, game_id, seat, registry.seat_field(hashed), data)
+
+    @delete("/{seat:int}/webhook", tags=["seat"], status_code=200)
+    async def delete_seat_webhook(self, request: Request, game_id: FromPath[str], seat: FromPath[int],
+                                  gateway: GatewayDep) -> Webhook:
+        """Removes the seat's webhook, with its token: nothing more is posted to it (notices not delivered yet are
+        dropped). 404 ``no_webhook`` when it has none."""
+        hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
+        removed = await registry.remove(gateway.stores.events, game_id, registry.seat_field(hashed))
+        if removed is None:
+            raise no_webhook(seat)
+        return Webhook(game_id, seat, removed.url)
 
     @get("/{seat:int}/view", tags=["seat"])
     async def seat_view(self, request: Request, game_id: FromPath[str], seat: FromPath[int], gateway: GatewayDep,

@@ -11,7 +11,11 @@ export function lobbyPage(root, client, query) {
     const filters = h("form", { id: "filters", class: "filters", "aria-label": "Filter the games" });
     const create = h("section", { class: "create", "aria-labelledby": "create-title" });
     let alive = true;
-    replace(root, h("div", { id: "lobby" }, h("header", { class: "top" }, h("h1", {}, "Souk"), h("p", {}, "Bazaar board games, live.")), h("div", { class: "lobby-grid" }, h("section", { class: "games", "aria-labelledby": "games-title" }, h("h2", { id: "games-title" }, "Games"), filters, list, more), create)));
+    replace(root, h("div", { id: "lobby" }, h("header", { class: "top" }, h("h1", {}, "Souk"), h("p", {}, "Bazaar board games, live."), h("button", { type: "button", id: "to-create", class: "primary", onclick: () => {
+            const select = document.getElementById("create-game");
+            select?.scrollIntoView({ block: "start" });
+            select?.focus({ preventScroll: true });
+        } }, "New game")), h("div", { class: "lobby-grid" }, h("section", { class: "games", "aria-labelledby": "games-title" }, h("h2", { id: "games-title" }, "Games"), filters, list, more), create)));
     function drawFilters() {
         const gameSelect = h("select", { name: "game", id: "filter-game" }, h("option", { value: "" }, "All games"), catalog.map((g) => h("option", { value: g.name, selected: g.name === filter.game }, g.title)));
         const statusSelect = h("select", { name: "status", id: "filter-status" }, h("option", { value: "" }, "Any status"), STATUSES.map((s) => h("option", { value: s, selected: s === filter.status }, s)));
@@ -29,7 +33,7 @@ export function lobbyPage(root, client, query) {
         const free = entry.seats.filter((s) => s.name === null).length;
         const info = catalog.find((g) => g.name === entry.game);
         const action = held ? "Rejoin" : entry.status === "open" && free ? "Join" : "Watch";
-        return h("li", { class: "game-row", "data-game-id": entry.game_id, "data-status": entry.status }, h("div", { class: "game-main" }, h("a", { href: `#/games/${entry.game_id}`, class: "game-title" }, entry.title), h("span", { class: "game-name" }, info?.title ?? entry.game), h("span", { class: `status status-${entry.status}` }, entry.status)), h("div", { class: "game-seats" }, entry.seats.map((s) => h("span", { class: s.name === null ? "seat free" : "seat" }, s.name ?? "free"))), h("a", { class: "button", href: `#/games/${entry.game_id}`, "aria-label": `${action}: ${entry.title}` }, action));
+        return h("li", { class: "game-row", "data-game-id": entry.game_id, "data-status": entry.status }, h("div", { class: "game-main" }, h("a", { href: `#/games/${entry.game_id}`, class: "game-title" }, entry.title), h("span", { class: "game-name" }, info?.title ?? entry.game), h("span", { class: `status status-${entry.status}` }, entry.status)), h("div", { class: "game-seats" }, entry.seats.map((s) => h("span", { class: s.name === null ? "seat free" : "seat" }, s.name ?? "free", s.bot ? " (bot)" : ""))), h("a", { class: "button", href: `#/games/${entry.game_id}`, "aria-label": `${action}: ${entry.title}` }, action));
     }
     async function load(cursor) {
         try {
@@ -93,7 +97,7 @@ function createForm(section, client, catalog, chosen) {
         const own = Object.entries(game.options);
         if (!("undo" in game.options))
             own.push(["undo", game.table.undo.default]);
-        replace(options, h("legend", {}, `${game.title}: options`), own.map(([key, value]) => optionInput(`opt-${key}`, key, value, key === "undo" ? game.table.undo.policies : null)));
+        replace(options, h("legend", {}, `${game.title}: options`), own.map(([key, value]) => optionInput(`opt-${key}`, key.replaceAll("_", " "), value, key === "undo" ? game.table.undo.policies : null)));
         const d = game.table.clock.defaults;
         replace(clock, h("legend", {}, "Clock (seconds; 0: none)"), optionInput("clock-per_decision", "per decision", d.per_decision ?? 0, null), optionInput("clock-reserve", "reserve", d.reserve ?? 0, null), optionInput("clock-increment", "increment", d.increment ?? 0, null), optionInput("clock-on_timeout", "on timeout", d.on_timeout ?? "bot", game.table.clock.policies));
     }

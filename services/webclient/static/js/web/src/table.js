@@ -86,7 +86,8 @@ export function tablePage(root, client, gameId, query) {
                 }
             },
         };
-        follow = seat ? seat.follow(handlers) : client.follow(gameId, handlers);
+        // JSON Patch frames after the first whole view (the library applies them): a push carries what changed
+        follow = seat ? seat.follow(handlers, { patches: true }) : client.follow(gameId, handlers, { patches: true });
         void loadHistory();
     }
     function received(view) {
@@ -96,7 +97,7 @@ export function tablePage(root, client, gameId, query) {
         live = view;
         if (fresh && view.clock && view.clock.at)
             serverClock.passed(view.clock.at);
-        if (fresh && FINAL.includes(view.status) && !record)
+        if (fresh && view.status === "over" && !record)
             void loadRecord();
         render();
         if (fresh)
@@ -267,13 +268,14 @@ export function tablePage(root, client, gameId, query) {
         tickClocks();
     }
     function drawHeader(view) {
+        document.title = `${view.title} · Souk`;
         const who = view.seat === null ? "Watching" : `You are ${names(view)[view.seat]} (seat ${view.seat})`;
         replace(el.header, h("nav", {}, h("a", { href: "#/", id: "to-lobby" }, "← Lobby")), h("h1", {}, view.title), h("p", { class: "meta" }, `${boardFor(view).title || view.game} · ${view.status} · version ${view.version}`, view.unfair ? " · unfair (seeded)" : "", " · ", who, view.flow.phase ? ` · phase ${view.flow.phase}` : "", view.flow.round ? ` · round ${view.flow.round}` : ""));
     }
     function drawJoin() {
         const view = live;
         const free = view && view.status === "open" ? view.seats.filter((s) => s.name === null) : [];
-        if (seat || !free.length) {
+        if (!free.length) {
             replace(el.join);
             el.join.hidden = true;
             return;
@@ -281,10 +283,19 @@ export function tablePage(root, client, gameId, query) {
         el.join.hidden = false;
         const existing = el.join.querySelector("input[name=player-name]");
         const name = existing ? existing.value : lastName();
+        const strategy = h("select", { id: "bot-strategy", name: "bot-strategy" }, h("option", { value: "" }, "the server's choice"), ["random", "greedy", "mcts", "seeker"].map((s) => h("option", { value: s }, s)));
+        const bots = h("div", { class: "bots" }, h("button", { type: "button", id: "fill-bots", onclick: () => void act(async () => {
+                const options = strategy.value ? { strategy: strategy.value } : {};
+                if (invite)
+                    options.invite = invite; // a private game's bots need its invitation
+                await client.fillBots(gameId, options);
+            }) }, "Fill the free seats with bots"), h("label", { for: "bot-strategy" }, "playing"), strategy);
+        if (seat) {
+            replace(el.join, h("h2", {}, "Waiting for players"), h("p", {}, `${free.length} seat${free.length > 1 ? "s are" : " is"} free: share this page's address, or`), bots);
+            return;
+        }
         replace(el.join, h("h2", {}, "Take a seat"), h("div", { class: "field" }, h("label", { for: "player-name" }, "Your name"), h("input", { id: "player-name", name: "player-name", value: name, maxlength: 60, autocomplete: "nickname" })), h("div", { class: "join-buttons" }, free.map((s) => h("button", { type: "button", "data-join-seat": s.seat, class: "primary",
-            onclick: () => void join(s.seat) }, `Take seat ${s.seat}`))), h("button", { type: "button", id: "fill-bots", onclick: () => void act(async () => {
-                await client.fillBots(gameId);
-            }) }, "Fill the free seats with bots"));
+            onclick: () => void join(s.seat) }, `Take seat ${s.seat}`))), bots);
     }
     function drawSeats(view) {
         const awaiting = new Set(view.flow.awaiting ?? []);
@@ -300,15 +311,17 @@ export function tablePage(root, client, gameId, query) {
             if (awaiting.has(s.seat) && !FINAL.includes(view.status)) {
                 flags.push(h("span", { class: "tag awaited" }, "to play"));
             }
-            if (c?.bot)
-                flags.push(h("span", { class: "tag" }, "bot"));
+            if (s.bot)
+                flags.push(h("span", { class: "tag bot" }, `bot (${s.bot})`));
+            else if (c?.bot)
+                flags.push(h("span", { class: "tag bot" }, "a bot plays"));
             if (c?.absent)
                 flags.push(h("span", { class: "tag" }, "absent"));
             if (c?.out)
                 flags.push(h("span", { class: "tag" }, `out: ${c.out}`));
             const winner = view.result?.winners.includes(s.seat);
             return h("li", { class: `seat-row${awaiting.has(s.seat) ? " awaited" : ""}`, "data-seat-row": s.seat,
-                "data-awaited": awaiting.has(s.seat) }, h("span", { class: `presence ${p?.connected ? "on" : "off"}`, role: "img",
+                "data-awaited": String(awaiting.has(s.seat)) }, h("span", { class: `presence ${p?.connected ? "on" : "off"}`, role: "img",
                 "aria-label": p ? (p.connected ? "connected" : "away") : "presence unknown",
                 title: p ? (p.connected ? "connected" : "away") : "" }), h("span", { class: "seat-name" }, s.name ?? "free seat", winner ? " ★" : ""), flags, clockOf(c, view));
         })));
@@ -438,10 +451,16 @@ export function tablePage(root, client, gameId, query) {
             return;
         }
         const current = record;
-        replace(el.record, h("h2", {}, "Record"), h("a", { id: "record-download", class: "button", href: current.url, download: `${gameId}.souk.json` }, "Download the record"), h("button", { type: "button", id: "record-verify", onclick: () => void act(async () => {
+        const mine = seat;
+        const rematch = mine ? h("button", { type: "button", id: "rematch", class: "primary", onclick: () => void act(async () => {
+                const next = await mine.rematch(); // this seat in the rematch (the same players, options and seats)
+                holdSeat(next.gameId, { seat: next.seat, token: next.token, name: heldSeat(gameId)?.name ?? "" });
+                location.hash = `#/games/${next.gameId}`;
+            }) }, "Rematch") : null;
+        replace(el.record, h("h2", {}, "Record"), rematch, h("a", { id: "record-download", class: "button", href: current.url, download: `${gameId}.souk.json` }, "Download the record"), h("button", { type: "button", id: "record-verify", onclick: () => void act(async () => {
                 verdict = await records.verify(current.text);
                 drawRecord();
-            }) }, "Verify it"), verdict ? h("div", { id: "verdict", "data-ok": verdict.ok, role: "status" }, h("p", {}, verdict.ok ? "✔ " : "✘ ", verdict.summary), verdict.problems.length ? h("ul", {}, verdict.problems.map((p) => h("li", {}, p))) : null) : null);
+            }) }, "Verify it"), verdict ? h("div", { id: "verdict", "data-ok": String(verdict.ok), role: "status" }, h("p", {}, verdict.ok ? "✔ " : "✘ ", verdict.summary), verdict.problems.length ? h("ul", {}, verdict.problems.map((p) => h("li", {}, p))) : null) : null);
     }
     // ---- start ----------------------------------------------------------------------------------------------
     const firstAt = Number(query.get("at"));
