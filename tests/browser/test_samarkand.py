@@ -174,8 +174,9 @@ def test_three_merchants_play_a_whole_game_in_their_browsers_and_a_spectator_fol
 
 
 def test_the_real_time_countdown_ticks_on_the_board_by_itself(open_page, souk_url):
-    """Real time: once the cards are revealed the dean's count goes down every countdown_interval_ms with nobody
-    clicking; the board shows each value, offers "Stop!" on the stalls and no "Pass"."""
+    """Real time: once the cards are revealed (this seat's put up from the keyboard) the dean's count goes down
+    every countdown_interval_ms with nobody clicking; the board shows each value and the time left on it, offers
+    "Stop!" on the stalls and no "Pass"."""
     game_id = create(souk_url, {"countdown_mode": "realtime", "countdown_interval_ms": 600})
     page = open_page(f"/#/games/{game_id}")
     token = join_in_page(page, 0, NAMES[0])
@@ -193,7 +194,9 @@ def test_the_real_time_countdown_ticks_on_the_board_by_itself(open_page, souk_ur
                           json={"command": {"type": "samarkand.ChooseCard", "value": hand[-1]},
                                 "command_id": uuid.uuid4().hex})
         assert sent.status_code in (200, 201, 202), sent.text
-    page.wait_for_selector('#board [data-legal][aria-label^="Put up"]').click()
+    card = page.wait_for_selector('#board [data-legal][aria-label^="Put up"]')
+    card.focus()  # by keyboard: a card of the hand is a button
+    page.keyboard.press("Enter")
     page.wait_for_selector('.smk[data-phase="countdown"]')
     assert seat_view(souk_url, game_id, 0, token)["view"]["phase"] == "countdown"
     seen: list[int] = []
