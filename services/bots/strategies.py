@@ -369,7 +369,7 @@ STRATEGIES: dict[str, Callable[..., Strategy]] = {
 
 def strategy(name: str, **settings: Any) -> Strategy:
     """The strategy called ``name`` with its ``settings`` (``mcts``: ``budget``, ``iterations``, ``rollout``,
-    ``width``, ``exploration``, ``epsilon``, ``sample``; ``greedy``: ``samples``)."""
+    ``width``, ``exploration``, ``epsilon``, ``sample``, ``policy``; ``greedy``: ``samples``)."""
     make = STRATEGIES.get(name)
     if make is None:
         raise StrategyError("unknown_strategy", f"the strategies are {', '.join(STRATEGIES)}, not {name!r}")
