@@ -73,6 +73,7 @@ def _one(args: tuple) -> dict[str, Any]:
         names[0] if s == seat_a else names[1], {})) for s in range(seats)]
     out = play(game_name, seats, strategies, seed + index, bound)
     out["seat_a"] = seat_a
+    out["index"], out["seed"] = index, seed + index
     return out
 
 

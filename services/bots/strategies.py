@@ -148,6 +148,9 @@ def rate(game: Any, state: Any, seat: int, legal: list[Any], samples: int, rng: 
     return values
 
 
+POLICIES = ("greedy", "random", "seeker")  # mcts's policy for the other seats and the rollouts
+
+
 # --- mcts -------------------------------------------------------------------------------------------------
 
 def policy(game: Any, world: Any, mover: int, rng: random.Random, epsilon: float = 0.0,
@@ -224,7 +227,8 @@ class MctsStrategy:
 
     def __init__(self, budget: float | None = 1.0, iterations: int = 100_000, rollout: int = 0,
                  exploration: float = 0.7, width: int | None = 6, epsilon: float = 0.1,
-                 sample: int | None = 8, clock: Callable[[], float] = time.perf_counter) -> None:
+                 sample: int | None = 8, policy: str = "greedy",
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         if budget is not None and budget <= 0:
             raise StrategyError("bad_setting", f"the budget is a positive number of seconds, not {budget}")
         if iterations < 1 or rollout < 0:
@@ -234,7 +238,9 @@ class MctsStrategy:
         if not 0.0 <= epsilon <= 1.0:
             raise StrategyError("bad_setting", f"mcts's epsilon is a probability, not {epsilon}")
         self.budget, self.iterations, self.rollout, self.exploration = budget, iterations, rollout, exploration
-        self.width, self.epsilon, self.sample = width, epsilon, sample
+        if policy not in POLICIES:
+            raise StrategyError("bad_setting", f"mcts's policy is one of {', '.join(POLICIES)}, not {policy!r}")
+        self.width, self.epsilon, self.sample, self.policy = width, epsilon, sample, policy
         self.clock = clock
         self.last_iterations = 0  # how many the last choice ran (benchmarks report it)
 
@@ -248,6 +254,9 @@ class MctsStrategy:
         if prior is not None:  # the root searches the greedy rating's best ``width`` commands, best first
             order = sorted(range(len(legal)), key=lambda i: -prior[i])[: self.width]
             legal = [legal[i] for i in order]
+        if self.policy == "seeker" and getattr(game, "bot", None) is not None:  # the game's own bot's choice first
+            own = game.bot(state, seat, game.legal_commands(state, seat), rng)
+            legal = [own, *(c for c in legal if c != own)][: max(len(legal), 1) if prior is None else self.width]
         root = _Node()
         done = 0
         while done < self.iterations and (deadline is None or self.clock() < deadline):
@@ -287,7 +296,7 @@ class MctsStrategy:
         if len(awaiting) > 1:
             for other in awaiting:
                 if other != seat and other not in pending:
-                    pending[other] = policy(game, world, other, rng, self.epsilon, self.sample)
+                    pending[other] = self._policy(game, world, other, rng)
 
     def _other(self, game: Any, world: Any, mover: int, pending: dict[int, Any], rng: random.Random) -> Any:
         """``world`` after another seat's command: the planned one (``_plan``), else by ``policy``."""
@@ -297,7 +306,17 @@ class MctsStrategy:
                 return advance(game, world, mover, planned, chance(rng))
             except RuleViolation:  # no longer legal in this world: chosen again below
                 pass
-        return advance(game, world, mover, policy(game, world, mover, rng, self.epsilon, self.sample), chance(rng))
+        return advance(game, world, mover, self._policy(game, world, mover, rng), chance(rng))
+
+    def _policy(self, game: Any, world: Any, mover: int, rng: random.Random) -> Any:
+        """The other seats' (and the rollouts') command: ``policy`` (greedy on ``evaluate``), at random, or the
+        game's own ``bot`` hook (``seeker``: 1001 Karawane's artifact seeker; greedy for a game without one)."""
+        if self.policy == "seeker" and getattr(game, "bot", None) is not None:
+            legal = game.legal_commands(world, mover)
+            return legal[0] if len(legal) == 1 else game.bot(world, mover, legal, rng)
+        if self.policy == "random":
+            return rng.choice(list(game.legal_commands(world, mover)))
+        return policy(game, world, mover, rng, self.epsilon, self.sample)
 
     def _iterate(self, game: Any, world: Any, seat: int, root: _Node, rng: random.Random,
                  choices: list[Any]) -> None:
@@ -350,7 +369,7 @@ STRATEGIES: dict[str, Callable[..., Strategy]] = {
 
 def strategy(name: str, **settings: Any) -> Strategy:
     """The strategy called ``name`` with its ``settings`` (``mcts``: ``budget``, ``iterations``, ``rollout``,
-    ``width``, ``exploration``, ``epsilon``, ``sample``; ``greedy``: ``samples``)."""
+    ``width``, ``exploration``, ``epsilon``, ``sample``, ``policy``; ``greedy``: ``samples``)."""
     make = STRATEGIES.get(name)
     if make is None:
         raise StrategyError("unknown_strategy", f"the strategies are {', '.join(STRATEGIES)}, not {name!r}")

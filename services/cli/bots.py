@@ -41,15 +41,20 @@ def _strategies(text: str) -> tuple[str, str]:
               help="mcts: the policy rates at most SAMPLE legal commands, drawn at random")
 @click.option("--width", type=click.IntRange(1), default=6,
               help="mcts: the root searches the greedy rating's best WIDTH commands")
+@click.option("--policy", type=click.Choice(["greedy", "random", "seeker"]), default="greedy",
+              help="mcts: the other seats' and the rollouts' policy (seeker: the game's own bot hook)")
 @click.option("--samples", type=click.IntRange(1), default=3, help="greedy: determinizations each command is rated on")
 @click.option("--bound", type=click.IntRange(1), default=5000, help="commands after which a game counts as not ended")
 @click.option("--seed", type=int, default=0, help="the first game's seed (game i: seed + i)")
 @click.option("--processes", type=click.IntRange(1, 2), default=1,
               help="processes playing games at once (at most 2: the machine is shared)")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object")
+@click.option("--log", "log_path", type=click.Path(dir_okay=False), default=None,
+              help="append one JSON line a game to this file as it ends (a long run's games survive its stop)")
 def bench_command(game_name: str, seats: int | None, games: int, names: str, budget: float, iterations: int,
-                  rollout: int, exploration: float, epsilon: float, sample: int, width: int, samples: int, bound: int,
-                  seed: int, processes: int, as_json: bool) -> None:
+                  rollout: int, exploration: float, epsilon: float, sample: int, width: int, policy: str, samples: int,
+                  bound: int,
+                  seed: int, processes: int, as_json: bool, log_path: str | None) -> None:
     """Win rates of strategy a against b with 95% confidence intervals (Wilson), and the share of games that end
     within --bound commands, on the pure domain (no Redis)."""
     from domain.kernel import get_game
@@ -67,11 +72,18 @@ def bench_command(game_name: str, seats: int | None, games: int, names: str, bud
     if processes > (os.cpu_count() or 1):
         raise OperatorError(f"--processes {processes}: this machine has {os.cpu_count()} cores")
     settings = {"mcts": {"budget": budget, "iterations": iterations, "rollout": rollout, "width": width,
-                         "exploration": exploration, "epsilon": epsilon, "sample": sample},
+                         "exploration": exploration, "epsilon": epsilon, "sample": sample, "policy": policy},
                 "greedy": {"samples": samples}}
     settings = {k: v for k, v in settings.items() if k in (a, b)}
 
     def progress(out: dict) -> None:
+        if log_path is not None:
+            seat = out["seat_a"]
+            line = {"game": out["index"], "seed": out["seed"], "seat_a": seat, "winners": out["winners"],
+                    "won_a": out["winners"] is not None and seat in out["winners"], "commands": out["commands"],
+                    "seconds_per_move_a": out["thinking"][seat] / max(1, out["moves"][seat])}
+            with open(log_path, "a", encoding="utf-8") as log:
+                log.write(json.dumps(line) + "\n")
         if not as_json:
             click.echo(".", nl=False, err=True)
 

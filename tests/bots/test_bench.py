@@ -58,3 +58,17 @@ def test_bad_input_is_refused_with_its_code_and_plays_nothing(args, code):
     done = CliRunner().invoke(cli, ["bench", "bots", *args])
     assert done.exit_code == 2 and code in done.output, done.output
     assert "wins" not in done.output
+
+
+def test_souk_bench_bots_logs_each_game_as_it_ends_and_passes_mcts_its_policy(tmp_path):
+    log = tmp_path / "games.jsonl"
+    done = CliRunner().invoke(cli, ["bench", "bots", "--game", "yspahan", "--games", "2", "--seed", "5",
+                                    "--strategies", "mcts,greedy", "--iterations", "3", "--policy", "random",
+                                    "--samples", "1", "--log", str(log), "--json"])
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.output.strip().splitlines()[-1])
+    assert summary["settings"]["mcts"]["policy"] == "random"
+    games = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(g["game"], g["seed"], g["seat_a"]) for g in games] == [(0, 5, 0), (1, 6, 1)]
+    assert sum(g["won_a"] for g in games) == summary["wins_a"]
+    assert all(g["winners"] is not None and g["commands"] > 0 for g in games)

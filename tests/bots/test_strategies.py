@@ -64,6 +64,7 @@ def test_mcts_finds_a_winning_move_a_random_one_would_miss():
     ("minimax", {}, "unknown_strategy"),
     ("mcts", {"budget": 0}, "bad_setting"),
     ("mcts", {"iterations": 0}, "bad_setting"),
+    ("mcts", {"policy": "minimax"}, "bad_setting"),
     ("greedy", {"samples": 0}, "bad_setting"),
     ("greedy", {"depth": 2}, "bad_setting"),
 ])
@@ -303,3 +304,37 @@ def test_a_command_added_at_a_simultaneous_decision_is_valued_once_the_others_an
     for _ in range(2):
         bot._iterate(game, (1, 0, 0, frozenset(), False), 0, root, random.Random(0), ["buy", "pass"])
     assert {c: child.total for c, child in root.children.items()} == {"buy": 2.0, "pass": 0.0}
+
+
+def test_mcts_plays_the_other_seats_by_the_policy_it_is_given():
+    """``policy`` random: the other seat of the toy answers wait and poke, greedy only poke; seeker in a game
+    without a ``bot`` hook: greedy's policy."""
+    from services.bots.strategies import MctsStrategy
+
+    game = _Invest()
+    seen = {name: {MctsStrategy(budget=None, policy=name, epsilon=0.0)._policy(game, (2, 5, True), 1,
+                                                                           random.Random(k)) for k in range(20)}
+            for name in ("greedy", "random", "seeker")}
+    assert seen == {"greedy": {"poke"}, "random": {"wait", "poke"}, "seeker": {"poke"}}
+
+
+def test_mcts_with_the_seeker_policy_plays_karawanes_bot_for_the_other_seats_and_first_at_its_root():
+    from services.bots.strategies import MctsStrategy
+    from tests.bots.knowledge import positions
+
+    class Spy:
+        def __init__(self, game):
+            self.game, self.title, self.calls = game, game.title, []
+
+        def __getattr__(self, attr):
+            return getattr(self.game, attr)
+
+        def bot(self, world, mover, legal, rng):
+            self.calls.append(mover)
+            return self.game.bot(world, mover, legal, rng)
+
+    for game, state, seat, _ in positions("karawane", count=3):
+        spy = Spy(game)
+        MctsStrategy(budget=None, iterations=6, rollout=6, policy="seeker").choose(spy, state, seat, random.Random(0))
+        assert spy.calls and spy.calls[0] == seat  # the root's first command is the seeker's own
+        assert len(spy.calls) > 1
