@@ -26,6 +26,8 @@ export interface TransportOptions {
 export interface CallOptions {
   query?: Record<string, string | number | boolean | null | undefined>;
   body?: unknown;
+  /** A body sent as it is (JSON text the caller must not have re-serialised: a record to verify). */
+  text?: string;
   /** A seat's token (or the creator's): sent as `Authorization: Bearer`. */
   token?: string;
 }
@@ -80,6 +82,9 @@ export class Transport {
     if (options.body !== undefined) {
       headers["content-type"] = "application/json";
       body = JSON.stringify(options.body); // made once: every resend carries the same ids
+    } else if (options.text !== undefined) {
+      headers["content-type"] = "application/json";
+      body = options.text;
     }
     const url = this.url(path, options.query);
     let delay = this.firstDelayMs;

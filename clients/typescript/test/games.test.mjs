@@ -44,6 +44,12 @@ for (const game of Object.keys(SEATS)) {
     const verdict = await client.verify(record);
     assert.equal(verdict.ok, true, verdict.summary);
     assert.ok(verdict.commands > 0);
+    // and as a file keeps it: the text as served, posted as it is (a tampered byte is caught)
+    const text = await client.recordText(gameId);
+    assert.deepEqual((await client.verify(text)).ok, true);
+    const tampered = text.replace(/"head":"(.)/, (_, c) => `"head":"${c === "0" ? "1" : "0"}`);
+    assert.notEqual(tampered, text);
+    assert.equal((await client.verify(tampered)).ok, false);
   });
 }
 

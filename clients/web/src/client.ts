@@ -1,10 +1,8 @@
-// The page's access to the server: the library (souk-client) with two additions of the page's own.
-// - `records`: a record is verified byte for byte as served (README, Records), so the page keeps the text it
-//   downloaded and posts that same text to /verify (parsing and serialising it again could change its bytes).
+// The page's access to the server: the library (souk-client) with an addition of the page's own.
 // - `serverClock`: how the page relates the server's clock (a view's clock deadlines are server instants, unix
 //   seconds) to the browser's: every answer's Date header gives the offset to within a second (the client's
 //   fetch goes through `clockedFetch`), and a view's clock `at` (an instant the server has passed) raises it.
-import { SoukClient, SoukError, type RecordVerdict } from "souk-client";
+import { SoukClient } from "souk-client";
 
 export { SoukClient, Seat, SoukError } from "souk-client";
 export type { Follow, FollowHandlers, FollowStatus } from "souk-client";
@@ -43,19 +41,3 @@ export async function clockedFetch(input: string, init?: RequestInit): Promise<R
 export function makeClient(): SoukClient {
   return new SoukClient({ baseUrl: "", fetch: clockedFetch });
 }
-
-export const records = {
-  /** A finished game's record as served, byte for byte. */
-  async text(client: SoukClient, gameId: string): Promise<string> {
-    return (await client.transport.call("GET", `/games/${encodeURIComponent(gameId)}/record`)).text();
-  },
-
-  /** POST /verify of that text as it is. */
-  async verify(record: string): Promise<RecordVerdict> {
-    const response = await clockedFetch("/verify", { method: "POST", body: record,
-                                                     headers: { "content-type": "application/json" } });
-    const body = (await response.json()) as RecordVerdict & { code?: string; message?: string };
-    if (!response.ok) throw new SoukError(response.status, body.code ?? "http_error", body.message ?? "");
-    return body;
-  },
-};

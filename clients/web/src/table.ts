@@ -3,7 +3,7 @@
 // follow(); the board from the registry (else the generic board), the seats with presence, clocks and whose
 // decision is awaited, undo, the history and its scrubber (time travel), the result, the record and its check.
 import type { HistoryEntry, HistoryPage, RecordVerdict, TableView, table } from "souk-client";
-import { records, serverClock, type Follow, type FollowStatus, type Seat, type SoukClient } from "./client.js";
+import { serverClock, type Follow, type FollowStatus, type Seat, type SoukClient } from "./client.js";
 import { formatSeconds, h, replace, type Child } from "./dom.js";
 import { boards } from "./boards/registry.js";
 import type { Board } from "./boards/types.js";
@@ -242,7 +242,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
 
   async function loadRecord(): Promise<void> {
     try {
-      const text = await records.text(client, gameId);
+      const text = await client.recordText(gameId);
       if (!alive) return;
       record = { text, url: URL.createObjectURL(new Blob([text], { type: "application/json" })) };
       drawRecord();
@@ -511,7 +511,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
       h("a", { id: "record-download", class: "button", href: current.url, download: `${gameId}.souk.json` },
         "Download the record"),
       h("button", { type: "button", id: "record-verify", onclick: () => void act(async () => {
-        verdict = await records.verify(current.text);
+        verdict = await client.verify(current.text);
         drawRecord();
       }) }, "Verify it"),
       verdict ? h("div", { id: "verdict", "data-ok": String(verdict.ok), role: "status" },

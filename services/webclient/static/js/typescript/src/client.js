@@ -79,9 +79,16 @@ export class SoukClient {
     record(gameId) {
         return this.transport.json("GET", `/games/${enc(gameId)}/record`);
     }
-    /** Whether a record holds: its hash chain, its seed, every command re-run by the rules. */
+    /** The record as the server serves it, byte for byte: what a person downloads and keeps (a file). */
+    async recordText(gameId) {
+        return (await this.transport.call("GET", `/games/${enc(gameId)}/record`)).text();
+    }
+    /** Whether a record holds: its hash chain, its seed, every command re-run by the rules. A string (a record's
+     * text, as recordText() gave it or a file holds it) is posted as it is, never parsed and serialised again. */
     verify(record) {
-        return this.transport.json("POST", "/verify", { body: record });
+        return typeof record === "string"
+            ? this.transport.json("POST", "/verify", { text: record })
+            : this.transport.json("POST", "/verify", { body: record });
     }
     /** A new game from a finished game's position at `version` (a what-if); `token`: a seat's, for a private game. */
     fork(gameId, version, { title, requestId, token } = {}) {

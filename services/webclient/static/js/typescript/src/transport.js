@@ -51,6 +51,10 @@ export class Transport {
             headers["content-type"] = "application/json";
             body = JSON.stringify(options.body); // made once: every resend carries the same ids
         }
+        else if (options.text !== undefined) {
+            headers["content-type"] = "application/json";
+            body = options.text;
+        }
         const url = this.url(path, options.query);
         let delay = this.firstDelayMs;
         for (let attempt = 0;; attempt++) {

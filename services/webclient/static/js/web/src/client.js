@@ -1,10 +1,8 @@
-// The page's access to the server: the library (souk-client) with two additions of the page's own.
-// - `records`: a record is verified byte for byte as served (README, Records), so the page keeps the text it
-//   downloaded and posts that same text to /verify (parsing and serialising it again could change its bytes).
+// The page's access to the server: the library (souk-client) with an addition of the page's own.
 // - `serverClock`: how the page relates the server's clock (a view's clock deadlines are server instants, unix
 //   seconds) to the browser's: every answer's Date header gives the offset to within a second (the client's
 //   fetch goes through `clockedFetch`), and a view's clock `at` (an instant the server has passed) raises it.
-import { SoukClient, SoukError } from "souk-client";
+import { SoukClient } from "souk-client";
 export { SoukClient, Seat, SoukError } from "souk-client";
 /** The server's clock minus the browser's, in seconds. */
 export const serverClock = {
@@ -41,18 +39,3 @@ export async function clockedFetch(input, init) {
 export function makeClient() {
     return new SoukClient({ baseUrl: "", fetch: clockedFetch });
 }
-export const records = {
-    /** A finished game's record as served, byte for byte. */
-    async text(client, gameId) {
-        return (await client.transport.call("GET", `/games/${encodeURIComponent(gameId)}/record`)).text();
-    },
-    /** POST /verify of that text as it is. */
-    async verify(record) {
-        const response = await clockedFetch("/verify", { method: "POST", body: record,
-            headers: { "content-type": "application/json" } });
-        const body = (await response.json());
-        if (!response.ok)
-            throw new SoukError(response.status, body.code ?? "http_error", body.message ?? "");
-        return body;
-    },
-};

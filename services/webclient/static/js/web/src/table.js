@@ -1,4 +1,4 @@
-import { records, serverClock } from "./client.js";
+import { serverClock } from "./client.js";
 import { formatSeconds, h, replace } from "./dom.js";
 import { boards } from "./boards/registry.js";
 import { describeCommand, genericBoard } from "./generic.js";
@@ -232,7 +232,7 @@ export function tablePage(root, client, gameId, query) {
     }
     async function loadRecord() {
         try {
-            const text = await records.text(client, gameId);
+            const text = await client.recordText(gameId);
             if (!alive)
                 return;
             record = { text, url: URL.createObjectURL(new Blob([text], { type: "application/json" })) };
@@ -458,7 +458,7 @@ export function tablePage(root, client, gameId, query) {
                 location.hash = `#/games/${next.gameId}`;
             }) }, "Rematch") : null;
         replace(el.record, h("h2", {}, "Record"), rematch, h("a", { id: "record-download", class: "button", href: current.url, download: `${gameId}.souk.json` }, "Download the record"), h("button", { type: "button", id: "record-verify", onclick: () => void act(async () => {
-                verdict = await records.verify(current.text);
+                verdict = await client.verify(current.text);
                 drawRecord();
             }) }, "Verify it"), verdict ? h("div", { id: "verdict", "data-ok": String(verdict.ok), role: "status" }, h("p", {}, verdict.ok ? "✔ " : "✘ ", verdict.summary), verdict.problems.length ? h("ul", {}, verdict.problems.map((p) => h("li", {}, p))) : null) : null);
     }
