@@ -1,5 +1,8 @@
 // Each game's board by the game's name in the catalog (`yspahan`, `samarkand`, `istanbul`, `karawane`); a game
 // with no board here is drawn by the generic board (its legal commands as buttons, its view as a tree).
+import { board as karawane } from "./karawane.js";
 import type { Board } from "./types.js";
 
-export const boards: Record<string, Board> = {};
+export const boards: Record<string, Board> = {
+  karawane,
+};

@@ -1,1 +1,6 @@
-export const boards = {};
+// Each game's board by the game's name in the catalog (`yspahan`, `samarkand`, `istanbul`, `karawane`); a game
+// with no board here is drawn by the generic board (its legal commands as buttons, its view as a tree).
+import { board as karawane } from "./karawane.js";
+export const boards = {
+    karawane,
+};
