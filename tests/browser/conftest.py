@@ -3,13 +3,14 @@ chromium`, which .ci/run does; no browser is downloaded) against `souk serve` on
 
 Fixtures: ``chromium`` (the browser, one per test module), ``souk_url`` (a real `souk serve`, tests/e2e), and
 ``open_page`` (a new browser context at a URL of the client; every console error or uncaught exception in it
-fails the test at teardown). SOUK_CHROMIUM names another Chromium binary. Without Chromium the tests skip, except
+fails the test at teardown, but for the API refusals a test allows with ``open_page.allow_refusals(status...)``). SOUK_CHROMIUM names another Chromium binary. Without Chromium the tests skip, except
 under CI (CI set), where they fail: .ci/run installs it, so a missing browser there is a broken run.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 
@@ -44,14 +45,32 @@ def chromium() -> Iterator[object]:
             browser.close()
 
 
+REFUSED = re.compile(r"^Failed to load resource: the server responded with a status of (\d+)")
+
+
 class PageErrors:
-    """What went wrong in a page: console errors and uncaught exceptions, checked at the test's end."""
+    """What went wrong in a page: console errors and uncaught exceptions, checked at the test's end.
+
+    Chromium logs every API answer with a 4xx status as a console error ("Failed to load resource"), though the
+    page shows the refusal as it should: a test that provokes refusals names their statuses with
+    ``open_page.allow_refusals(422, ...)``; only answers of the API (not the page's own files under /app) are
+    let through then."""
 
     def __init__(self) -> None:
         self.errors: list[str] = []
+        self.allowed: set[int] = set()
+
+    def console(self, message) -> None:
+        if message.type != "error":
+            return
+        refused = REFUSED.match(message.text)
+        url = (message.location or {}).get("url", "")
+        if refused and int(refused.group(1)) in self.allowed and "/app/" not in url:
+            return
+        self.errors.append(f"console.{message.type}: {message.text} ({url})")
 
     def watch(self, page) -> None:
-        page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+        page.on("console", self.console)
         page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
 
 
@@ -70,6 +89,8 @@ def open_page(chromium, souk_url) -> Iterator[Callable[..., object]]:  # noqa: F
         page.goto(souk_url + path)
         return page
 
+    open_.allow_refusals = lambda *statuses: errors.allowed.update(statuses)  # type: ignore[attr-defined]
+    open_.errors = errors  # type: ignore[attr-defined]
     yield open_
     for context in contexts:
         context.close()

@@ -32,10 +32,12 @@ def test_every_command_event_and_view_is_a_member_of_a_union_discriminated_on_it
         namespace = tag.split(".")[0]
         assert f'export interface {cls.__name__} {{\n    type: "{tag}";' in text, tag
         assert re.search(rf"^ *\| ({namespace}\.)?{cls.__name__};?$", text, re.MULTILINE), f"{tag} in no union"
-    for name in ("Created", "Joined", "LegalCommands", "Audit", "ApiErrorBody", "GameInfo", "TableView",
-                 "LobbyEntry", "HistoryPage", "Reply", "CreateGameRequest", "JoinRequest", "CommandRequest"):
+    for name in ("Created", "Joined", "Audit", "ApiErrorBody", "GameInfo", "LobbyEntry", "Reply",
+                 "CreateGameRequest", "JoinRequest", "CommandRequest"):
         assert f"export interface {name} {{" in text, name
-    assert all(f"export interface {name} {{" in text for name, cls in vars(api).items()
+    for name in ("TableView", "LegalCommands", "HistoryPage", "HistoryEntry"):  # generic on the game
+        assert f"export interface {name}<G extends GameName = GameName> {{" in text, name
+    assert all(re.search(rf"^export interface {name}(<[^>]*>)? {{", text, re.MULTILINE) for name, cls in vars(api).items()
                if isinstance(cls, type) and cls.__module__ == api.__name__ and name != "Strict")
 
 

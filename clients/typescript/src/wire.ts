@@ -21,6 +21,21 @@ export type AnyEvent =
   | samarkand.Event
   | yspahan.Event;
 
+/**
+ * Each game's TableView, a union discriminated on `game`: `if (v.game === "yspahan")` narrows `legal` and `view`
+ * to Yspahan's. `AnyTableView<"yspahan">` is `TableView<"yspahan">`.
+ */
+export type AnyTableView<G extends GameName = GameName> = { [K in G]: TableView<K> }[G];
+
+/**
+ * Any game's view.
+ */
+export type AnyView =
+  | istanbul.View
+  | karawane.View
+  | samarkand.View
+  | yspahan.View;
+
 export interface ApiErrorBody {
   code: string;
   message: string;
@@ -62,6 +77,11 @@ export interface CommandEnvelope {
   expected_version?: number | null;  // default null
   traceparent?: string;  // default ""
 }
+
+/**
+ * A game's commands (what its views' `legal` hold).
+ */
+export type CommandOf<G extends GameName> = Games[G]["command"];
 
 export interface CommandRequest {
   command_id: string;
@@ -107,6 +127,11 @@ export interface EventEnvelope {
 }
 
 /**
+ * A game's events and the table's (what its history entries hold).
+ */
+export type EventOf<G extends GameName> = TableEvent | Games[G]["event"];
+
+/**
  * A new game from a finished game's position at ``version`` (as ``GET …/view?at=`` shows it), for a what-if.
  */
 export interface ForkRequest {
@@ -139,15 +164,34 @@ export interface GameInfo {
 }
 
 /**
+ * The games this server plays (`catalog()`'s names).
+ */
+export type GameName =
+  | "istanbul"
+  | "karawane"
+  | "samarkand"
+  | "yspahan";
+
+/**
+ * Each game's commands, events and views, as unions discriminated on `type`.
+ */
+export interface Games {
+  istanbul: { command: istanbul.Command; event: istanbul.Event; view: istanbul.View };
+  karawane: { command: karawane.Command; event: karawane.Event; view: karawane.View };
+  samarkand: { command: samarkand.Command; event: samarkand.Event; view: samarkand.View };
+  yspahan: { command: yspahan.Command; event: yspahan.Event; view: yspahan.View };
+}
+
+/**
  * One event as the reader may see it (another seat's secrets replaced).
  */
-export interface HistoryEntry {
+export interface HistoryEntry<G extends GameName = GameName> {
   seq: number;
-  type: string;
+  type: EventOf<G>["type"];
   seat: number | null;
   command_id: string;
   recorded_at: number;
-  event: unknown;
+  event: EventOf<G>;
   hash: string;
   prev_hash: string;
   commitment: string;  // default ""
@@ -155,10 +199,10 @@ export interface HistoryEntry {
   undone: boolean;  // default false
 }
 
-export interface HistoryPage {
+export interface HistoryPage<G extends GameName = GameName> {
   game_id: string;
   seat: number | null;
-  entries: HistoryEntry[];
+  entries: HistoryEntry<G>[];
   next_after: number;
   version: number;
 }
@@ -186,11 +230,11 @@ export interface Left {
   version: number;
 }
 
-export interface LegalCommands {
+export interface LegalCommands<G extends GameName = GameName> {
   game_id: string;
   seat: number;
   version: number;
-  legal: unknown[];
+  legal: CommandOf<G>[];
 }
 
 export interface LobbyEntry {
@@ -296,17 +340,17 @@ export interface TableOptionsInfo {
 /**
  * What one seat (or a spectator, ``seat`` None) sees of a game at one version.
  */
-export interface TableView {
+export interface TableView<G extends GameName = GameName> {
   game_id: string;
-  game: string;
+  game: G;
   title: string;
   version: number;
   status: string;
   seat: number | null;
   seats: SeatInfo[];
   flow: table.Flow;
-  legal: unknown[];
-  view: unknown;
+  legal: CommandOf<G>[];
+  view: ViewOf<G> | null;
   result: table.Result | null;  // default null
   unfair: boolean;  // default false
   undo: table.UndoView | null;  // default null
@@ -341,6 +385,11 @@ export interface UndoInfo {
   default: string;  // default "own_turn"
   policies: string[];  // default ["none", "own_turn", "with_consent"]
 }
+
+/**
+ * A game's views (a seat's or a spectator's `view`).
+ */
+export type ViewOf<G extends GameName> = Games[G]["view"];
 
 /**
  * Published on ``souk:updates:{game_id}`` when a game's read models reach a new version.

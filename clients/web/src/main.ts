@@ -1,5 +1,28 @@
-// The reference web client's entry point (placeholder: the shell lands with issue #20).
-import { VERSION } from "souk-client";
+// The reference web client: a page per route of the URL's hash. `#/` the lobby; `#/games/{id}` a game's table
+// (`?at=V`: as it was at version V; `?invite=CODE`: a private game's invitation). See clients/web/README.md.
+import { makeClient } from "./client.js";
+import { lobbyPage, type Page } from "./lobby.js";
+import { tablePage, type TablePage } from "./table.js";
 
-const app = document.getElementById("app");
-if (app) app.textContent = `Souk ${VERSION}`;
+const client = makeClient();
+const app = document.getElementById("app")!;
+let page: Page | TablePage | null = null;
+
+function route(): void {
+  const hash = location.hash.replace(/^#/, "") || "/";
+  const [path, search = ""] = hash.split("?", 2);
+  const query = new URLSearchParams(search);
+  const game = /^\/games\/([^/]+)\/?$/.exec(path);
+  if (game && page && "gameId" in page && page.gameId === decodeURIComponent(game[1])) {
+    const at = Number(query.get("at"));
+    page.travel(Number.isInteger(at) && at > 0 ? at : null);
+    return;
+  }
+  page?.destroy();
+  document.title = "Souk";
+  page = game ? tablePage(app, client, decodeURIComponent(game[1]), query) : lobbyPage(app, client, query);
+  app.focus({ preventScroll: true });
+}
+
+window.addEventListener("hashchange", route);
+route();

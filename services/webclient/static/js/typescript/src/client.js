@@ -1,0 +1,186 @@
+// SoukClient (the lobby, games, spectators) and Seat (one seat of one game, with its token): Souk's HTTP API with
+// request ids, command ids and resends (transport.ts), and live views over a WebSocket (follow.ts).
+import { SoukError } from "./errors.js";
+import { Follower } from "./follow.js";
+import { Transport, randomId } from "./transport.js";
+export class SoukClient {
+    transport;
+    WebSocket;
+    constructor(options = {}) {
+        this.transport = new Transport(options);
+        this.WebSocket = options.WebSocket;
+    }
+    // --- the lobby ----------------------------------------------------------------------------------------
+    /** The games this server plays, their seat counts and options (the table's: clock, undo). */
+    catalog() {
+        return this.transport.json("GET", "/catalog");
+    }
+    /** One page of the lobby, newest first, and the cursor of the next page (null: the last page). */
+    async lobby(query = {}) {
+        const response = await this.transport.call("GET", "/games", { query: { ...query } });
+        return { entries: (await response.json()), next: response.headers.get("x-next-cursor") };
+    }
+    /** A game's lobby entry (its seats, status, presence). */
+    game(gameId) {
+        return this.transport.json("GET", `/games/${enc(gameId)}`);
+    }
+    /** Creates a game; a resend (same request id, kept across the library's own resends) answers the same game. */
+    create(options, { requestId } = {}) {
+        const body = {
+            game: options.game, title: options.title, seats: options.seats, options: options.options ?? {},
+            request_id: requestId ?? randomId(),
+        };
+        for (const key of ["private", "webhook", "seed", "unfair"]) {
+            if (options[key] !== undefined)
+                body[key] = options[key];
+        }
+        return this.transport.json("POST", "/games", { body });
+    }
+    /** Takes a seat (the lowest free one unless `seat`); a resend answers the same seat and token. */
+    async join(gameId, options, { requestId } = {}) {
+        const body = {
+            name: options.name, seat: options.seat ?? null, request_id: requestId ?? randomId(),
+            entropy: options.entropy ?? randomId(32),
+        };
+        if (options.invite !== undefined)
+            body.invite = options.invite;
+        if (options.webhook !== undefined)
+            body.webhook = options.webhook;
+        const joined = await this.transport.json("POST", `/games/${enc(gameId)}/seats`, { body });
+        const seat = new Seat(this, joined.game_id, joined.seat, joined.token);
+        seat.webhookSecret = joined.webhook_secret;
+        seat.saw(joined.version);
+        return seat;
+    }
+    /** The handle of a seat taken earlier, from its stored token (no request). */
+    seat(gameId, seat, token) {
+        return new Seat(this, gameId, seat, token);
+    }
+    /** Fills the game's free seats with the server's bots (POST /games/{id}/bots). */
+    fillBots(gameId, options = {}) {
+        return this.transport.json("POST", `/games/${enc(gameId)}/bots`, { body: { ...options } });
+    }
+    /** Cancels a game that has not started, with the creator token its creation answered. */
+    cancel(gameId, creatorToken) {
+        return this.transport.json("DELETE", `/games/${enc(gameId)}`, { token: creatorToken });
+    }
+    // --- spectators, records ------------------------------------------------------------------------------
+    /** The spectator's view; `at`: as it was at that version (time travel); `minVersion` waits (3 s) for it. */
+    view(gameId, { at, minVersion } = {}) {
+        return this.transport.json("GET", `/games/${enc(gameId)}/view`, { query: { at, min_version: minVersion } });
+    }
+    /** A page of the history as a spectator may see it; pass `next_after` as `after` for the next one. */
+    history(gameId, { after, limit } = {}) {
+        return this.transport.json("GET", `/games/${enc(gameId)}/history`, { query: { after, limit } });
+    }
+    /** A finished game's portable record (409 game_not_over before the end). Pass it to verify() as it is. */
+    record(gameId) {
+        return this.transport.json("GET", `/games/${enc(gameId)}/record`);
+    }
+    /** Whether a record holds: its hash chain, its seed, every command re-run by the rules. */
+    verify(record) {
+        return this.transport.json("POST", "/verify", { body: record });
+    }
+    /** A new game from a finished game's position at `version` (a what-if); `token`: a seat's, for a private game. */
+    fork(gameId, version, { title, requestId, token } = {}) {
+        const body = { version, request_id: requestId ?? randomId() };
+        if (title !== undefined)
+            body.title = title;
+        return this.transport.json("POST", `/games/${enc(gameId)}/fork`, { body, token });
+    }
+    /** The spectator's views, live (see Follow). */
+    follow(gameId, handlers, options = {}) {
+        return this.follower(`/games/${enc(gameId)}/ws`, handlers, options);
+    }
+    /** @internal */
+    follower(path, handlers, options, saw) {
+        const url = this.transport.url(path);
+        return new Follower({ url, WebSocket: this.WebSocket, saw }, handlers, options);
+    }
+}
+/** One seat of one game, with its secret token: what a player holds after joining. */
+export class Seat {
+    client;
+    gameId;
+    seat;
+    token;
+    /** The newest version this handle saw: send()'s default expected version. */
+    version = null;
+    /** Signs the POSTs to the join's webhook (null without one). */
+    webhookSecret = null;
+    constructor(client, gameId, seat, token) {
+        this.client = client;
+        this.gameId = gameId;
+        this.seat = seat;
+        this.token = token;
+    }
+    get path() {
+        return `/games/${enc(this.gameId)}/seats/${this.seat}`;
+    }
+    /** @internal */
+    saw(version) {
+        this.version = Math.max(this.version ?? 0, version);
+    }
+    /** This seat's view (its secrets, its legal commands); `at`: as it was at that version. */
+    async view({ at, minVersion } = {}) {
+        const view = await this.client.transport.json("GET", `${this.path}/view`, { query: { at, min_version: minVersion }, token: this.token });
+        if (at === undefined)
+            this.saw(view.version);
+        return view;
+    }
+    async legal() {
+        const legal = await this.client.transport.json("GET", `${this.path}/legal`, { token: this.token });
+        this.saw(legal.version);
+        return legal;
+    }
+    /** A page of the history as this seat may see it. */
+    history({ after, limit } = {}) {
+        return this.client.transport.json("GET", `${this.path}/history`, { query: { after, limit }, token: this.token });
+    }
+    /** Sends a command (one of the view's `legal`, as it is); resent with the same command id: never applied twice.
+     * Refused: SoukError (422 the rule's code, 409 stale, ...). */
+    send(command, options = {}) {
+        return this.post("commands", { command }, options);
+    }
+    /** Takes back this seat's last command(s): back to `toVersion` (one of the view's `undo.to_versions`). */
+    undo(toVersion, options = {}) {
+        return this.post("undo", { to_version: toVersion }, options);
+    }
+    acceptUndo(options = {}) {
+        return this.post("undo/accept", {}, options);
+    }
+    declineUndo(options = {}) {
+        return this.post("undo/decline", {}, options);
+    }
+    /** Leaves the game in play for good (bots play this seat); no expected version unless given. */
+    resign(options = {}) {
+        return this.post("resign", {}, { expectedVersion: null, ...options });
+    }
+    /** Gives the seat back before the start (after it: resigns). */
+    leave() {
+        return this.client.transport.json("DELETE", this.path, { token: this.token });
+    }
+    /** This seat in the rematch of the finished game (same players, options, seat). */
+    async rematch() {
+        const rematch = await this.client.transport.json("POST", `${this.path}/rematch`, { token: this.token, query: { entropy: randomId(32) } });
+        const seat = new Seat(this.client, rematch.game_id, rematch.seat, rematch.token);
+        seat.saw(rematch.version);
+        return seat;
+    }
+    /** This seat's views, live (see Follow). */
+    follow(handlers, options = {}) {
+        return this.client.follower(`${this.path}/ws?token=${enc(this.token)}`, handlers, options, (version) => this.saw(version));
+    }
+    async post(route, body, options) {
+        const expected = options.expectedVersion === undefined ? this.version : options.expectedVersion;
+        const full = { command_id: options.commandId ?? randomId(), ...body };
+        if (expected !== null)
+            full.expected_version = expected;
+        const reply = await this.client.transport.json("POST", `${this.path}/${route}`, { body: full, token: this.token });
+        if (reply.status === "accepted" && reply.version)
+            this.saw(reply.version);
+        return reply;
+    }
+}
+const enc = encodeURIComponent;
+export { SoukError };
