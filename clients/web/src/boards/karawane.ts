@@ -176,10 +176,11 @@ function button(props: BoardProps, index: number, text: string, label: string, c
   return b;
 }
 
+/** A cell as this seat knows it, with its article: "the oasis at C2", "a face-down red hex at D1". */
 function describeCell(view: View, cell: number, hex: Hex | undefined): string {
-  if (cell === view.home) return `home city (${cellName(cell)})`;
+  if (cell === view.home) return `the home city (${cellName(cell)})`;
   if (!hex) return `the known desert at ${cellName(cell)}`;
-  const kind = hex.kind ? KIND_NAMES[hex.kind] ?? hex.kind : `a face-down ${hex.back} hex`;
+  const kind = hex.kind ? `the ${KIND_NAMES[hex.kind] ?? hex.kind}` : `a face-down ${hex.back} hex`;
   return `${kind} at ${cellName(cell)}`;
 }
 
@@ -312,27 +313,28 @@ function desert(view: View, props: BoardProps, of: Of): HTMLElement {
       const where = describeCell(view, cell, hex);
       if (steps.has(cell)) {
         tile.classList.add("kar-can-step");
-        tile.appendChild(button(props, steps.get(cell)!, "Ride", `Ride the caravan to the ${where}`, "kar-hex-btn"));
+        tile.appendChild(button(props, steps.get(cell)!, "Ride", `Ride the caravan to ${where}`, "kar-hex-btn"));
       } else if (swaps.has(cell)) {
         tile.classList.add("kar-can-swap");
-        tile.appendChild(button(props, swaps.get(cell)!, "Swap", `The genie swaps this hex (${where}) with ${cellName(view.turn?.genie ?? 0)}`, "kar-hex-btn"));
+        tile.appendChild(button(props, swaps.get(cell)!, "Swap", `The genie swaps ${where} with the hex at ${cellName(view.turn?.genie ?? 0)}`, "kar-hex-btn"));
       } else if (stop && cell === activeCell) {
         tile.appendChild(button(props, stop.index, "Stop", `Stop the caravan here (${where})`, "kar-hex-btn kar-stop"));
       }
       if (maps.has(cell) || genies.has(cell)) {
         const chips = el("span", "kar-chips");
         if (maps.has(cell)) {
-          const b = button(props, maps.get(cell)!, "", `Map token: turn the ${where} face up`, "kar-chip kar-chip-map");
+          const b = button(props, maps.get(cell)!, "", `Map token: turn ${where} face up`, "kar-chip kar-chip-map");
           b.appendChild(icon("map"));
           chips.appendChild(b);
         }
         if (genies.has(cell)) {
-          const b = button(props, genies.get(cell)!, "", `Genie token: swap the ${where} with another face-down hex`, "kar-chip kar-chip-genie");
+          const b = button(props, genies.get(cell)!, "", `Genie token: swap ${where} with another face-down hex`, "kar-chip kar-chip-genie");
           b.appendChild(icon("genie"));
           chips.appendChild(b);
         }
         tile.appendChild(chips);
       }
+      tile.setAttribute("role", "group");
       tile.setAttribute("aria-label", where + (standing.length ? `, caravans: ${standing.map((p) => nameOf(props.names, p.seat)).join(", ")}` : ""));
       if (mine !== null && standing.some((p) => p.seat === mine)) tile.classList.add("kar-mine");
       box.appendChild(tile);

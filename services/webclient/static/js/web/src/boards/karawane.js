@@ -139,12 +139,13 @@ function button(props, index, text, label, cls = "kar-btn") {
     b.addEventListener("click", () => props.play(index));
     return b;
 }
+/** A cell as this seat knows it, with its article: "the oasis at C2", "a face-down red hex at D1". */
 function describeCell(view, cell, hex) {
     if (cell === view.home)
-        return `home city (${cellName(cell)})`;
+        return `the home city (${cellName(cell)})`;
     if (!hex)
         return `the known desert at ${cellName(cell)}`;
-    const kind = hex.kind ? KIND_NAMES[hex.kind] ?? hex.kind : `a face-down ${hex.back} hex`;
+    const kind = hex.kind ? `the ${KIND_NAMES[hex.kind] ?? hex.kind}` : `a face-down ${hex.back} hex`;
     return `${kind} at ${cellName(cell)}`;
 }
 function render(root, props) {
@@ -287,11 +288,11 @@ function desert(view, props, of) {
             const where = describeCell(view, cell, hex);
             if (steps.has(cell)) {
                 tile.classList.add("kar-can-step");
-                tile.appendChild(button(props, steps.get(cell), "Ride", `Ride the caravan to the ${where}`, "kar-hex-btn"));
+                tile.appendChild(button(props, steps.get(cell), "Ride", `Ride the caravan to ${where}`, "kar-hex-btn"));
             }
             else if (swaps.has(cell)) {
                 tile.classList.add("kar-can-swap");
-                tile.appendChild(button(props, swaps.get(cell), "Swap", `The genie swaps this hex (${where}) with ${cellName(view.turn?.genie ?? 0)}`, "kar-hex-btn"));
+                tile.appendChild(button(props, swaps.get(cell), "Swap", `The genie swaps ${where} with the hex at ${cellName(view.turn?.genie ?? 0)}`, "kar-hex-btn"));
             }
             else if (stop && cell === activeCell) {
                 tile.appendChild(button(props, stop.index, "Stop", `Stop the caravan here (${where})`, "kar-hex-btn kar-stop"));
@@ -299,17 +300,18 @@ function desert(view, props, of) {
             if (maps.has(cell) || genies.has(cell)) {
                 const chips = el("span", "kar-chips");
                 if (maps.has(cell)) {
-                    const b = button(props, maps.get(cell), "", `Map token: turn the ${where} face up`, "kar-chip kar-chip-map");
+                    const b = button(props, maps.get(cell), "", `Map token: turn ${where} face up`, "kar-chip kar-chip-map");
                     b.appendChild(icon("map"));
                     chips.appendChild(b);
                 }
                 if (genies.has(cell)) {
-                    const b = button(props, genies.get(cell), "", `Genie token: swap the ${where} with another face-down hex`, "kar-chip kar-chip-genie");
+                    const b = button(props, genies.get(cell), "", `Genie token: swap ${where} with another face-down hex`, "kar-chip kar-chip-genie");
                     b.appendChild(icon("genie"));
                     chips.appendChild(b);
                 }
                 tile.appendChild(chips);
             }
+            tile.setAttribute("role", "group");
             tile.setAttribute("aria-label", where + (standing.length ? `, caravans: ${standing.map((p) => nameOf(props.names, p.seat)).join(", ")}` : ""));
             if (mine !== null && standing.some((p) => p.seat === mine))
                 tile.classList.add("kar-mine");
