@@ -74,7 +74,8 @@ ERRORS = {
          " codes in its rules.py); undo: undo_not_allowed, bad_undo_version, no_undo_request, not_asked, "
          "already_answered, game_not_started; clocks: bad_clock (CreateGame), seat_out (a seat out of the game); "
          "webhooks: bad_webhook (not an https URL, or a host that does not resolve), webhook_not_public (a host on "
-         "a private, loopback or link-local address)",
+         "a private, loopback or link-local address); bots: unknown_strategy, bad_seats, bad_invite; not_allowed (a "
+         "cancel by another than the game's creator)",
     429: "rate_limited (see Retry-After), too_many_open_games, or too_many_connections (answered as the connection "
          "opens, then closed)",
     431: "headers_too_large",

@@ -97,14 +97,16 @@ async def test_a_souk_bot_killed_in_the_middle_of_a_game_and_started_again_plays
     """Each seat of a 1001 Karawane game played by its own `souk bot` process (the tokens from the test's joins),
     both killed (SIGKILL) once the game is some moves in; two new processes with the same tokens go on from the views
     as they are (a command the killed one sent at a view is sent again with the same id: answered, not applied
-    twice), and the game ends."""
+    twice), and the game ends. The desert is seeded (no seat's entropy) and so are the bots' choices: a random
+    desert's game may take the seekers thousands of commands (README, Bots), too long for the test on a busy
+    machine; this one ends in a few hundred."""
     async with SoukClient(souk_url) as souk:
-        created = await souk.create("karawane", "killed and back", 2)
-        seats = [await souk.join(created.game_id, f"seat {n}") for n in range(2)]
+        created = await souk.create("karawane", "killed and back", 2, seed=f"{7:064x}", unfair=True)
+        seats = [await souk.join(created.game_id, f"seat {n}", entropy="") for n in range(2)]
 
         def start(seat):
             return souk_bot(created.game_id, "--seat", str(seat.seat), "--token", seat.token, "--strategy", "seeker",
-                            "--server", souk_url)
+                            "--seed", str(seat.seat), "--server", souk_url)
 
         first = [start(s) for s in seats]
         for _ in range(600):  # until the game is some moves in
