@@ -12,13 +12,21 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from pathlib import Path
 from collections.abc import Callable, Iterator
 
 import pytest
 
 from tests.e2e.conftest import souk_env, souk_url  # noqa: F401  (fixtures shared with the end-to-end tests)
 
-pytestmark = pytest.mark.browser
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Marks this folder's tests ``browser`` (a conftest's ``pytestmark`` marks nothing): ``-m browser``."""
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.browser)
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}

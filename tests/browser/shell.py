@@ -76,3 +76,75 @@ def play_turns(pages: list, turns: int) -> int:
         page = next(page for page in pages if page.locator("#board button[data-legal]").count())
         reached = click_legal(page, 0)
     return reached
+
+
+# --- a game's board alone, and a game over HTTP (the boards' tests) ------------------------------------------
+
+# Draws a TableView with a game's board into #app, without the shell; `window.played` collects the indexes the
+# board asks to play. Answers the board's title.
+RENDER_BOARD = """async ([game, table, names]) => {
+  const { board } = await import(`/app/js/web/src/boards/${game}.js`);
+  const root = document.getElementById("app");
+  root.replaceChildren();
+  window.played = [];
+  board.render(root, { table, names, play: (i) => window.played.push(i) });
+  return board.title;
+}"""
+
+
+def render_board(page, game: str, table: dict, names: list[str]) -> str:
+    """``game``'s board drawn alone for ``table`` (a seat's or the spectator's view); its title."""
+    return page.evaluate(RENDER_BOARD, [game, table, names])
+
+
+def board_buttons(page) -> list[int]:
+    """The indexes of the legal commands the drawn board offers (its ``data-legal`` buttons), in page order."""
+    return page.eval_on_selector_all("#app [data-legal]", "els => els.map(e => Number(e.dataset.legal))")
+
+
+def board_secret_text(page) -> str:
+    """The text the drawn board shows inside its ``data-secret`` elements."""
+    return page.eval_on_selector_all("#app [data-secret]", "els => els.map(e => e.textContent).join(' ')")
+
+
+class GameOverHttp:
+    """A game over HTTP: its seats' tokens, their views, and commands sent with fresh ids (``commands`` counts
+    them)."""
+
+    def __init__(self, url: str, names: list[str]) -> None:
+        self.http = httpx.Client(base_url=url, timeout=30)
+        self.names = names
+        self.tokens: list[str] = []
+        self.commands = 0
+        self.id = ""
+
+    def create(self, body: dict) -> None:
+        created = self.http.post("/games", json=body)
+        assert created.status_code == 201, created.text
+        self.id = created.json()["game_id"]
+
+    def join(self, name: str, entropy: str) -> None:
+        joined = self.http.post(f"/games/{self.id}/seats", json={"name": name, "entropy": entropy})
+        assert joined.status_code == 201, joined.text
+        self.tokens.append(joined.json()["token"])
+
+    def auth(self, seat: int) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[seat]}"}
+
+    def view(self, seat: int | None, min_version: int = 0) -> dict:
+        path = f"/games/{self.id}/view" if seat is None else f"/games/{self.id}/seats/{seat}/view"
+        response = self.http.get(path, params={"min_version": min_version},
+                                 headers=self.auth(seat) if seat is not None else {})
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def send(self, seat: int, command: dict, version: int) -> int:
+        self.commands += 1
+        response = self.http.post(f"/games/{self.id}/seats/{seat}/commands", headers=self.auth(seat),
+                                  json={"command_id": f"t{self.commands}-{secrets.token_hex(4)}",
+                                        "command": command, "expected_version": version})
+        assert response.status_code == 200, response.text
+        return response.json()["version"]
+
+    def close(self) -> None:
+        self.http.close()

@@ -16,74 +16,28 @@ import secrets
 import time
 from pathlib import Path
 
-import httpx
-
 from tests.browser.conftest import DESKTOP, PHONE
+from tests.browser.shell import GameOverHttp, render_board
+from tests.browser.shell import board_buttons as buttons
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
-# Draws a TableView with the board into #app; `window.played` collects the indexes the board asks to play.
-RENDER = """async ([table, names]) => {
-  const { board } = await import("/app/js/web/src/boards/istanbul.js");
-  const root = document.getElementById("app");
-  root.replaceChildren();
-  window.played = [];
-  board.render(root, { table, names, play: (i) => window.played.push(i) });
-  return board.title;
-}"""
 
 
-class Game:
+class Game(GameOverHttp):
     """An Istanbul game over HTTP: its seats' tokens, their views and legal commands, random play."""
 
     def __init__(self, url: str, seats: int, names: list[str], join: bool = True) -> None:
         """A new game of ``seats``; ``join``: its seats joined over HTTP by ``names`` (else by the test's pages,
         whose tokens it then sets in ``tokens``)."""
-        self.http = httpx.Client(base_url=url, timeout=30)
-        created = self.http.post("/games", json={"game": "istanbul", "title": "Choose & Write", "seats": seats})
-        assert created.status_code == 201, created.text
-        self.id = created.json()["game_id"]
-        self.names = names
-        self.tokens: list[str] = []
+        super().__init__(url, names)
+        self.create({"game": "istanbul", "title": "Choose & Write", "seats": seats})
         for name in names if join else ():
-            joined = self.http.post(f"/games/{self.id}/seats",
-                                    json={"name": name, "entropy": secrets.token_hex(32)})
-            assert joined.status_code == 201, joined.text
-            self.tokens.append(joined.json()["token"])
-        self.commands = 0
-
-    def auth(self, seat: int) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.tokens[seat]}"}
-
-    def view(self, seat: int | None, min_version: int = 0) -> dict:
-        path = f"/games/{self.id}/view" if seat is None else f"/games/{self.id}/seats/{seat}/view"
-        response = self.http.get(path, params={"min_version": min_version},
-                                 headers=self.auth(seat) if seat is not None else {})
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    def send(self, seat: int, command: dict, version: int) -> int:
-        self.commands += 1
-        response = self.http.post(f"/games/{self.id}/seats/{seat}/commands", headers=self.auth(seat),
-                                  json={"command_id": f"t{self.commands}-{secrets.token_hex(4)}",
-                                        "command": command, "expected_version": version})
-        assert response.status_code == 200, response.text
-        return response.json()["version"]
-
-    def close(self) -> None:
-        self.http.close()
+            self.join(name, secrets.token_hex(32))
 
 
 def render(page, table: dict, names: list[str]) -> None:
-    assert page.evaluate(RENDER, [table, names]) == "Istanbul: Choose & Write"
-
-
-def buttons(page) -> list[int]:
-    return page.eval_on_selector_all("#app [data-legal]", "els => els.map(e => Number(e.dataset.legal))")
-
-
-def secret_text(page) -> str:
-    return page.eval_on_selector_all("#app [data-secret]", "els => els.map(e => e.textContent).join(' ')")
+    assert render_board(page, "istanbul", table, names) == "Istanbul: Choose & Write"
 
 
 def public_text(page) -> str:

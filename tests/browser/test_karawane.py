@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import secrets
 from pathlib import Path
 
 import httpx
@@ -29,18 +28,11 @@ from services.bots.strategies import SeekerStrategy
 from services.client.remote_bot import _decided
 from services.client.sdk import _typed_view, _view
 from tests.browser.conftest import DESKTOP, PHONE
+from tests.browser.shell import GameOverHttp, render_board
+from tests.browser.shell import board_buttons as buttons
+from tests.browser.shell import board_secret_text as secret_text
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-
-# Draws a TableView with the board into #app; `window.played` collects the indexes the board asks to play.
-RENDER = """async ([table, names]) => {
-  const { board } = await import("/app/js/web/src/boards/karawane.js");
-  const root = document.getElementById("app");
-  root.replaceChildren();
-  window.played = [];
-  board.render(root, { table, names, play: (i) => window.played.push(i) });
-  return board.title;
-}"""
 
 # Commands clicked through the pages before the rest of the game is played over HTTP (the pages follow it to the
 # end): the seekers' games last about 700 commands, too long for a click each on a loaded machine. 0: click all.
@@ -55,37 +47,19 @@ CHOICES = 7  # the seed of the seeker's random choices
 KINDS = ("desert", "city", "oasis", "caravanserai", "tower", "mausoleum", "ruins")
 
 
-class Game:
+class Game(GameOverHttp):
     """A Karawane game over HTTP: its seats' tokens, their views, the seeker's command for a seat."""
 
     def __init__(self, url: str, names: list[str], game_id: str | None = None) -> None:
         """A new game with its seats joined over HTTP; with ``game_id``, an existing one (``tokens`` set later)."""
-        self.http = httpx.Client(base_url=url, timeout=30)
-        self.names = names
-        self.tokens: list[str] = []
-        self.commands = 0
+        super().__init__(url, names)
         self.seeker = SeekerStrategy()
         if game_id is not None:
             self.id = game_id
             return
-        created = self.http.post("/games", json={"game": "karawane", "title": "1001 Karawane", "seats": len(names),
-                                                 "seed": SEED, "unfair": True})
-        assert created.status_code == 201, created.text
-        self.id = created.json()["game_id"]
+        self.create({"game": "karawane", "title": "1001 Karawane", "seats": len(names), "seed": SEED, "unfair": True})
         for name in names:
-            joined = self.http.post(f"/games/{self.id}/seats", json={"name": name, "entropy": ""})
-            assert joined.status_code == 201, joined.text
-            self.tokens.append(joined.json()["token"])
-
-    def auth(self, seat: int) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.tokens[seat]}"}
-
-    def view(self, seat: int | None, min_version: int = 0) -> dict:
-        path = f"/games/{self.id}/view" if seat is None else f"/games/{self.id}/seats/{seat}/view"
-        response = self.http.get(path, params={"min_version": min_version},
-                                 headers=self.auth(seat) if seat is not None else {})
-        assert response.status_code == 200, response.text
-        return response.json()
+            self.join(name, "")
 
     def pick(self, table: dict, rng: random.Random) -> int:
         """The index in ``table["legal"]`` of the seeker's command for the seat, from its view alone (as ``souk bot``
@@ -94,28 +68,9 @@ class Game:
         command = _decided(typed, self.seeker, Options(), rng)
         return list(typed.legal).index(command)
 
-    def send(self, seat: int, command: dict, version: int) -> int:
-        self.commands += 1
-        response = self.http.post(f"/games/{self.id}/seats/{seat}/commands", headers=self.auth(seat),
-                                  json={"command_id": f"t{self.commands}-{secrets.token_hex(4)}",
-                                        "command": command, "expected_version": version})
-        assert response.status_code == 200, response.text
-        return response.json()["version"]
-
-    def close(self) -> None:
-        self.http.close()
-
 
 def render(page, table: dict, names: list[str]) -> None:
-    assert page.evaluate(RENDER, [table, names]) == "1001 Karawane"
-
-
-def buttons(page) -> list[int]:
-    return page.eval_on_selector_all("#app [data-legal]", "els => els.map(e => Number(e.dataset.legal))")
-
-
-def secret_text(page) -> str:
-    return page.eval_on_selector_all("#app [data-secret]", "els => els.map(e => e.textContent).join(' ')")
+    assert render_board(page, "karawane", table, names) == "1001 Karawane"
 
 
 def check_seat(page, game: Game, table: dict, pick: int | None = None) -> None:
