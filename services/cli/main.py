@@ -285,7 +285,7 @@ def _listen(app, sock: socket.socket, settings: Settings) -> None:
 
 def _check_stores(settings: Settings, views: bool = True, wait: bool = False) -> None:
     """The stores checked (``services.cli.stores.check``). ``wait``, for a service: a store that does not answer
-    (a Redis restarting under a supervisor) is tried again for ``startup_wait_s`` before the one-line error."""
+    (a Redis restarting under a supervisor) or refuses writes for a while (out of memory...) is tried again for ``startup_wait_s`` before the one-line error."""
     from services.cli.stores import StoreError, check
 
     deadline = time.monotonic() + (settings.startup_wait_s if wait else 0.0)
@@ -294,9 +294,9 @@ def _check_stores(settings: Settings, views: bool = True, wait: bool = False) ->
             check(settings, views=views)
             return
         except StoreError as exc:
-            if not exc.unreachable or time.monotonic() >= deadline:
+            if not exc.transient or time.monotonic() >= deadline:
                 waited = f" (tried for {settings.startup_wait_s:g} s: SOUK_STARTUP_WAIT_S)" \
-                    if wait and exc.unreachable else ""
+                    if wait and exc.transient else ""
                 raise OperatorError(f"{exc}{waited}") from None
         time.sleep(0.25)
 

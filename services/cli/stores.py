@@ -31,11 +31,12 @@ ROLE = "souk:store"  # hash: id, role, views + views_url (an event store's read 
 
 
 class StoreError(RuntimeError):
-    """A store that cannot be used, said in one line. ``unreachable``: it did not answer (it may be starting)."""
+    """A store that cannot be used, said in one line. ``transient``: it did not answer (it may be starting) or it
+    refused for a while (out of memory, busy with a script, not persisting, a replica not yet promoted)."""
 
-    def __init__(self, message: str, unreachable: bool = False) -> None:
+    def __init__(self, message: str, transient: bool = False) -> None:
         super().__init__(message)
-        self.unreachable = unreachable
+        self.transient = transient
 
 
 def shown(url: str) -> str:
@@ -63,13 +64,25 @@ def _identity(client: redis.Redis, role: str, what: str, url: str) -> dict[str, 
         client.hsetnx(ROLE, "role", role)
         return client.hgetall(ROLE)
     except redis.RedisError as exc:
-        raise StoreError(f"cannot use the {what} at {shown(url)}: {_reason(exc)}", _unreachable(exc)) from None
+        raise StoreError(f"cannot use the {what} at {shown(url)}: {_reason(exc)}", _transient(exc)) from None
 
 
-def _unreachable(exc: Exception) -> bool:
-    """Redis did not answer (it may be starting); a refused password answered, so it is a mistake, not a wait."""
-    return isinstance(exc, (redis.ConnectionError, redis.TimeoutError)) and not isinstance(
-        exc, redis.AuthenticationError)
+# The first words of a Redis error that end with time: out of memory under noeviction, a script or module busy, a
+# failed save that stops writes (MISCONF), a replica (READONLY) or a cluster (TRYAGAIN, CLUSTERDOWN) in a failover.
+_PASSING = frozenset({"OOM", "BUSY", "MISCONF", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "LOADING"})
+
+
+def _transient(exc: Exception) -> bool:
+    """Redis did not answer (it may be starting) or refused for a while (``_PASSING``); a refused password
+    answered, so it is a mistake, not a wait."""
+    if isinstance(exc, redis.AuthenticationError):
+        return False
+    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
+        return True
+    if isinstance(exc, (redis.exceptions.OutOfMemoryError, redis.exceptions.ReadOnlyError)):
+        return True  # redis-py takes the first word (OOM, READONLY) off their text
+    words = str(exc).split(maxsplit=1)
+    return isinstance(exc, redis.ResponseError) and bool(words) and words[0] in _PASSING
 
 
 def _reason(exc: Exception) -> str:
@@ -115,7 +128,7 @@ def check(settings: Settings, views: bool = True) -> None:
                 events.hset(ROLE, mapping={"views": v["id"], "views_url": views_url})
         except redis.RedisError as exc:
             raise StoreError(f"cannot use the stores at {shown(events_url)} and {shown(views_url)}: "
-                             f"{_reason(exc)}", _unreachable(exc)) from None
+                             f"{_reason(exc)}", _transient(exc)) from None
         finally:
             if read is not events:
                 read.close()
