@@ -9,6 +9,7 @@ import random
 
 import httpx
 
+from tests.browser.conftest import PHONE
 from tests.browser.shell import GameOverHttp, create, join, spectator_view, take_seat, version
 
 AT = "document.getElementById('table').dataset.at"
@@ -78,8 +79,10 @@ def finished_istanbul(souk_url: str) -> GameOverHttp:
 def test_the_replay_plays_by_itself_and_pauses_and_a_fork_starts_from_the_version_shown(open_page, souk_url):
     game = finished_istanbul(souk_url)
     end = spectator_view(souk_url, game.id)["version"]
-    page = open_page(f"/#/games/{game.id}")  # a spectator: anyone may replay and fork a public game
+    # a spectator (anyone may replay and fork a public game), at a phone's width
+    page = open_page(f"/#/games/{game.id}", viewport=PHONE)
     page.wait_for_selector("#table[data-status='over'] #travel-play[data-playing='false']")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     assert page.locator("#seat-actions #resign, #seat-actions #leave").count() == 0
 
     # play from the start, fast; pause: it stays where it is
