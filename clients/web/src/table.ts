@@ -179,7 +179,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
 
   /** Plays the replay from the version shown (from the first when at the end): a version every `speed` ms, each
    * shown before the next is asked, up to the end. */
-  function play_(): void {
+  function playReplay(): void {
     if (!live || !FINAL.includes(live.status)) return;
     playing = true;
     if (at === null || at >= live.version) go(1);  // travel() then steps on
@@ -614,7 +614,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     const speeds: [number, string][] = [[1500, "slow"], [700, "normal"], [250, "fast"]];
     const player = over ? h("div", { class: "travel-play" },
       h("button", { type: "button", id: "travel-play", class: "primary", "data-playing": String(playing),
-                    "aria-pressed": String(playing), onclick: () => (playing ? pause() : play_(), drawTravel()) },
+                    "aria-pressed": String(playing), onclick: () => (playing ? pause() : playReplay(), drawTravel()) },
         playing ? "❚❚ Pause" : "▶ Play the replay"),
       h("label", { for: "travel-speed" }, "speed"),
       h("select", { id: "travel-speed", onchange: (event: Event) => {

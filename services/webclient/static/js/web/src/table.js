@@ -146,7 +146,7 @@ export function tablePage(root, client, gameId, query) {
     // ---- the replay's autoplay (after the end) ----------------------------------------------------------------
     /** Plays the replay from the version shown (from the first when at the end): a version every `speed` ms, each
      * shown before the next is asked, up to the end. */
-    function play_() {
+    function playReplay() {
         if (!live || !FINAL.includes(live.status))
             return;
         playing = true;
@@ -571,7 +571,7 @@ export function tablePage(root, client, gameId, query) {
         const step = (to) => manual(Math.min(max, Math.max(1, to)));
         const speeds = [[1500, "slow"], [700, "normal"], [250, "fast"]];
         const player = over ? h("div", { class: "travel-play" }, h("button", { type: "button", id: "travel-play", class: "primary", "data-playing": String(playing),
-            "aria-pressed": String(playing), onclick: () => (playing ? pause() : play_(), drawTravel()) }, playing ? "❚❚ Pause" : "▶ Play the replay"), h("label", { for: "travel-speed" }, "speed"), h("select", { id: "travel-speed", onchange: (event) => {
+            "aria-pressed": String(playing), onclick: () => (playing ? pause() : playReplay(), drawTravel()) }, playing ? "❚❚ Pause" : "▶ Play the replay"), h("label", { for: "travel-speed" }, "speed"), h("select", { id: "travel-speed", onchange: (event) => {
                 speed = Number(event.target.value);
             } }, speeds.map(([ms, name]) => h("option", { value: ms, selected: ms === speed }, name)))) : null;
         replace(el.travel, h("h2", { id: "travel-title" }, over ? "Replay" : "Time travel"), h("label", { for: "scrubber" }, at === null ? `Version ${max} (live)`
