@@ -106,7 +106,9 @@ def bench_command(game_name: str, seats: int | None, games: int, names: str, bud
 @click.option("--samples", type=click.IntRange(1), default=3, help="greedy: determinizations each command is rated on")
 @click.option("--server", default="http://127.0.0.1:8000", metavar="URL", help="the gateway")
 @click.option("--poll", is_flag=True, help="poll the seat's view instead of following its WebSocket")
-@click.option("--seed", type=int, default=None, show_default="a new one", help="the bot's random draws")
+@click.option("--seed", type=int, default=None, show_default="a new one",
+              help="the bot's random draws, and with --fill its seats' entropy (a game created with a seed is then "
+                   "the same game at every run)")
 @click.option("--quiet", is_flag=True, help="print only the end of the game, not each move")
 def bot_command(game_id: str, seat: int | None, token: str | None, fill: bool, name: str, budget: float,
                 samples: int, server: str, poll: bool, seed: int | None, quiet: bool) -> None:
@@ -143,7 +145,7 @@ def bot_command(game_id: str, seat: int | None, token: str | None, fill: bool, n
         async with SoukClient(server) as client:
             if fill:
                 return await fill_seats(client, game_id, lambda: strategy(name, **settings), rng=rng, poll=poll,
-                                        on_move=moved)
+                                        on_move=moved, seeded=seed is not None)
             handle = await seat_of(client, game_id, seat, token)
             return [await play(handle, strategy(name, **settings), rng=rng, poll=poll, on_move=moved)]
 

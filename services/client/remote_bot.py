@@ -32,7 +32,7 @@ from contracts.readmodels import TableView
 from contracts.table import GameCreated
 from domain.kernel import get_game
 from services.bots.strategies import Strategy, StrategyError
-from services.client.sdk import FINAL, Seat, SoukClient, SoukError
+from services.client.sdk import FINAL, Seat, SoukClient, SoukError, pumped
 
 log = structlog.get_logger("souk.bot")
 
@@ -141,29 +141,12 @@ async def _watched(seat: Seat, idle: float) -> AsyncIterator[TableView]:
     """The seat's views as its WebSocket pushes them, and, when none came for ``idle`` seconds, the seat's view as
     it is (``Seat.view``) if it is newer: a push lost on the way while the socket stayed open would otherwise leave
     the bot waiting for ever for a view that awaits it. Each version once, in order, up to the last."""
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-    done = object()
-
-    async def pump() -> None:
-        try:
-            async for view in seat.follow():
-                queue.put_nowait(view)
-            queue.put_nowait(done)
-        except Exception as exc:
-            queue.put_nowait(exc)
-
-    task = asyncio.create_task(pump())
+    pushed = pumped(seat.follow(), idle)
     version = -1
     try:
-        while True:
-            try:
-                item = await asyncio.wait_for(queue.get(), idle)
-            except asyncio.TimeoutError:
+        async for item in pushed:
+            if item is None:  # nothing pushed for ``idle`` seconds
                 item = await seat.view()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
             if not isinstance(item, TableView) or item.version <= version:
                 continue
             version = item.version
@@ -171,8 +154,7 @@ async def _watched(seat: Seat, idle: float) -> AsyncIterator[TableView]:
             if item.status in FINAL:
                 return
     finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        await pushed.aclose()
 
 
 async def play(seat: Seat, strategy: Strategy, *, rng: random.Random | None = None, poll: bool = False,
@@ -214,19 +196,24 @@ async def free_seats(client: SoukClient, game_id: str) -> list[int]:
 
 
 async def fill(client: SoukClient, game_id: str, strategy: Callable[[], Strategy], *, rng: random.Random | None = None,
-               poll: bool = False, name: str = "bot", on_move: Callable[[TableView, Any], None] | None = None
-               ) -> list[TableView]:
+               poll: bool = False, name: str = "bot", on_move: Callable[[TableView, Any], None] | None = None,
+               seeded: bool = False) -> list[TableView]:
     """Joins every free seat of ``game_id`` (as "bot 1", "bot 2"...) and plays them all until the game ends;
-    returns each seat's last view. Each seat has its own strategy object and its own random draws, and reads only
-    its own view."""
+    returns each seat's last view. Each seat has its own strategy object and its own random draws (from ``rng``),
+    and reads only its own view. ``seeded`` (``souk bot --fill --seed``): each seat's entropy, its share of the
+    game's chance, is drawn from ``rng`` too, so that a game created with a seed (``unfair``) is the same game at
+    every run (a test's); else it is the SDK's (``secrets``), as a player's."""
     rng = rng or random.Random()
-    seats = []
+    seats, draws = [], []
     for n, number in enumerate(await free_seats(client, game_id), start=1):
-        seats.append(await client.join(game_id, f"{name} {n}", seat=number))
+        own = random.Random(rng.randbytes(16))
+        entropy = own.randbytes(32).hex() if seeded else None
+        seats.append(await client.join(game_id, f"{name} {n}", seat=number, entropy=entropy))
+        draws.append(own)
     if not seats:
         raise SoukError(409, "no_free_seat", f"game {game_id} has no free seat")
-    return list(await asyncio.gather(*(play(s, strategy(), rng=random.Random(rng.randbytes(16)), poll=poll,
-                                            on_move=on_move) for s in seats)))
+    return list(await asyncio.gather(*(play(s, strategy(), rng=own, poll=poll, on_move=on_move)
+                                       for s, own in zip(seats, draws))))
 
 
 async def seat_of(client: SoukClient, game_id: str, number: int, token: str) -> Seat:

@@ -16,7 +16,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Sequence
 from functools import cache
-from typing import Any, Self, Union
+from typing import Any, Self, TypeVar, Union
 
 import anyio
 import httpcore
@@ -39,6 +39,7 @@ from domain.kernel import get_game
 FINAL = ("over", "cancelled")  # a view with this status is the game's last
 RETRIED_CODES = ("not_projected", "view_not_ready")  # read models not built yet: they will be
 MAX_FRAME = 4 * 1024 * 1024  # the largest WebSocket frame accepted (a whole TableView)
+T = TypeVar("T")
 LATEST = object()  # send()'s default expected_version: the version of the newest view this seat saw
 
 
@@ -298,16 +299,11 @@ class SoukClient:
         ``missed``, those entries are yielded too (a ``HistoryPage``, each entry once). With ``presence``, a view
         of the version last yielded is yielded again when its ``presence`` differs from the one yielded (a seat
         came or went: the server's presence push). Ends after the game's last view (status over or cancelled)."""
-        frames: asyncio.Queue[str | BaseException] = asyncio.Queue()
-        received = _Received()
-        reader = asyncio.create_task(self._read_socket(path, params, frames, received))
+        frames = pumped(self._socket_frames(path, params, _Received()))
         last = last_entry = -1
         seen: tuple = ()  # the presence of the view last yielded
         try:
-            while True:
-                frame = await frames.get()
-                if isinstance(frame, BaseException):
-                    raise frame
+            async for frame in frames:
                 if _frame.decode(frame).next_after is not None:  # the history entries missed, before a view
                     if not missed:
                         continue
@@ -330,15 +326,13 @@ class SoukClient:
                 if view.status in FINAL:
                     return
         finally:
-            reader.cancel()
-            await asyncio.gather(reader, return_exceptions=True)
+            await frames.aclose()
 
-    async def _read_socket(self, path: str, params: dict[str, str], frames: asyncio.Queue,
-                           received: _Received) -> None:
-        """Connects, puts every text frame in ``frames``, and connects again after a lost connection (backoff from
-        50 ms doubling to 2 s) with ``?from=`` the newest view's version received. A refusal (close code 44xx, an
-        upgrade refused with a 4xx other than 429), a connection failing for ``reconnect_for`` seconds, or any
-        other error goes to ``frames``, and ends it."""
+    async def _socket_frames(self, path: str, params: dict[str, str], received: _Received) -> AsyncIterator[str]:
+        """Connects, yields every text frame, and connects again after a lost connection (backoff from 50 ms
+        doubling to 2 s) with ``?from=`` the newest view's version received. A refusal (close code 44xx, an upgrade
+        refused with a 4xx other than 429), a connection failing for ``reconnect_for`` seconds, or any other error
+        is raised. Iterated by a task of its own (``pumped``): httpx-ws's task group stays in that task."""
         delay, failing_since = 0.05, None
         while True:
             query = params if received.version < 0 else {**params, "from": str(received.version)}
@@ -349,8 +343,8 @@ class SoukClient:
                         kind = _frame.decode(text)
                         if kind.next_after is None:  # a view
                             received.version = max(received.version, kind.version)
-                        frames.put_nowait(text)
                         delay, failing_since = 0.05, None
+                        yield text
             except Exception as exc:
                 if asyncio.current_task().cancelling():
                     # httpx-ws's anyio task group can turn a cancellation that comes as the socket fails into
@@ -358,13 +352,11 @@ class SoukClient:
                     raise asyncio.CancelledError from exc
                 error = _socket_error(_leaf(exc))
                 if error is not None:
-                    frames.put_nowait(error)
-                    return
+                    raise error from None
             now = time.monotonic()
             failing_since = failing_since or now
             if now - failing_since > self.reconnect_for:
-                frames.put_nowait(SoukError(0, "unreachable", f"no WebSocket for {self.reconnect_for} s"))
-                return
+                raise SoukError(0, "unreachable", f"no WebSocket for {self.reconnect_for} s")
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
 
@@ -387,6 +379,51 @@ class _Received:
 
     def __init__(self) -> None:
         self.version = -1
+
+
+class _Failed:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+_DONE = object()
+
+
+async def pumped(source: AsyncIterator[T], idle: float | None = None) -> AsyncIterator[T | None]:
+    """The items of ``source``, iterated by a task of its own: a WebSocket's task group (httpx-ws) is entered and
+    left in that one task, whatever the consumer does between items, and the socket keeps being read meanwhile.
+    The source's exception is raised here; with ``idle``, None is yielded whenever no item came for that many
+    seconds (the consumer may look elsewhere: ``services.client.remote_bot``). Closing this iterator cancels the
+    task."""
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    async def pump() -> None:
+        try:
+            async for item in source:
+                queue.put_nowait(item)
+        except Exception as exc:
+            queue.put_nowait(_Failed(exc))
+        else:
+            queue.put_nowait(_DONE)
+
+    task = asyncio.create_task(pump())
+    try:
+        while True:
+            try:
+                item = await (queue.get() if idle is None else asyncio.wait_for(queue.get(), idle))
+            except asyncio.TimeoutError:
+                yield None
+                continue
+            if item is _DONE:
+                return
+            if isinstance(item, _Failed):
+                raise item.error
+            yield item
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 def _leaf(exc: BaseException) -> BaseException:

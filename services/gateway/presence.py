@@ -34,6 +34,12 @@ comes from this gateway's cache of it: a game's presence cannot change but by a 
 gateway hears it and forgets the game's) or at the earliest until it holds (a lease or a window that may run out),
 so it is kept until then (at most ``CACHE_S``), and only while the notices are heard (the listener connected).
 Without it, the hash is read in the same round trip as the view (``Resp.calls``).
+
+A seat the server's bot plays from the start (``SeatInfo.bot``: ``POST /games/{id}/bots``, a rematch of such a
+game) has no token and opens no socket, yet it never walks away: it is always connected (``since`` 0), whatever
+the hash says. That is decided where the presence meets the seats (``with_presence`` on a stored view or lobby
+entry, ``with_bots`` on a decoded one), not in the cached presence, which knows no seats: a bot seated after the
+presence was cached shows as connected in the very view that seats it.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from collections.abc import AsyncIterator, Callable
 import msgspec
 import structlog
 
+from contracts.readmodels import SeatInfo
 from contracts.table import SeatPresence
 from services.runtime.loop import stop_task
 from services.store import keys
@@ -138,10 +145,16 @@ _EMPTY_TAIL = b'"presence":[]}'
 _view_or_entry = msgspec.json.Decoder(dict)
 
 
+_BOT_MARK = b'"bot":"'  # in a stored view's or entry's seats when a bot plays one (else "bot":null)
+
+
 def with_presence(raw: bytes, presence: bytes) -> bytes:
     """A stored TableView's (or LobbyEntry's) JSON with ``presence`` (a JSON array) as its presence: spliced in
     where the projector writes its empty presence, its last field (no decoding); views stored before presence
-    existed, and anything else, are decoded and encoded again."""
+    existed, and anything else, are decoded and encoded again. The seats the server's bots play are connected
+    (their seats decoded only when the bytes name a bot)."""
+    if _BOT_MARK in raw and (bots := bot_seats(_seat_infos_decoder.decode(raw).seats)):
+        presence = encoded(with_bots(decoded(presence), bots))
     if raw.endswith(_EMPTY_TAIL):
         return b"".join((raw[:-3], presence, b"}"))
     whole = _view_or_entry.decode(raw)
@@ -153,12 +166,29 @@ class _Seats(msgspec.Struct):
     seats: tuple[msgspec.Raw, ...]
 
 
+class _SeatInfos(msgspec.Struct):
+    seats: tuple[SeatInfo, ...]
+
+
 _seats_decoder = msgspec.json.Decoder(_Seats)
+_seat_infos_decoder = msgspec.json.Decoder(_SeatInfos)
 _presence_decoder = msgspec.json.Decoder(tuple[SeatPresence, ...])
 
 
 def decoded(presence: tuple[SeatPresence, ...] | bytes) -> tuple[SeatPresence, ...]:
     return _presence_decoder.decode(presence) if isinstance(presence, bytes) else presence
+
+
+def bot_seats(seats: tuple[SeatInfo, ...]) -> tuple[int, ...]:
+    """The seats the server's bots play (``SeatInfo.bot``)."""
+    return tuple(s.seat for s in seats if s.bot is not None)
+
+
+def with_bots(presence: tuple[SeatPresence, ...], bots: tuple[int, ...]) -> tuple[SeatPresence, ...]:
+    """``presence`` with the bots' seats connected, since 0 (a bot is at the table from its seating on)."""
+    if not bots:
+        return presence
+    return tuple(SeatPresence(p.seat, True, 0.0) if p.seat in bots else p for p in presence)
 
 
 def seats_in(raw: bytes) -> int:

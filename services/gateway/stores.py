@@ -22,7 +22,7 @@ from domain import table as tbl
 from services.gateway.errors import ApiError
 from services.gateway.inputs import in_range
 from services.gateway.listeners import Updates
-from services.gateway.presence import Presence, decoded, seats_in, with_presence
+from services.gateway.presence import Presence, bot_seats, decoded, seats_in, with_bots, with_presence
 from services.history import travel
 from services.history.archive import archived
 from services.projector.history import read_history
@@ -83,7 +83,8 @@ class Reads:
             raise await self._not_found(game_id)
         entry = _lobby_decoder.decode(raw)
         if present and self.presence is not None:
-            entry = msgspec.structs.replace(entry, presence=await self.presence.of(game_id, len(entry.seats)))
+            present = await self.presence.of(game_id, len(entry.seats))
+            entry = msgspec.structs.replace(entry, presence=with_bots(present, bot_seats(entry.seats)))
         return entry
 
     async def with_presence(self, entries: list[LobbyEntry]) -> list[LobbyEntry]:
@@ -91,7 +92,8 @@ class Reads:
         if self.presence is None or not entries:
             return entries
         found = await self.presence.of_many([e.game_id for e in entries], [len(e.seats) for e in entries])
-        return [msgspec.structs.replace(e, presence=decoded(p)) for e, p in zip(entries, found)]
+        return [msgspec.structs.replace(e, presence=with_bots(decoded(p), bot_seats(e.seats)))
+                for e, p in zip(entries, found)]
 
     async def seats_of(self, game_id: str) -> tuple[str, dict[int, str]]:
         """The game's name and its seats' token hashes, from its first events in the event store: what a lost or

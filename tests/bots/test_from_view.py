@@ -147,15 +147,15 @@ def test_in_1001_karawane_the_state_built_from_a_view_agrees_with_every_public_c
     assert checked > 100
 
 
-@pytest.mark.parametrize("phase", ["keep", "fountain", "draw"])
-def test_in_istanbul_the_phases_inside_an_action_are_rebuilt_from_a_view(phase):
-    """The decisions taken while an action is settled (caravan card 4's guild card to keep, a fountain's reward,
-    the draw after a card from the hand): the turn's flow they sit in is not in the view but read from it."""
+def _rebuilt_in_phase(name: str, phase: str, seeds: int, steps: int, choose) -> None:
+    """Plays 3-seat games (seeds 0 to ``seeds - 1``, at most ``steps`` commands each, ``choose``'s commands) and,
+    at six positions in ``phase``, checks that each seat's view rebuilds a state with the same view and legal
+    commands."""
     found = 0
-    for seed in range(60):
-        game, state = _advanced_with("istanbul", 3, {}, seed, 0, None)
+    for seed in range(seeds):
+        game, state = _advanced_with(name, 3, {}, seed, 0, None)
         rng = random.Random(seed)
-        for n in range(600):
+        for n in range(steps):
             if game.result(state) is not None or found >= 6:
                 break
             if game.flow(state).phase == phase:
@@ -165,35 +165,24 @@ def test_in_istanbul_the_phases_inside_an_action_are_rebuilt_from_a_view(phase):
                         list(game.legal_commands(world, seat)) == list(game.legal_commands(state, seat)), (seed, n)
                 found += 1
             seat = rng.choice(game.flow(state).awaiting)
-            command = rng.choice(list(game.legal_commands(state, seat)))
+            command = choose(game, state, seat, rng)
             for event in game.decide(state, seat, command, Chance(seed.to_bytes(8, "big"), n + 1)):
                 state = game.evolve(state, event)
         if found >= 6:
             break
     assert found >= 6, f"too few {phase} positions"
+
+
+@pytest.mark.parametrize("phase", ["keep", "fountain", "draw"])
+def test_in_istanbul_the_phases_inside_an_action_are_rebuilt_from_a_view(phase):
+    """The decisions taken while an action is settled (caravan card 4's guild card to keep, a fountain's reward,
+    the draw after a card from the hand): the turn's flow they sit in is not in the view but read from it."""
+    _rebuilt_in_phase("istanbul", phase, 60, 600, _random)
 
 
 @pytest.mark.parametrize("phase", ["genie", "desert", "home", "equip", "after"])
 def test_in_1001_karawane_every_stage_of_a_turn_is_rebuilt_from_a_view(phase):
     """A genie's second hex (the stage it returns to is not in the view), the desert phase, home, equipping, after
     the move: the turn's flags the view does not spell out are read from it."""
-    found = 0
-    for seed in range(80):
-        game, state = _advanced_with("karawane", 3, {}, seed, 0, None)
-        rng = random.Random(seed)
-        for n in range(800):
-            if game.result(state) is not None or found >= 6:
-                break
-            if game.flow(state).phase == phase:
-                for seat in range(3):
-                    view, world = _rebuilt(game, state, seat, random.Random(n))
-                    assert game.view(world, seat) == view and \
-                        list(game.legal_commands(world, seat)) == list(game.legal_commands(state, seat)), (seed, n)
-                found += 1
-            seat = rng.choice(game.flow(state).awaiting)
-            command = (bot_command if rng.random() < 0.7 else _random)(game, state, seat, rng)
-            for event in game.decide(state, seat, command, Chance(seed.to_bytes(8, "big"), n + 1)):
-                state = game.evolve(state, event)
-        if found >= 6:
-            break
-    assert found >= 6, f"too few {phase} positions"
+    _rebuilt_in_phase("karawane", phase, 80, 800, lambda game, state, seat, rng: (
+        bot_command if rng.random() < 0.7 else _random)(game, state, seat, rng))

@@ -45,6 +45,25 @@ def serve(redis_url: str, views_url: str, log_path: Path, env: dict[str, str] | 
             stop(process, 15)
 
 
+NO_LIMITS = {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0"}
+FAST_CLOCK = {**NO_LIMITS, "SOUK_CLOCK_POLL_S": "0.05", "SOUK_CLOCK_RETRY_S": "1"}
+
+
+@contextlib.contextmanager
+def serve_on_databases(redis_server_url: str, events_db: int, views_db: int, log_dir: Path,
+                       env: dict[str, str] | None = None) -> Iterator[str]:
+    """`souk serve` on two databases of the test Redis, flushed first (a module's own: the other tests flush
+    database 0 as they go); its log in ``log_dir``."""
+    import redis
+
+    base = redis_server_url.rsplit("/", 1)[0]
+    for db in (events_db, views_db):
+        with redis.Redis.from_url(f"{base}/{db}") as client:
+            client.flushdb()
+    with serve(f"{base}/{events_db}", f"{base}/{views_db}", log_dir / "souk.log", env) as url:
+        yield url
+
+
 async def join_all(client: httpx.AsyncClient, game_id: str, seats: int) -> list[str]:
     """Takes every seat, in order ("player0", "player1", ...); returns their tokens."""
     tokens = []

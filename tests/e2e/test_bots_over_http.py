@@ -13,10 +13,9 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-import redis
 
 from services.client import SoukClient, SoukError
-from tests.e2e.support import bearer, serve
+from tests.e2e.support import FAST_CLOCK, bearer, serve_on_databases
 
 pytestmark = pytest.mark.anyio
 
@@ -24,12 +23,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(scope="module")
 def souk_url(redis_server_url: str, tmp_path_factory) -> Iterator[str]:
     """Databases 4 (events) and 5 (views) of the test Redis: the other tests flush database 0 as they go."""
-    base = redis_server_url.rsplit("/", 1)[0]
-    for db in (4, 5):
-        redis.Redis.from_url(f"{base}/{db}").flushdb()
-    env = {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0",
-           "SOUK_CLOCK_POLL_S": "0.05", "SOUK_CLOCK_RETRY_S": "1"}
-    with serve(f"{base}/4", f"{base}/5", tmp_path_factory.mktemp("bots") / "souk.log", env) as url:
+    with serve_on_databases(redis_server_url, 4, 5, tmp_path_factory.mktemp("bots"), FAST_CLOCK) as url:
         yield url
 
 
@@ -76,6 +70,15 @@ async def test_a_person_plays_a_two_seat_game_to_the_end_against_a_bot_the_serve
         assert [(s["name"], s["bot"]) for s in lobby["seats"]] == [("Ali", None), ("bot 2", "greedy")]
         view = await seat.view()
         assert view.seats[1].bot == "greedy" and view.clock is not None and view.clock.seats[1].bot
+        # the bot never opens a socket nor sends a request, yet it is at the table: connected, in views and lobby
+        assert [p.connected for p in view.presence] == [True, True] and view.presence[1].since == 0
+        lobby = (await client.get(f"/games/{created.game_id}")).json()
+        assert [p["connected"] for p in lobby["presence"]] == [True, True]  # Ali: his request for the view
+        listed = (await client.get("/games", params={"status": "playing", "game": "yspahan"})).json()
+        assert [[p["connected"] for p in g["presence"]] for g in listed if g["game_id"] == created.game_id] == [
+            [True, True]]
+        spectated = (await client.get(f"/games/{created.game_id}/view")).json()
+        assert spectated["presence"][1] == {"seat": 1, "connected": True, "since": 0.0}
         async for view in seat.follow():
             if view.status == "over":
                 break

@@ -15,7 +15,7 @@ import redis
 
 from services.client import SoukClient, SoukError
 from services.store import keys
-from tests.e2e.support import bearer, serve, started_game
+from tests.e2e.support import FAST_CLOCK, bearer, serve_on_databases, started_game
 
 pytestmark = pytest.mark.anyio
 
@@ -23,12 +23,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(scope="module")
 def souk_url(redis_server_url: str, tmp_path_factory) -> Iterator[str]:
     """Databases 2 (events) and 3 (views) of the test Redis: the other tests flush database 0 as they go."""
-    base = redis_server_url.rsplit("/", 1)[0]
-    for db in (2, 3):
-        redis.Redis.from_url(f"{base}/{db}").flushdb()
-    env = {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0",
-           "SOUK_CLOCK_POLL_S": "0.05", "SOUK_CLOCK_RETRY_S": "1"}
-    with serve(f"{base}/2", f"{base}/3", tmp_path_factory.mktemp("clocks") / "souk.log", env) as url:
+    with serve_on_databases(redis_server_url, 2, 3, tmp_path_factory.mktemp("clocks"), FAST_CLOCK) as url:
         yield url
 
 

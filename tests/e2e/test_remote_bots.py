@@ -34,12 +34,33 @@ async def finished(process: subprocess.Popen, timeout: float) -> tuple[str, str]
     return out, err
 
 
+async def play_as_a_person(person, rng: random.Random, timeout: float = 600) -> int:
+    """Plays ``person``'s seat at random from its WebSocket, as a person would, until the game ends (a command the
+    game moved past is refused ``stale``: the next view says what to do); returns how many commands it sent."""
+    sent = 0
+
+    async def play() -> None:
+        nonlocal sent
+        async for view in person.follow():
+            if view.status == "playing" and person.seat in view.flow.awaiting and view.legal:
+                try:
+                    await person.send(rng.choice(view.legal), expected_version=view.version)
+                    sent += 1
+                except SoukError as exc:
+                    assert exc.code == "stale", exc
+
+    await asyncio.wait_for(play(), timeout)
+    return sent
+
+
 @pytest.mark.parametrize(("game", "seats", "strategy"), [
     ("karawane", 2, "seeker"), ("yspahan", 2, "greedy"), ("samarkand", 3, "greedy"), ("istanbul", 2, "greedy"),
 ])
 async def test_souk_bot_fill_joins_every_free_seat_and_plays_the_game_to_its_end(souk_url, game, seats, strategy):
+    """Each game seeded, and --seed gives the seats' entropy too: the same game at every run (a random 1001 Karawane
+    desert may take the seekers thousands of commands, too long for a busy machine)."""
     async with SoukClient(souk_url) as souk:
-        created = await souk.create(game, f"bots {game}", seats)
+        created = await souk.create(game, f"bots {game}", seats, seed=f"{3:064x}", unfair=True)
         process = souk_bot("--fill", created.game_id, "--strategy", strategy, "--samples", "1", "--seed", "3",
                            "--server", souk_url)
         out, err = await finished(process, 600)
@@ -67,19 +88,8 @@ async def test_a_seat_played_by_souk_bot_beside_a_seat_played_by_the_test(souk_u
         machine = await souk.join(created.game_id, "the bot")
         process = souk_bot(created.game_id, "--seat", str(machine.seat), "--token", machine.token,
                            "--strategy", "greedy", "--samples", "1", "--server", souk_url, *follow)
-        rng, mine = random.Random(5), 0
         try:
-            async def play() -> None:
-                nonlocal mine
-                async for view in person.follow():
-                    if view.status == "playing" and person.seat in view.flow.awaiting and view.legal:
-                        try:
-                            await person.send(rng.choice(view.legal), expected_version=view.version)
-                            mine += 1
-                        except SoukError as exc:
-                            assert exc.code == "stale", exc
-
-            await asyncio.wait_for(play(), 600)
+            mine = await play_as_a_person(person, random.Random(5))
             out, err = await finished(process, 60)
             assert "bot_fallback" not in err, err
         finally:
@@ -143,19 +153,8 @@ async def test_souk_bot_fill_takes_the_seats_a_person_left_free_and_plays_them_b
         created = await souk.create("samarkand", "one person, two bots", 3)
         person = await souk.join(created.game_id, "a person", seat=1)
         process = souk_bot("--fill", created.game_id, "--strategy", "greedy", "--samples", "1", "--server", souk_url)
-        rng, mine = random.Random(8), 0
         try:
-            async def play() -> None:
-                nonlocal mine
-                async for view in person.follow():
-                    if view.status == "playing" and person.seat in view.flow.awaiting and view.legal:
-                        try:
-                            await person.send(rng.choice(view.legal), expected_version=view.version)
-                            mine += 1
-                        except SoukError as exc:
-                            assert exc.code == "stale", exc
-
-            await asyncio.wait_for(play(), 600)
+            mine = await play_as_a_person(person, random.Random(8))
             out, err = await finished(process, 60)
         finally:
             if process.poll() is None:
@@ -166,3 +165,29 @@ async def test_souk_bot_fill_takes_the_seats_a_person_left_free_and_plays_them_b
         final = await souk.view(created.game_id)
         assert [s.name for s in final.seats] == ["bot 1", "a person", "bot 2"] and final.status == "over"
         assert mine > 3
+
+
+async def joined_entropies(souk: SoukClient, game_id: str) -> list[str]:
+    page = await souk.history(game_id, after=0, limit=20)
+    return [e.event.entropy for e in page.entries if e.type == "table.SeatJoined"]
+
+
+async def test_souk_bot_fill_with_a_seed_gives_its_seats_the_same_entropy_at_every_run(souk_url):
+    """Two games of the same seed, each filled by `souk bot --fill --seed 5` (stopped once the game started): the
+    seats joined with the same entropy, so the two games deal the same chance; another seed, another entropy."""
+    async with SoukClient(souk_url) as souk:
+        found = []
+        for seed in ("5", "5", "6"):
+            created = await souk.create("yspahan", "seeded", 2, seed=f"{5:064x}", unfair=True)
+            process = souk_bot("--fill", created.game_id, "--seed", seed, "--quiet", "--server", souk_url)
+            try:
+                for _ in range(600):
+                    if (await souk.game(created.game_id)).status != "open":
+                        break
+                    await asyncio.sleep(0.05)
+            finally:
+                process.kill()
+                await asyncio.to_thread(process.communicate)
+            found.append(await joined_entropies(souk, created.game_id))
+        assert len(found[0]) == 2 and all(len(e) == 64 for e in found[0]) and found[0][0] != found[0][1]
+        assert found[0] == found[1] and found[2] != found[0]

@@ -18,7 +18,6 @@ from typing import Any
 import httpx
 import jsonschema_rs
 import pytest
-import redis
 from httpx_ws import aconnect_ws
 
 from domain import table as tbl
@@ -27,7 +26,7 @@ from services.gateway.errors import raise_if_rejected
 from services.gateway.openapi import ERRORS
 from services.history.audit import verify_history
 from contracts.envelope import Reply
-from tests.e2e.support import bearer, serve, started_game
+from tests.e2e.support import NO_LIMITS, bearer, serve_on_databases, started_game
 
 pytestmark = pytest.mark.anyio
 SEED = "0d" * 32
@@ -36,11 +35,7 @@ SEED = "0d" * 32
 @pytest.fixture(scope="module")
 def souk_url(redis_server_url: str, tmp_path_factory) -> Iterator[str]:
     """Databases 2 (events) and 3 (views) of the test Redis: the other tests flush database 0 as they go."""
-    base = redis_server_url.rsplit("/", 1)[0]
-    for db in (2, 3):
-        redis.Redis.from_url(f"{base}/{db}").flushdb()
-    env = {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0"}
-    with serve(f"{base}/2", f"{base}/3", tmp_path_factory.mktemp("undo") / "souk.log", env) as url:
+    with serve_on_databases(redis_server_url, 2, 3, tmp_path_factory.mktemp("undo"), NO_LIMITS) as url:
         yield url
 
 

@@ -10,7 +10,7 @@ import time
 import msgspec
 import pytest
 
-from contracts.readmodels import SeatInfo, TableView
+from contracts.readmodels import LobbyEntry, SeatInfo, TableView
 from contracts.table import Flow, SeatPresence
 from services.gateway import presence as seen
 from services.gateway.listeners import Follower
@@ -115,6 +115,21 @@ def test_the_presence_spliced_into_a_stored_view_is_what_encoding_the_view_with_
     older = msgspec.json.encode({k: v for k, v in msgspec.to_builtins(a_view()).items() if k != "presence"})
     decoded = msgspec.json.decode(seen.with_presence(older, seen.encoded(present)), type=TableView)
     assert decoded == a_view(present)
+
+
+def test_a_seat_the_servers_bot_plays_is_connected_in_a_stored_view_and_a_lobby_entry_whatever_the_hash_says():
+    nobody = seen.encoded((SeatPresence(0, True, 12.5), SeatPresence(1, False, 0.0)))
+    with_bot = msgspec.structs.replace(a_view(), seats=(SeatInfo(0, "a"), SeatInfo(1, "bot 2", bot="greedy")))
+    served = msgspec.json.decode(seen.with_presence(encoder.encode(with_bot), nobody), type=TableView)
+    assert served.presence == (SeatPresence(0, True, 12.5), SeatPresence(1, True, 0.0))
+    # no bot: the presence as read (a name with "bot" in it changes nothing)
+    named = msgspec.structs.replace(a_view(), seats=(SeatInfo(0, "a"), SeatInfo(1, "bot")))
+    served = msgspec.json.decode(seen.with_presence(encoder.encode(named), nobody), type=TableView)
+    assert served.presence == (SeatPresence(0, True, 12.5), SeatPresence(1, False, 0.0))
+    entry = LobbyEntry("g", "yspahan", "t", with_bot.seats, "playing", 1.0)
+    served = msgspec.json.decode(seen.with_presence(encoder.encode(entry), nobody), type=LobbyEntry)
+    assert [p.connected for p in served.presence] == [True, True]
+    assert seen.with_bots(seen.decoded(nobody), seen.bot_seats(entry.seats))[1] == SeatPresence(1, True, 0.0)
 
 
 def test_a_follower_is_offered_the_same_version_again_only_with_another_presence():

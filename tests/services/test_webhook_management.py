@@ -1,7 +1,7 @@
 """Webhooks managed after creation (issue #19; README, Webhooks): a seat's webhook read, changed and removed with its
 token (``GET/PUT/DELETE /games/{id}/seats/{seat}/webhook``), the game's with the creator token
 (``/games/{id}/webhook``); a change rotates the secret; a rematch carries each seat's webhook over (the same
-player), a fork carries none. The gateway and every worker run in this process against the test Redis, the tally
+player) and the game's (the same creator, whose token manages the rematch's), a fork carries none. The gateway and every worker run in this process against the test Redis, the tally
 game played over HTTP."""
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ async def test_the_games_webhook_is_managed_with_the_creator_token(redis_url):
             assert (await client.get(route, headers=auth(creator))).status_code == 404
 
 
-async def test_a_rematch_carries_each_seats_webhook_over_and_a_fork_carries_none(redis_url):
+async def test_a_rematch_carries_each_seats_and_the_games_webhook_over_and_a_fork_carries_none(redis_url):
     with Running() as receiver:
         async with AsyncTestClient(create_app(settings(redis_url), Workers(settings(redis_url), roles=EVERY_ROLE))
                                    ) as client:
@@ -167,7 +167,21 @@ async def test_a_rematch_carries_each_seats_webhook_over_and_a_fork_carries_none
                 copied = await events.hgetall(keys.webhooks(rematch))
             finally:
                 await events.aclose()
-            assert len(copied) == 1 and list(copied.values())[0] == source[[f for f in source if f != b"game"][0]]
+            assert len(copied) == 2 and copied[b"game"] == source[b"game"]  # the seat's, and the game's
+            assert [v for f, v in copied.items() if f != b"game"] == [v for f, v in source.items() if f != b"game"]
+            # the rematch's game webhook is the creator's to manage, with the game's creator token (the rematch
+            # answered no creator token of its own); the seats' tokens are not the creator's
+            route = f"/games/{rematch}/webhook"
+            r = await client.get(route, headers=auth(play.creator_token))
+            assert r.status_code == 200 and r.json()["url"] == receiver.url("/game"), r.text
+            assert (await client.get(route, headers=auth(token0))).status_code == 401
+            # a player's later rematch call does not register the game's webhook again over the creator's change
+            r = await client.put(route, json={"url": receiver.url("/game2")}, headers=auth(play.creator_token))
+            assert r.status_code == 200 and r.json()["secret"] != play.secrets["game"]
+            changed = r.json()["secret"]
+            r = await client.post(f"/games/{play.game_id}/seats/1/rematch", headers=auth(play.tokens[1]))
+            assert r.status_code == 201 and r.json()["game_id"] == rematch
+            assert (await client.get(route, headers=auth(play.creator_token))).json()["url"] == receiver.url("/game2")
             # its notices are signed with the seat's secret, as before
             again = Play(client)
             again.game_id, again.tokens = rematch, {0: token0, 1: token1}
@@ -176,9 +190,12 @@ async def test_a_rematch_carries_each_seats_webhook_over_and_a_fork_carries_none
             def rematch_told() -> None:
                 mine = [n for n in verified(receiver, "/seat0", play.secrets["seat:0"]) if n["game_id"] == rematch]
                 assert ("game_ended", 0) in [(n["kind"], n["seat"]) for n in mine]
+                # the rematch's end, at the URL its creator set, signed with the secret of that change
+                assert "game_ended" in [n["kind"] for n in verified(receiver, "/game2", changed)
+                                        if n["game_id"] == rematch]
 
             await eventually(rematch_told)
-            assert all(n["game_id"] == play.game_id for n in verified(receiver, "/game", play.secrets["game"]))
+            assert {n["game_id"] for n in verified(receiver, "/game", play.secrets["game"])} <= {play.game_id, rematch}
             r = await client.post(f"/games/{play.game_id}/fork", json={"version": view["version"] - 1,
                                                                        "seats": ["a", "b"]})
             assert r.status_code == 201, r.text

@@ -49,6 +49,7 @@ class Play:
         self.game_id = ""
         self.tokens: dict[int, str] = {}
         self.secrets: dict[str, str] = {}  # "game" / "seat:N" -> secret
+        self.creator_token = ""
         self.commands = 0
 
     async def create(self, webhook: str | None, **body: Any) -> None:
@@ -57,6 +58,7 @@ class Play:
 
         assert r.status_code == 201, r.text
         self.game_id = r.json()["game_id"]
+        self.creator_token = r.json()["creator_token"]
         if webhook:
             self.secrets["game"] = r.json()["webhook_secret"]
         else:

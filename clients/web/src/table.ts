@@ -1,7 +1,9 @@
 // A game's page (`#/games/{id}`, `?at=V` for the past, `?invite=CODE` for a private game): the seat's table if
 // this browser holds a token for the game, else the spectator's with a join button per free seat. Live through
 // follow(); the board from the registry (else the generic board), the seats with presence, clocks and whose
-// decision is awaited, undo, the history and its scrubber (time travel), the result, the record and its check.
+// decision is awaited, undo, the history and its scrubber (time travel) with an autoplay of the replay, the
+// result, the record and its check, and the seat's own acts: leave (before the start), resign (during the game),
+// fork (after the end, from the version shown), each confirmed first.
 import type { HistoryEntry, HistoryPage, RecordVerdict, TableView, table } from "souk-client";
 import { serverClock, type Follow, type FollowStatus, type Seat, type SoukClient } from "./client.js";
 import { formatSeconds, h, replace, type Child } from "./dom.js";
@@ -18,6 +20,15 @@ const CONNECTION_TEXT: Record<FollowStatus, string> = {
   down: "Disconnected from the server: reconnecting…",
   closed: "Not following the game.",
 };
+
+/** An act the page asks to confirm before it sends it. */
+interface Confirmable {
+  readonly id: "leave" | "resign" | "fork";
+  readonly label: string;
+  readonly question: string;
+  readonly yes: string;
+  readonly run: () => Promise<unknown>;
+}
 
 export interface TablePage extends Page {
   readonly gameId: string;
@@ -43,6 +54,10 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
   let record: { text: string; url: string } | null = null;
   let verdict: RecordVerdict | null = null;
   let travelToken = 0;
+  let confirming: Confirmable | null = null;  // the act asked for, waiting for its confirmation
+  let autoplay: ReturnType<typeof setTimeout> | null = null;  // the replay's next step, while playing
+  let playing = false;
+  let speed = 700;  // ms a version while the replay plays
   const invite = query.get("invite");
 
   const el = {
@@ -54,6 +69,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     seats: h("section", { id: "seats", "aria-labelledby": "seats-title" }),
     result: h("section", { id: "result-slot" }),
     undo: h("section", { id: "undo", "aria-label": "Undo" }),
+    acts: h("section", { id: "seat-actions", "aria-label": "Leave, resign or fork" }),
     travel: h("section", { id: "travel", "aria-labelledby": "travel-title" }),
     boardTitle: h("h2", { id: "board-title" }),
     board: h("div", { id: "board", tabindex: -1 }),
@@ -62,7 +78,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
   };
   el.table.append(el.header, el.connection, el.message,
     h("div", { class: "table-grid" },
-      h("div", { class: "table-main" }, el.join, el.result, el.boardTitle, el.board, el.undo),
+      h("div", { class: "table-main" }, el.join, el.result, el.boardTitle, el.board, el.undo, el.acts),
       h("aside", { class: "table-side" }, el.seats, el.travel, el.history, el.record)));
   replace(root, el.table);
   showConnection("connecting");
@@ -116,6 +132,15 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     void loadHistory();
   }
 
+  /** Stops following as the seat and lets a history read under way end (then reads are the spectator's). */
+  async function quiet(): Promise<void> {
+    follow?.close();
+    follow = null;
+    seat = null;
+    historyGeneration++;
+    while (historyLoading) await new Promise((done) => setTimeout(done, 20));
+  }
+
   function received(view: TableView): void {
     if (!alive) return;
     const fresh = !live || view.version > live.version;
@@ -144,8 +169,48 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     } catch (error) {
       if (!alive || token !== travelToken) return;
       say(messageOf(error));
+      pause();
     }
     render();
+    if (playing) stepLater();
+  }
+
+  // ---- the replay's autoplay (after the end) ----------------------------------------------------------------
+
+  /** Plays the replay from the version shown (from the first when at the end): a version every `speed` ms, each
+   * shown before the next is asked, up to the end. */
+  function playReplay(): void {
+    if (!live || !FINAL.includes(live.status)) return;
+    playing = true;
+    if (at === null || at >= live.version) go(1);  // travel() then steps on
+    else stepLater();
+    drawTravel();
+  }
+
+  function pause(): void {
+    playing = false;
+    if (autoplay !== null) clearTimeout(autoplay);
+    autoplay = null;
+  }
+
+  function stepLater(): void {
+    if (autoplay !== null) clearTimeout(autoplay);
+    autoplay = setTimeout(() => {
+      autoplay = null;
+      if (!alive || !playing || !live) return;
+      const next = (at ?? live.version) + 1;
+      if (next >= live.version) {
+        pause();
+        go(null);  // the end: the live table, the result
+      } else {
+        go(next);
+      }
+    }, speed);
+  }
+
+  function manual(to: number | null): void {
+    pause();
+    go(to);
   }
 
   function go(to: number | null): void {
@@ -268,6 +333,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     drawResult(view);
     drawBoard(view);
     drawUndo(view);
+    drawActs(view);
     drawTravel();
     drawRecord();
     tickClocks();
@@ -454,6 +520,87 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     replace(el.undo, parts.length ? h("h2", {}, `Undo (${undo.policy.replace("_", " ")})`) : null, parts);
   }
 
+  /** The acts a seat (or anyone, for a fork) may ask for now: each button asks first, and only the confirmation
+   * sends; a refusal shows in #message. */
+  function acts(view: TableView): Confirmable[] {
+    const mine = seat;
+    const out = view.clock?.seats.find((c) => c.seat === view.seat)?.out;
+    const found: Confirmable[] = [];
+    if (mine && view.seat !== null && at === null && view.status === "open") {
+      found.push({ id: "leave", label: "Leave the table",
+        question: `Give seat ${view.seat} back? Someone else may take it.`, yes: "Yes, leave",
+        run: async () => {
+          await quiet();  // nothing asked with the token while it goes: the server would refuse it (401)
+          try {
+            await mine.leave();
+          } catch (error) {
+            if (alive) start();  // still seated: follow again
+            throw error;
+          }
+          forgetSeat(gameId);
+          if (alive) {
+            say(`You left seat ${view.seat}.`);
+            start();
+          }
+        } });
+    }
+    if (mine && view.seat !== null && at === null && view.status === "playing" && !out) {
+      found.push({ id: "resign", label: "Resign",
+        question: "Resign for good? Your seat cannot win any more: a bot plays it, or the game ends if you were " +
+          "the last one playing against another.", yes: "Yes, resign",
+        run: async () => {
+          await mine.resign();
+          if (alive) say("You resigned.");
+        } });
+    }
+    if (live?.status === "over") {
+      const from = at ?? live.version;  // the version shown: the end, or the replay's
+      found.push({ id: "fork", label: `Fork from version ${from}`,
+        question: `Start a new game from the position at version ${from}? Its players join it as a new game.`,
+        yes: "Yes, fork",
+        run: async () => {
+          pause();
+          const forked = await client.fork(gameId, from, mine ? { token: mine.token } : {});
+          if (alive) {
+            location.hash = `#/games/${forked.game_id}` +
+              (forked.invite_code ? `?invite=${encodeURIComponent(forked.invite_code)}` : "");
+          }
+        } });
+    }
+    return found;
+  }
+
+  function drawActs(view: TableView): void {
+    const found = acts(view);
+    const asked = found.find((a) => a.id === confirming?.id);
+    if (!asked) confirming = null;
+    el.acts.hidden = found.length === 0;
+    if (asked) {
+      replace(el.acts, h("div", { id: "confirm", role: "alertdialog", "aria-labelledby": "confirm-question",
+                                  "data-act": asked.id },
+        h("p", { id: "confirm-question" }, asked.question),
+        h("div", { class: "confirm-buttons" },
+          h("button", { type: "button", id: "confirm-yes", class: "danger", onclick: () => {
+            confirming = null;
+            void act(asked.run).then(() => { if (alive) render(); });
+          } }, asked.yes),
+          h("button", { type: "button", id: "confirm-no", onclick: () => {
+            confirming = null;
+            render();
+            el.acts.querySelector<HTMLElement>(`#${asked.id}`)?.focus();
+          } }, "Cancel"))));
+      return;
+    }
+    replace(el.acts, found.length ? h("div", { class: "act-buttons" }, found.map((a) =>
+      h("button", { type: "button", id: a.id, class: a.id === "fork" ? "" : "danger", onclick: () => {
+        if (a.id === "fork") pause();  // the position to fork is the one shown: it stays
+        confirming = a;
+        say("");
+        render();
+        el.acts.querySelector<HTMLElement>("#confirm-no")?.focus();  // the safe answer first
+      } }, a.label))) : null);
+  }
+
   function drawTravel(): void {
     if (!live) return;
     const max = live.version;
@@ -461,9 +608,18 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     const current = at ?? max;
     const scrubber = h("input", { type: "range", id: "scrubber", min: 1, max, value: current, step: 1,
                                   "aria-valuetext": `version ${current} of ${max}` });
-    scrubber.addEventListener("change", () => go(Number(scrubber.value) >= max && !over ? null
+    scrubber.addEventListener("change", () => manual(Number(scrubber.value) >= max && !over ? null
       : Number(scrubber.value)));
-    const step = (to: number) => go(Math.min(max, Math.max(1, to)));
+    const step = (to: number) => manual(Math.min(max, Math.max(1, to)));
+    const speeds: [number, string][] = [[1500, "slow"], [700, "normal"], [250, "fast"]];
+    const player = over ? h("div", { class: "travel-play" },
+      h("button", { type: "button", id: "travel-play", class: "primary", "data-playing": String(playing),
+                    "aria-pressed": String(playing), onclick: () => (playing ? pause() : playReplay(), drawTravel()) },
+        playing ? "❚❚ Pause" : "▶ Play the replay"),
+      h("label", { for: "travel-speed" }, "speed"),
+      h("select", { id: "travel-speed", onchange: (event: Event) => {
+        speed = Number((event.target as HTMLSelectElement).value);
+      } }, speeds.map(([ms, name]) => h("option", { value: ms, selected: ms === speed }, name)))) : null;
     replace(el.travel,
       h("h2", { id: "travel-title" }, over ? "Replay" : "Time travel"),
       h("label", { for: "scrubber" }, at === null ? `Version ${max} (live)`
@@ -475,14 +631,15 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
           "Back"),
         h("button", { type: "button", id: "travel-next", onclick: () => step(current + 1),
                       disabled: at === null || current >= max }, "Forward"),
-        h("button", { type: "button", id: "travel-live", onclick: () => go(null), disabled: at === null },
-          over ? "The end" : "Back to live")));
+        h("button", { type: "button", id: "travel-live", onclick: () => manual(null), disabled: at === null },
+          over ? "The end" : "Back to live")),
+      player);
   }
 
   function drawHistory(): void {
     const n = live ? names(live) : [];
     const items = entries.map((e) => h("li", { class: e.undone ? "undone" : "", "data-seq": e.seq },
-      h("button", { type: "button", class: "link", "data-key": `seq-${e.seq}`, onclick: () => go(e.seq),
+      h("button", { type: "button", class: "link", "data-key": `seq-${e.seq}`, onclick: () => manual(e.seq),
                     "aria-label": `See the table at version ${e.seq}` }, `v${e.seq}`),
       " ", e.seat !== null && e.seat !== undefined ? h("span", { class: "who" }, n[e.seat] ?? `seat ${e.seat}`) : null,
       " ", describeCommand(e.event), e.undone ? " (undone)" : ""));
@@ -530,6 +687,7 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     travel: (to) => void travel(to),
     destroy(): void {
       alive = false;
+      pause();
       clearInterval(ticker);
       follow?.close();
       if (record) URL.revokeObjectURL(record.url);

@@ -127,10 +127,21 @@ class SeatsController(AllowingController):
         # the table's options too (its creation took them out of the game's): the same undo policy and clocks
         options = {**first.options, "undo": first.undo,
                    **({"clock": msgspec.to_builtins(first.clock)} if first.clock else {})}
+        # the same table, the same creator: its token manages the rematch as it did the game (the game's webhook,
+        # a cancel before the start), and the game's webhook carries over with its secret, registered before the
+        # creation is sent and only by the call that creates it (a later call must not undo the creator's change)
         body = CreateGame(first.game, entry.title, first.seats, options, rematch_of=game_id,
-                          invite_hash=invite_hash)
+                          invite_hash=invite_hash, creator_hash=first.creator_hash)
+        events = gateway.stores.events
+        hook = None
+        if first.creator_hash and not await events.exists(keys.game_stream(new_id)):
+            hook = await registry.registration(events, game_id, registry.GAME)
+            if hook is not None:
+                await registry.register(events, new_id, registry.GAME, hook)
         reply = await gateway.commands.submit(envelope(f"rematch-{game_id}", new_id, body))
         if reply.status != "accepted" and reply.code != "game_exists":
+            if hook is not None:
+                await registry.forget(events, new_id, registry.GAME)
             raise_if_rejected(reply)
         # the server's bots sit again where they sat, with their strategies (one command per strategy, its id the
         # same for every player's call: taken once)
@@ -147,8 +158,7 @@ class SeatsController(AllowingController):
         name = entry.seats[seat].name or f"player {seat}"
         join = JoinSeat(name, token_hash(token), seat, invite_hash=invite_hash, entropy=entropy or "")
         # The same player in the same seat: its webhook (URL and secret) carries over, registered before the join
-        # is sent (the worker may read the join at once). The game's own does not (README, Webhooks).
-        events = gateway.stores.events
+        # is sent (the worker may read the join at once). The game's own carried over above (README, Webhooks).
         carried = await registry.registration(events, game_id, registry.seat_field(hashed))
         if carried is not None:
             await registry.register(events, new_id, registry.seat_field(token_hash(token)), carried)

@@ -14,6 +14,7 @@
 // Data the view does not carry (names, effects, icon counts per sheet side) mirror domain/istanbul/data.py.
 import type { istanbul } from "souk-client";
 import type { Board, BoardProps } from "./types.js";
+import { choiceList, type ChoiceGroup } from "./choices.js";
 
 type View = istanbul.IstanbulView;
 type Sheet = istanbul.SheetView;
@@ -573,20 +574,33 @@ function drawAnswers(props: BoardProps, view: View, used: Set<number>, marks: Ma
     : view.phase === "solo" ? `Use the discarded ${played ? NAMES[played] : "card"} as an opponent would`
       : `Answer ${played ? NAMES[played] : "the card"}: use it or a place next to it`;
   const panel = el("section", { class: "ist-answers", role: "group", "aria-label": title }, el("h3", {}, title));
+  const listed: ChoiceGroup[] = [];
   for (const [key, indexes] of groups) {
     const [loc, via, target] = key.split("|");
     const place = loc === "guild" ? null : loc;
     const heading = place === null ? `Guild card ${view.guild_played}: ${GUILD[view.guild_played ?? 0]?.text ?? ""}`
       : `${NAMES[place]}${target ? ` → ${NAMES[target]}` : ""} (${viaText(via)})`;
-    const group = el("div", { class: `ist-answer-group${via === "free" ? "" : ` ist-via-${via}`}`, "data-place": place ?? "guild" },
-      el("span", { class: "ist-answer-head" }, heading));
-    for (const i of indexes) {
+    const buttons = indexes.map((i) => {
       used.add(i);
       const choices = actChoices(props.table.legal[i] as Act, view);
-      group.append(commandButton(props, i, choices || "Use"));
-    }
-    panel.append(group);
+      const b = commandButton(props, i, choices || "Use");
+      b.setAttribute("data-facet-way", viaText(via));
+      return b;
+    });
+    listed.push({ key, heading, buttons });
   }
+  // Long lists (a market's goods and cards to pay with, each way to reach it: up to ~175 answers) get an index of
+  // the places, a search and a filter by the way a place is reached (boards/choices.ts); every answer still shows.
+  const ways = [...new Set(listed.map((g) => viaText(g.key.split("|")[1])))];
+  panel.append(choiceList(listed, {
+    key: "ist-answers", label: title, decision: JSON.stringify(acts.map((i) => props.table.legal[i])),
+    facets: ways.length > 1 ? [{ name: "way", label: "reached", values: ways }] : [],
+    groupClass: "ist-answer-group", headClass: "ist-answer-head",
+    groupAttrs: (g) => {
+      const [loc, via] = g.key.split("|");
+      return { "data-place": loc === "guild" ? "guild" : loc, ...(via === "free" ? {} : { "data-via": via }) };
+    },
+  }));
   return panel;
 }
 

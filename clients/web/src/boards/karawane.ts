@@ -16,6 +16,7 @@
 // Data the view does not carry (the board's shape, names) mirror domain/karawane/data.py.
 import type { karawane } from "souk-client";
 import type { Board, BoardProps } from "./types.js";
+import { choiceList } from "./choices.js";
 
 type View = karawane.KarawaneView;
 type Hex = karawane.HexView;
@@ -366,31 +367,41 @@ function turnPanel(view: View, props: BoardProps, of: Of): HTMLElement | null {
   if (equips.length) {
     const piles = el("div", "kar-equip");
     piles.appendChild(el("h4", "", "The equipment piles: take up to 6 cards"));
-    const byTotal = new Map<number, Legal[]>();
+    // Up to 84 ways to take them: a group per number of camel drivers (the index), and a filter per kind of card
+    // (boards/choices.ts): "2 water skins, 2 goods cards" leaves one button a group. Every choice still shows.
+    const byDrivers = new Map<number, HTMLElement[]>();
     for (const l of equips) {
-      const c = l.command;
-      const total = (c.camel_drivers ?? 0) + (c.water_skins ?? 0) + (c.goods ?? 0);
-      byTotal.set(total, [...(byTotal.get(total) ?? []), l]);
-    }
-    for (const total of [...byTotal.keys()].sort((a, b) => a - b)) {
-      const row = el("div", "kar-equip-row");
-      row.appendChild(el("span", "kar-equip-total", total === 0 ? "none" : plural(total, "card")));
-      for (const l of byTotal.get(total)!) {
-        const c = l.command as karawane.Equip;
-        const d = c.camel_drivers ?? 0, w = c.water_skins ?? 0, g = c.goods ?? 0;
-        const words = [d && plural(d, "camel driver"), w && plural(w, "water skin"), g && plural(g, "goods card")].filter(Boolean);
-        const b = button(props, l.index, "", words.length ? `Take ${words.join(", ")}` : "Take no equipment", "kar-btn kar-equip-btn");
-        if (!words.length) b.textContent = "Take nothing";
-        for (const [n, kind] of [[d, "camel"], [w, "skin"], [g, "goods"]] as [number, string][]) {
-          if (!n) continue;
-          const part = el("span", "kar-equip-part", String(n));
-          part.appendChild(icon(kind));
-          b.appendChild(part);
-        }
-        row.appendChild(b);
+      const c = l.command as karawane.Equip;
+      const d = c.camel_drivers ?? 0, w = c.water_skins ?? 0, g = c.goods ?? 0;
+      const words = [d && plural(d, "camel driver"), w && plural(w, "water skin"), g && plural(g, "goods card")].filter(Boolean);
+      const b = button(props, l.index, "", words.length ? `Take ${words.join(", ")}` : "Take no equipment", "kar-btn kar-equip-btn");
+      if (!words.length) b.textContent = "Take nothing";
+      for (const [n, kind] of [[d, "camel"], [w, "skin"], [g, "goods"]] as [number, string][]) {
+        if (!n) continue;
+        const part = el("span", "kar-equip-part", String(n));
+        part.appendChild(icon(kind));
+        b.appendChild(part);
       }
-      piles.appendChild(row);
+      b.dataset.facetSkins = String(w);
+      b.dataset.facetGoods = String(g);
+      b.dataset.facetTotal = String(d + w + g);
+      byDrivers.set(d, [...(byDrivers.get(d) ?? []), b]);
     }
+    const counts = (name: string) => [...new Set(equips.map((l) => {
+      const c = l.command as karawane.Equip;
+      return name === "skins" ? c.water_skins ?? 0 : name === "goods" ? c.goods ?? 0
+        : (c.camel_drivers ?? 0) + (c.water_skins ?? 0) + (c.goods ?? 0);
+    }))].sort((a, b) => a - b).map(String);
+    const groups = [...byDrivers.keys()].sort((a, b) => a - b).map((d) => ({
+      key: String(d), heading: d === 0 ? "no camel driver" : plural(d, "camel driver"), buttons: byDrivers.get(d)!,
+    }));
+    piles.appendChild(choiceList(groups, {
+      key: "kar-equip", label: "The equipment to take", decision: JSON.stringify(equips.map((l) => l.command)),
+      facets: [{ name: "skins", label: "water skins", values: counts("skins") },
+               { name: "goods", label: "goods cards", values: counts("goods") },
+               { name: "total", label: "cards in all", values: counts("total") }],
+      groupClass: "kar-equip-row", headClass: "kar-equip-total",
+    }));
     panel.appendChild(piles);
   }
 

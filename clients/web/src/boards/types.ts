@@ -14,7 +14,11 @@
 //   hidden things appear only as counts.
 // - No inline event handlers, no global state: render() may be called again with a new view at any time (the
 //   shell empties `root` first) and must not throw on any view the server sends (spectators included:
-//   `props.table.seat` is null and `legal` is empty).
+//   `props.table.seat` is null and `legal` is empty). One exception, the page's and never the game's: what a
+//   person set to find a move in a long list (`choices.ts`: a search, filters, groups folded) is kept while the
+//   list's decision is the same, so a push does not wipe it; by default every button shows.
+// - A long list of commands (Istanbul's answers, 1001 Karawane's equipment) goes through `choices.ts`: groups with
+//   an index, a search and filters a person may use to narrow it, never a menu every command hides behind.
 import type { TableView } from "souk-client";
 
 export interface BoardProps {

@@ -28,6 +28,10 @@ export function tablePage(root, client, gameId, query) {
     let record = null;
     let verdict = null;
     let travelToken = 0;
+    let confirming = null; // the act asked for, waiting for its confirmation
+    let autoplay = null; // the replay's next step, while playing
+    let playing = false;
+    let speed = 700; // ms a version while the replay plays
     const invite = query.get("invite");
     const el = {
         table: h("div", { id: "table", "data-game-id": gameId, "data-version": 0, "data-seat": "spectator" }),
@@ -38,13 +42,14 @@ export function tablePage(root, client, gameId, query) {
         seats: h("section", { id: "seats", "aria-labelledby": "seats-title" }),
         result: h("section", { id: "result-slot" }),
         undo: h("section", { id: "undo", "aria-label": "Undo" }),
+        acts: h("section", { id: "seat-actions", "aria-label": "Leave, resign or fork" }),
         travel: h("section", { id: "travel", "aria-labelledby": "travel-title" }),
         boardTitle: h("h2", { id: "board-title" }),
         board: h("div", { id: "board", tabindex: -1 }),
         history: h("section", { id: "history", "aria-labelledby": "history-title" }),
         record: h("section", { id: "record", "aria-label": "The game's record" }),
     };
-    el.table.append(el.header, el.connection, el.message, h("div", { class: "table-grid" }, h("div", { class: "table-main" }, el.join, el.result, el.boardTitle, el.board, el.undo), h("aside", { class: "table-side" }, el.seats, el.travel, el.history, el.record)));
+    el.table.append(el.header, el.connection, el.message, h("div", { class: "table-grid" }, h("div", { class: "table-main" }, el.join, el.result, el.boardTitle, el.board, el.undo, el.acts), h("aside", { class: "table-side" }, el.seats, el.travel, el.history, el.record)));
     replace(root, el.table);
     showConnection("connecting");
     const ticker = setInterval(tickClocks, 250);
@@ -90,6 +95,15 @@ export function tablePage(root, client, gameId, query) {
         follow = seat ? seat.follow(handlers, { patches: true }) : client.follow(gameId, handlers, { patches: true });
         void loadHistory();
     }
+    /** Stops following as the seat and lets a history read under way end (then reads are the spectator's). */
+    async function quiet() {
+        follow?.close();
+        follow = null;
+        seat = null;
+        historyGeneration++;
+        while (historyLoading)
+            await new Promise((done) => setTimeout(done, 20));
+    }
     function received(view) {
         if (!alive)
             return;
@@ -123,8 +137,51 @@ export function tablePage(root, client, gameId, query) {
             if (!alive || token !== travelToken)
                 return;
             say(messageOf(error));
+            pause();
         }
         render();
+        if (playing)
+            stepLater();
+    }
+    // ---- the replay's autoplay (after the end) ----------------------------------------------------------------
+    /** Plays the replay from the version shown (from the first when at the end): a version every `speed` ms, each
+     * shown before the next is asked, up to the end. */
+    function playReplay() {
+        if (!live || !FINAL.includes(live.status))
+            return;
+        playing = true;
+        if (at === null || at >= live.version)
+            go(1); // travel() then steps on
+        else
+            stepLater();
+        drawTravel();
+    }
+    function pause() {
+        playing = false;
+        if (autoplay !== null)
+            clearTimeout(autoplay);
+        autoplay = null;
+    }
+    function stepLater() {
+        if (autoplay !== null)
+            clearTimeout(autoplay);
+        autoplay = setTimeout(() => {
+            autoplay = null;
+            if (!alive || !playing || !live)
+                return;
+            const next = (at ?? live.version) + 1;
+            if (next >= live.version) {
+                pause();
+                go(null); // the end: the live table, the result
+            }
+            else {
+                go(next);
+            }
+        }, speed);
+    }
+    function manual(to) {
+        pause();
+        go(to);
     }
     function go(to) {
         const next = to === null ? `#/games/${gameId}` : `#/games/${gameId}?at=${to}`;
@@ -263,6 +320,7 @@ export function tablePage(root, client, gameId, query) {
         drawResult(view);
         drawBoard(view);
         drawUndo(view);
+        drawActs(view);
         drawTravel();
         drawRecord();
         tickClocks();
@@ -420,6 +478,86 @@ export function tablePage(root, client, gameId, query) {
         el.undo.hidden = parts.length === 0;
         replace(el.undo, parts.length ? h("h2", {}, `Undo (${undo.policy.replace("_", " ")})`) : null, parts);
     }
+    /** The acts a seat (or anyone, for a fork) may ask for now: each button asks first, and only the confirmation
+     * sends; a refusal shows in #message. */
+    function acts(view) {
+        const mine = seat;
+        const out = view.clock?.seats.find((c) => c.seat === view.seat)?.out;
+        const found = [];
+        if (mine && view.seat !== null && at === null && view.status === "open") {
+            found.push({ id: "leave", label: "Leave the table",
+                question: `Give seat ${view.seat} back? Someone else may take it.`, yes: "Yes, leave",
+                run: async () => {
+                    await quiet(); // nothing asked with the token while it goes: the server would refuse it (401)
+                    try {
+                        await mine.leave();
+                    }
+                    catch (error) {
+                        if (alive)
+                            start(); // still seated: follow again
+                        throw error;
+                    }
+                    forgetSeat(gameId);
+                    if (alive) {
+                        say(`You left seat ${view.seat}.`);
+                        start();
+                    }
+                } });
+        }
+        if (mine && view.seat !== null && at === null && view.status === "playing" && !out) {
+            found.push({ id: "resign", label: "Resign",
+                question: "Resign for good? Your seat cannot win any more: a bot plays it, or the game ends if you were " +
+                    "the last one playing against another.", yes: "Yes, resign",
+                run: async () => {
+                    await mine.resign();
+                    if (alive)
+                        say("You resigned.");
+                } });
+        }
+        if (live?.status === "over") {
+            const from = at ?? live.version; // the version shown: the end, or the replay's
+            found.push({ id: "fork", label: `Fork from version ${from}`,
+                question: `Start a new game from the position at version ${from}? Its players join it as a new game.`,
+                yes: "Yes, fork",
+                run: async () => {
+                    pause();
+                    const forked = await client.fork(gameId, from, mine ? { token: mine.token } : {});
+                    if (alive) {
+                        location.hash = `#/games/${forked.game_id}` +
+                            (forked.invite_code ? `?invite=${encodeURIComponent(forked.invite_code)}` : "");
+                    }
+                } });
+        }
+        return found;
+    }
+    function drawActs(view) {
+        const found = acts(view);
+        const asked = found.find((a) => a.id === confirming?.id);
+        if (!asked)
+            confirming = null;
+        el.acts.hidden = found.length === 0;
+        if (asked) {
+            replace(el.acts, h("div", { id: "confirm", role: "alertdialog", "aria-labelledby": "confirm-question",
+                "data-act": asked.id }, h("p", { id: "confirm-question" }, asked.question), h("div", { class: "confirm-buttons" }, h("button", { type: "button", id: "confirm-yes", class: "danger", onclick: () => {
+                    confirming = null;
+                    void act(asked.run).then(() => { if (alive)
+                        render(); });
+                } }, asked.yes), h("button", { type: "button", id: "confirm-no", onclick: () => {
+                    confirming = null;
+                    render();
+                    el.acts.querySelector(`#${asked.id}`)?.focus();
+                } }, "Cancel"))));
+            return;
+        }
+        replace(el.acts, found.length ? h("div", { class: "act-buttons" }, found.map((a) => h("button", { type: "button", id: a.id, class: a.id === "fork" ? "" : "danger", onclick: () => {
+                if (a.id === "fork")
+                    pause(); // the position to fork is the one shown: it stays
+                confirming = a;
+                say("");
+                render();
+                el.acts.querySelector("#confirm-no")?.focus(); // the safe answer first
+            } }, a.label))) : null);
+    }
     function drawTravel() {
         if (!live)
             return;
@@ -428,16 +566,21 @@ export function tablePage(root, client, gameId, query) {
         const current = at ?? max;
         const scrubber = h("input", { type: "range", id: "scrubber", min: 1, max, value: current, step: 1,
             "aria-valuetext": `version ${current} of ${max}` });
-        scrubber.addEventListener("change", () => go(Number(scrubber.value) >= max && !over ? null
+        scrubber.addEventListener("change", () => manual(Number(scrubber.value) >= max && !over ? null
             : Number(scrubber.value)));
-        const step = (to) => go(Math.min(max, Math.max(1, to)));
+        const step = (to) => manual(Math.min(max, Math.max(1, to)));
+        const speeds = [[1500, "slow"], [700, "normal"], [250, "fast"]];
+        const player = over ? h("div", { class: "travel-play" }, h("button", { type: "button", id: "travel-play", class: "primary", "data-playing": String(playing),
+            "aria-pressed": String(playing), onclick: () => (playing ? pause() : playReplay(), drawTravel()) }, playing ? "❚❚ Pause" : "▶ Play the replay"), h("label", { for: "travel-speed" }, "speed"), h("select", { id: "travel-speed", onchange: (event) => {
+                speed = Number(event.target.value);
+            } }, speeds.map(([ms, name]) => h("option", { value: ms, selected: ms === speed }, name)))) : null;
         replace(el.travel, h("h2", { id: "travel-title" }, over ? "Replay" : "Time travel"), h("label", { for: "scrubber" }, at === null ? `Version ${max} (live)`
             : `Version ${past?.version ?? at} of ${max}: the table as it was (read only)`), scrubber, h("div", { class: "travel-buttons" }, h("button", { type: "button", id: "travel-first", onclick: () => step(1), disabled: current <= 1 }, "First"), h("button", { type: "button", id: "travel-prev", onclick: () => step(current - 1), disabled: current <= 1 }, "Back"), h("button", { type: "button", id: "travel-next", onclick: () => step(current + 1),
-            disabled: at === null || current >= max }, "Forward"), h("button", { type: "button", id: "travel-live", onclick: () => go(null), disabled: at === null }, over ? "The end" : "Back to live")));
+            disabled: at === null || current >= max }, "Forward"), h("button", { type: "button", id: "travel-live", onclick: () => manual(null), disabled: at === null }, over ? "The end" : "Back to live")), player);
     }
     function drawHistory() {
         const n = live ? names(live) : [];
-        const items = entries.map((e) => h("li", { class: e.undone ? "undone" : "", "data-seq": e.seq }, h("button", { type: "button", class: "link", "data-key": `seq-${e.seq}`, onclick: () => go(e.seq),
+        const items = entries.map((e) => h("li", { class: e.undone ? "undone" : "", "data-seq": e.seq }, h("button", { type: "button", class: "link", "data-key": `seq-${e.seq}`, onclick: () => manual(e.seq),
             "aria-label": `See the table at version ${e.seq}` }, `v${e.seq}`), " ", e.seat !== null && e.seat !== undefined ? h("span", { class: "who" }, n[e.seat] ?? `seat ${e.seat}`) : null, " ", describeCommand(e.event), e.undone ? " (undone)" : ""));
         replace(el.history, h("h2", { id: "history-title" }, "History"), h("ol", { class: "history-list", reversed: true }, items.reverse()));
     }
@@ -472,6 +615,7 @@ export function tablePage(root, client, gameId, query) {
         travel: (to) => void travel(to),
         destroy() {
             alive = false;
+            pause();
             clearInterval(ticker);
             follow?.close();
             if (record)

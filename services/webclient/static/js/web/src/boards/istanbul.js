@@ -1,3 +1,4 @@
+import { choiceList } from "./choices.js";
 // --- the game's data (domain/istanbul/data.py) -----------------------------------------------------------
 const LOCATIONS = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "A", "B", "C", "D"];
 const LETTERS = ["A", "B", "C", "D"];
@@ -491,19 +492,33 @@ function drawAnswers(props, view, used, marks) {
         : view.phase === "solo" ? `Use the discarded ${played ? NAMES[played] : "card"} as an opponent would`
             : `Answer ${played ? NAMES[played] : "the card"}: use it or a place next to it`;
     const panel = el("section", { class: "ist-answers", role: "group", "aria-label": title }, el("h3", {}, title));
+    const listed = [];
     for (const [key, indexes] of groups) {
         const [loc, via, target] = key.split("|");
         const place = loc === "guild" ? null : loc;
         const heading = place === null ? `Guild card ${view.guild_played}: ${GUILD[view.guild_played ?? 0]?.text ?? ""}`
             : `${NAMES[place]}${target ? ` → ${NAMES[target]}` : ""} (${viaText(via)})`;
-        const group = el("div", { class: `ist-answer-group${via === "free" ? "" : ` ist-via-${via}`}`, "data-place": place ?? "guild" }, el("span", { class: "ist-answer-head" }, heading));
-        for (const i of indexes) {
+        const buttons = indexes.map((i) => {
             used.add(i);
             const choices = actChoices(props.table.legal[i], view);
-            group.append(commandButton(props, i, choices || "Use"));
-        }
-        panel.append(group);
+            const b = commandButton(props, i, choices || "Use");
+            b.setAttribute("data-facet-way", viaText(via));
+            return b;
+        });
+        listed.push({ key, heading, buttons });
     }
+    // Long lists (a market's goods and cards to pay with, each way to reach it: up to ~175 answers) get an index of
+    // the places, a search and a filter by the way a place is reached (boards/choices.ts); every answer still shows.
+    const ways = [...new Set(listed.map((g) => viaText(g.key.split("|")[1])))];
+    panel.append(choiceList(listed, {
+        key: "ist-answers", label: title, decision: JSON.stringify(acts.map((i) => props.table.legal[i])),
+        facets: ways.length > 1 ? [{ name: "way", label: "reached", values: ways }] : [],
+        groupClass: "ist-answer-group", headClass: "ist-answer-head",
+        groupAttrs: (g) => {
+            const [loc, via] = g.key.split("|");
+            return { "data-place": loc === "guild" ? "guild" : loc, ...(via === "free" ? {} : { "data-via": via }) };
+        },
+    }));
     return panel;
 }
 // --- the end -------------------------------------------------------------------------------------------------
