@@ -21,8 +21,9 @@ pushed frames) uses a lean HTTP/1.1 keep-alive client and a lean WebSocket reade
 protocols, so that the load generator's own cost (httpx costs several hundred µs a request) does not set the
 figures. Rate limits are turned off on the server under test (every client is 127.0.0.1).
 
-CPU per process: /proc/<pid>/stat for the server processes and the drivers, ``INFO cpu`` for each Redis, over the
-measured window only; ``cpu_us_per_command`` divides it by the commands measured.
+CPU per process: /proc/<pid>/stat for the server processes, the drivers and each redis-server, over the measured
+window only; ``cpu_us_per_command`` divides it by the commands measured. ``redis_calls_per_command`` (play): each
+Redis's calls by command name (``INFO commandstats``) over the window, per command measured.
 """
 
 from __future__ import annotations
@@ -551,17 +552,6 @@ def _tree_cpu(pid: int) -> float:
     return sum(_process_cpu(p) for p in tree)
 
 
-def _redis_cpu(url: str) -> float:
-    import redis
-
-    client = redis.Redis.from_url(url)
-    try:
-        info = client.info("cpu")
-        return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
-    finally:
-        client.close()
-
-
 class Cluster:
     """The stores and the server under test, as child processes; ``cpu()`` reads each one's CPU seconds so far."""
 
@@ -624,9 +614,25 @@ class Cluster:
         return "\n".join(out)
 
     def cpu(self) -> dict[str, float]:
+        """CPU seconds so far of each server process (with its children) and of each redis-server (/proc)."""
         out = {role: _tree_cpu(p.pid) for role, p in self.procs.items()}
+        for name, server in zip(self.redis, self._servers):
+            out[name] = _process_cpu(server.process.pid)
+        return out
+
+    def redis_calls(self) -> dict[str, dict[str, int]]:
+        """Each Redis's calls so far by command name (``INFO commandstats``), less the INFO calls that read them."""
+        import redis
+
+        out = {}
         for name, url in self.redis.items():
-            out[name] = _redis_cpu(url)
+            client = redis.Redis.from_url(url)
+            try:
+                stats = client.info("commandstats")
+            finally:
+                client.close()
+            out[name] = {key.removeprefix("cmdstat_"): int(value["calls"]) for key, value in stats.items()
+                         if key != "cmdstat_info"}
         return out
 
     def stopped(self) -> list[str]:
@@ -743,8 +749,10 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
         control.put((start, end))
     time.sleep(max(0.0, start - time.monotonic()))
     before = _snapshot(cluster, drivers)
+    calls_before = cluster.redis_calls()
     time.sleep(max(0.0, end - time.monotonic()))
     after = _snapshot(cluster, drivers)
+    calls_after = cluster.redis_calls()
     done = _wait_all(results, drivers, "done", STALL_S + 60)
     latencies = sorted(x for d in done.values() for x in d["latencies"])
     answers = sorted(x for d in done.values() for x in d["answers"])
@@ -769,7 +777,18 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
         "games_finished": sum(d["games_finished"] for d in done.values()),
         "errors": [e for d in done.values() for e in d["errors"]],
         **_cpu_figures(cluster, drivers, before, after, len(latencies), elapsed),
+        # each Redis's calls per measured command, by command name (INFO commandstats over the window)
+        "redis_calls_per_command": _calls_per_command(calls_before, calls_after, len(latencies)),
     }
+
+
+def _calls_per_command(before: dict, after: dict, commands: int) -> dict[str, dict[str, float]]:
+    out = {}
+    for name, calls in after.items():
+        made = {cmd: n - before.get(name, {}).get(cmd, 0) for cmd, n in calls.items()}
+        out[name] = {cmd: round(n / max(1, commands), 2) for cmd, n in sorted(made.items(), key=lambda kv: -kv[1])
+                     if n > 0}
+    return out
 
 
 def _bench_fanout(options, seats, base, cluster, ctx, results, drivers, controls) -> dict:
