@@ -36,7 +36,7 @@ from pathlib import Path
 from services.bench import BenchError
 
 PEER = "boardgame.io 0.50.2"
-JS_FILES = ("package.json", "package-lock.json", "game.mjs", "server.mjs", "clients.mjs")
+JS_FILES = ("package.json", "package-lock.json", "game.mjs", "server.mjs", "clients.mjs", "output.mjs")
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "souk" / "peer"
 SOUK_GAME, SOUK_SEATS = "samarkand", 4
 

@@ -52,3 +52,17 @@ def test_the_matches_are_a_list_of_counts():
     assert refused.exit_code == 2 and "comma-separated" in refused.output
     result = CliRunner().invoke(bench.command, ["--help"], terminal_width=200)
     assert result.exit_code == 0 and "boardgame.io 0.50.2" in result.output and "[default: 1,16,64]" in result.output
+
+
+def test_the_clients_figures_reach_python_whole_when_they_are_longer_than_a_pipes_buffer():
+    """A 64-match run's latencies are a line of megabytes: exiting right after write() cut it at 128 KiB and the
+    bench said that the clients printed no figures."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    from importlib import resources
+
+    output = resources.files("services.bench") / "peer_js" / "output.mjs"
+    script = f"import({json.dumps(str(output))}).then(m => m.printAndExit({{latencies: Array(200000).fill(0.001234)}}))"
+    out = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["latencies"] == [0.001234] * 200000

@@ -11,6 +11,7 @@
 import { createRequire } from 'node:module';
 import readline from 'node:readline';
 import { makeGame } from './game.mjs';
+import { printAndExit } from './output.mjs';
 
 // boardgame.io 0.50 ships CommonJS entry points in folders (boardgame.io/client/package.json): require finds them
 const require = createRequire(import.meta.url);
@@ -174,5 +175,6 @@ try {
 } catch (exc) {
   errors.push(String(exc && exc.stack ? exc.stack : exc));
 }
-process.stdout.write(JSON.stringify({ latencies, stalls, matches_finished: finished, errors: errors.slice(0, 5) }) + '\n');
-process.exit(0);
+const figures = { latencies: latencies.map((s) => Math.round(s * 1e6) / 1e6), stalls, matches_finished: finished,
+  errors: errors.slice(0, 5) };
+printAndExit(figures);
