@@ -238,6 +238,8 @@ class Stats:
     stalls: int = 0
     games_finished: int = 0
     errors: list[str] = field(default_factory=list)
+    pushes: int = 0  # play: the frames the seats' WebSockets got in the window, and their bytes
+    push_bytes: int = 0
 
 
 class Window:
@@ -288,6 +290,8 @@ class SeatClient:
 
     def on_text(self, text: bytes, arrival: float) -> None:
         view = _view_decoder.decode(text)
+        if self.game.counted is not None:
+            self.game.counted(len(text), arrival)
         self.seen(view, arrival)
 
     def seen(self, view: _View, arrival: float) -> None:
@@ -318,8 +322,9 @@ class SeatClient:
 
 
 class PlayedGame:
-    def __init__(self, host: str, port: int, game_id: str) -> None:
-        self.host, self.port, self.game_id = host, port, game_id
+    def __init__(self, host: str, port: int, game_id: str, counted=None) -> None:
+        """``counted(bytes, arrival)``: told of each frame a seat's socket gets."""
+        self.host, self.port, self.game_id, self.counted = host, port, game_id, counted
         self.seats: list[SeatClient] = []
         self.version = -1
         self.over = False
@@ -341,10 +346,11 @@ class PlayedGame:
             seat.close()
 
 
-async def new_game(souk, host: str, port: int, game: str, seats: int, rng: random.Random) -> PlayedGame:
+async def new_game(souk, host: str, port: int, game: str, seats: int, rng: random.Random,
+                   counted=None) -> PlayedGame:
     """A game created and every seat taken through the SDK; each seat's socket open."""
     created = await souk.create(game, "bench", seats, seed=rng.randbytes(32).hex(), unfair=True)
-    played = PlayedGame(host, port, created.game_id)
+    played = PlayedGame(host, port, created.game_id, counted)
     for s in range(seats):
         joined = await souk.join(created.game_id, f"p{s}", s, entropy=rng.randbytes(32).hex())
         played.seats.append(SeatClient(played, s, joined.token))
@@ -418,8 +424,14 @@ async def drive_games(base: str, config: dict, window: Window, stats: Stats, rea
     url = urlsplit(base)
     rng = random.Random(config["seed"])
     pacer = Pacer(config["rate"])
+
+    def counted(size: int, arrival: float) -> None:
+        if window.open(arrival):
+            stats.pushes += 1
+            stats.push_bytes += size
+
     async with SoukClient(base) as souk:
-        games = [await new_game(souk, url.hostname, url.port, config["game"], config["seats"], rng)
+        games = [await new_game(souk, url.hostname, url.port, config["game"], config["seats"], rng, counted)
                  for _ in range(config["games"])]
         ready.set()
 
@@ -432,7 +444,8 @@ async def drive_games(base: str, config: dict, window: Window, stats: Stats, rea
                 if played.over:
                     stats.games_finished += 1
                 if not window.done():
-                    played = await new_game(souk, url.hostname, url.port, config["game"], config["seats"], rng)
+                    played = await new_game(souk, url.hostname, url.port, config["game"], config["seats"], rng,
+                                            counted)
 
         results = await asyncio.gather(*(keep_playing(g) for g in games), return_exceptions=True)
         stats.errors += [f"{type(r).__name__}: {r}" for r in results if isinstance(r, BaseException)]
@@ -478,7 +491,8 @@ async def _driver(base: str, config: dict, control, results) -> None:
             await task
             results.put(("done", index, {"latencies": stats.latencies, "answers": stats.answers,
                                          "rejected": stats.rejected, "stalls": stats.stalls, "games_finished": stats.games_finished,
-                                         "errors": stats.errors[:5]}))
+                                         "errors": stats.errors[:5], "pushes": stats.pushes,
+                                         "push_bytes": stats.push_bytes}))
         else:
             await _hold_sockets(base, config, control, results)
     except BaseException as exc:
@@ -621,7 +635,9 @@ class Cluster:
         return out
 
     def redis_calls(self) -> dict[str, dict[str, int]]:
-        """Each Redis's calls so far by command name (``INFO commandstats``), less the INFO calls that read them."""
+        """Each Redis's calls so far by command name (``INFO commandstats``), less the INFO calls that read them,
+        and under ``(reads)`` the read events it processed (``total_reads_processed``: a client's request or
+        pipeline read at once, so about the round trips; the INFO calls' own are left out)."""
         import redis
 
         out = {}
@@ -629,10 +645,12 @@ class Cluster:
             client = redis.Redis.from_url(url)
             try:
                 stats = client.info("commandstats")
+                reads = int(client.info("stats")["total_reads_processed"])
             finally:
                 client.close()
             out[name] = {key.removeprefix("cmdstat_"): int(value["calls"]) for key, value in stats.items()
                          if key != "cmdstat_info"}
+            out[name]["(reads)"] = reads - int(stats.get("cmdstat_info", {}).get("calls", 0)) - 1
         return out
 
     def stopped(self) -> list[str]:
@@ -760,6 +778,7 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
     for d in done.values():
         for code, count in d["rejected"].items():
             rejected[code] = rejected.get(code, 0) + count
+    pushes, push_bytes = sum(d["pushes"] for d in done.values()), sum(d["push_bytes"] for d in done.values())
     elapsed = options["seconds"]
     return {
         "mode": "play", "target": options["url"] or options["target"], "game": options["game"], "seats": seats,
@@ -776,6 +795,9 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
         "stalls": sum(d["stalls"] for d in done.values()),
         "games_finished": sum(d["games_finished"] for d in done.values()),
         "errors": [e for d in done.values() for e in d["errors"]],
+        # the frames pushed to the seats' sockets in the window: per command, and their mean size
+        "pushes_per_command": round(pushes / len(latencies), 2) if latencies else 0.0,
+        "bytes_per_push": round(push_bytes / pushes) if pushes else 0,
         **_cpu_figures(cluster, drivers, before, after, len(latencies), elapsed),
         # each Redis's calls per measured command, by command name (INFO commandstats over the window)
         "redis_calls_per_command": _calls_per_command(calls_before, calls_after, len(latencies)),

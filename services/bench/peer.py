@@ -172,6 +172,7 @@ def run_souk(matches: int, seconds: float, warmup: float, target: str, seed: int
             "server_cpu_cores": round(sum(v for k, v in figures["cpu_cores"].items() if k in SOUK_PROCESSES), 2),
             "clients_cpu_us_per_command": per.get("drivers", 0),
             "redis_calls_per_command": figures.get("redis_calls_per_command", {}),
+            "pushes_per_command": figures.get("pushes_per_command"), "bytes_per_push": figures.get("bytes_per_push"),
             "bench_http": figures["command"]}
 
 
