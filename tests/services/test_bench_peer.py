@@ -31,11 +31,12 @@ def test_one_match_a_side_gives_moves_commands_latencies_and_the_server_cpu_of_b
     assert row["ratio"] == pytest.approx(row["souk_commands_per_s"] / row["peer_moves_per_s"], abs=0.01)
     assert 0 < row["peer_p50_ms"] <= row["peer_p99_ms"] < 5000
     assert 0 < row["souk_p50_ms"] <= row["souk_p99_ms"] < 5000
-    assert row["peer_server_cpu_us_per_move"] > 0
+    # /proc counts CPU in 10 ms ticks: a 2-second run of a few dozen moves on a loaded machine may show none
+    assert row["peer_server_cpu_us_per_move"] >= 0 and result["runs"][0]["server_cpu_cores"] < 1.5
     # every Souk process's CPU, both redis-servers too, adds up to the server's
     processes = row["souk_cpu_us_per_command"]
     assert set(processes) == {"gateway", "engine", "projector", "redis_events", "redis_views"}
-    assert all(v > 0 for v in processes.values()), processes
+    assert sum(processes.values()) > 0, processes
     assert row["souk_server_cpu_us_per_command"] == pytest.approx(sum(processes.values()), abs=3)
     # interleaved: the peer, then Souk
     assert [r["side"] for r in result["runs"]] == ["peer", "souk"]
