@@ -634,6 +634,18 @@ class Cluster:
             out[name] = _process_cpu(server.process.pid)
         return out
 
+    def appendfsync(self) -> str | None:
+        """The event store's ``appendfsync`` as the running redis-server has it (None: a server not started here)."""
+        import redis
+
+        if "redis_events" not in self.redis:
+            return None
+        client = redis.Redis.from_url(self.redis["redis_events"], decode_responses=True)
+        try:
+            return client.config_get("appendfsync")["appendfsync"]
+        finally:
+            client.close()
+
     def redis_calls(self) -> dict[str, dict[str, int]]:
         """Each Redis's calls so far by command name (``INFO commandstats``), less the INFO calls that read them,
         and under ``(reads)`` the read events it processed (``total_reads_processed``: a client's request or
@@ -799,6 +811,7 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
         "pushes_per_command": round(pushes / len(latencies), 2) if latencies else 0.0,
         "bytes_per_push": round(push_bytes / pushes) if pushes else 0,
         **_cpu_figures(cluster, drivers, before, after, len(latencies), elapsed),
+        "event_store_appendfsync": cluster.appendfsync(),  # as the event store's redis-server runs
         # each Redis's calls per measured command, by command name (INFO commandstats over the window)
         "redis_calls_per_command": _calls_per_command(calls_before, calls_after, len(latencies)),
     }

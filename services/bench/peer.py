@@ -163,6 +163,8 @@ def run_souk(matches: int, seconds: float, warmup: float, target: str, seed: int
                          "rate": 0.0, "drivers": 1, "at_once": False, "fsync": "always", "seed": seed})
     if figures["errors"]:
         raise BenchError(f"souk bench http failed: {figures['errors']}")
+    if figures["event_store_appendfsync"] != "always":  # the condition: every accepted move on disk
+        raise BenchError(f"the event store ran with appendfsync {figures['event_store_appendfsync']}, not always")
     per = figures["cpu_us_per_command"]
     server = {k: per[k] for k in SOUK_PROCESSES if k in per}
     return {"commands": figures["commands"], "commands_per_s": figures["commands_per_s"],
@@ -173,7 +175,7 @@ def run_souk(matches: int, seconds: float, warmup: float, target: str, seed: int
             "clients_cpu_us_per_command": per.get("drivers", 0),
             "redis_calls_per_command": figures.get("redis_calls_per_command", {}),
             "pushes_per_command": figures.get("pushes_per_command"), "bytes_per_push": figures.get("bytes_per_push"),
-            "bench_http": figures["command"]}
+            "event_store_appendfsync": figures["event_store_appendfsync"], "bench_http": figures["command"]}
 
 
 # --- interleaved -------------------------------------------------------------------------------------------------
