@@ -29,6 +29,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import tempfile
 import time
 from importlib import resources
 from pathlib import Path
@@ -89,22 +90,31 @@ def run_peer(cache: Path, matches: int, seconds: float, warmup: float, moves: in
     port = free_port()
     env = {**os.environ, "NODE_ENV": "production"}
     env.pop("FLATFILE_DIR", None)
+    # their logs go to files: a pipe nobody reads while the run lasts would stop a process that fills it
+    server_log, clients_log = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+
+    def tail(log) -> str:
+        log.seek(0)
+        return log.read()[-2000:]
+
     server = subprocess.Popen(["node", "server.mjs", str(port), str(moves)], cwd=cache, env=env,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=server_log, text=True,
                               preexec_fn=die_with_parent)
     clients = None
     try:
         line = server.stdout.readline()
         if not line.startswith("listening"):
             server.kill()
-            raise BenchError(f"boardgame.io's server did not start: {line}{server.stderr.read()[-2000:]}")
+            server.wait()
+            raise BenchError(f"boardgame.io's server did not start: {line}{tail(server_log)}")
         clients = subprocess.Popen(["node", "clients.mjs", f"http://127.0.0.1:{port}", str(matches), str(moves)],
                                    cwd=cache, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
+                                   stderr=clients_log, text=True, preexec_fn=die_with_parent)
         ready = clients.stdout.readline()
         if ready.strip() != "ready":
             clients.kill()
-            raise BenchError(f"boardgame.io's clients did not start: {ready}{clients.stderr.read()[-2000:]}")
+            clients.wait()
+            raise BenchError(f"boardgame.io's clients did not start: {ready}{tail(clients_log)}")
         start = time.monotonic() + warmup
         end = start + seconds
         clients.stdin.write(f"{start} {end}\n")
@@ -114,14 +124,17 @@ def run_peer(cache: Path, matches: int, seconds: float, warmup: float, moves: in
         time.sleep(max(0.0, end - time.monotonic()))
         after = _proc_cpu(server.pid), _proc_cpu(clients.pid)
         try:
-            out, err = clients.communicate(timeout=60)
+            out, _ = clients.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             clients.kill()
             raise BenchError("boardgame.io's clients did not finish within 60 s of the window's end") from None
         try:
             result = json.loads(out.strip().splitlines()[-1])
         except (ValueError, IndexError):
-            raise BenchError(f"boardgame.io's clients printed no figures: {out[-500:]}{err[-2000:]}") from None
+            raise BenchError(f"boardgame.io's clients printed no figures: {out[-500:]}{tail(clients_log)}") from None
+        server_log.seek(0)
+        # boardgame.io logs each move it refuses (`ERROR: invalid stateID ...`, `ERROR: disallowed move ...`)
+        refused = [line.strip() for line in server_log if line.startswith("ERROR")]
     finally:
         for process in (clients, server):
             if process is not None and process.poll() is None:
@@ -133,16 +146,19 @@ def run_peer(cache: Path, matches: int, seconds: float, warmup: float, moves: in
                     process.wait()
         for process in (clients, server):
             if process is not None:
-                for stream in (process.stdin, process.stdout, process.stderr):
+                for stream in (process.stdin, process.stdout):
                     if stream is not None:
                         stream.close()
+        server_log.close()
+        clients_log.close()
     if result["errors"]:
         raise BenchError(f"boardgame.io's clients failed: {result['errors']}")
     latencies = sorted(result["latencies"])
     count = len(latencies)
     server_cpu, clients_cpu = after[0] - before[0], after[1] - before[1]
     return {"moves": count, "moves_per_s": round(count / seconds, 1), "p50_ms": _pct_ms(latencies, 0.50),
-            "p99_ms": _pct_ms(latencies, 0.99), "stalls": result["stalls"],
+            "p99_ms": _pct_ms(latencies, 0.99), "stalls": result["stalls"], "refused": len(refused),
+            "refused_first": refused[:3],
             "matches_finished": result["matches_finished"],
             "server_cpu_us_per_move": round(server_cpu / max(1, count) * 1e6),
             "server_cpu_cores": round(server_cpu / seconds, 2),
@@ -222,6 +238,7 @@ def run_peer_bench(matches: tuple[int, ...], seconds: float, warmup: float, roun
             "peer_clients_cpu_us_per_move": round(_median([x["clients_cpu_us_per_move"] for x in peer])),
             "souk_clients_cpu_us_per_command": round(_median([x["clients_cpu_us_per_command"] for x in souk])),
             "stalls": sum(x["stalls"] for x in peer + souk),
+            "peer_refused": sum(x["refused"] for x in peer),  # moves boardgame.io's server refused (logged)
         })
     return {
         "peer": f"{PEER}: its Server (in-memory storage, socket.io) and its Clients (socket.io), a 4-seat game of "

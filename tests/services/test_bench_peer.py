@@ -26,7 +26,7 @@ def test_one_match_a_side_gives_moves_commands_latencies_and_the_server_cpu_of_b
     assert out.returncode == 0, out.stderr[-4000:]
     result = json.loads(out.stdout)
     [row] = result["table"]
-    assert row["matches"] == 1 and row["stalls"] == 0
+    assert row["matches"] == 1 and row["stalls"] == 0 and row["peer_refused"] == 0
     # both sides played (how much depends on the machine's load: at load average 20, Souk did 5 commands in 2 s)
     assert row["peer_moves_per_s"] > 0 and row["souk_commands_per_s"] > 0
     assert row["ratio"] == pytest.approx(row["souk_commands_per_s"] / row["peer_moves_per_s"], abs=0.01)
@@ -39,6 +39,7 @@ def test_one_match_a_side_gives_moves_commands_latencies_and_the_server_cpu_of_b
     assert set(processes) == {"gateway", "engine", "projector", "redis_events", "redis_views"}
     assert sum(processes.values()) > 0, processes
     assert row["souk_server_cpu_us_per_command"] == pytest.approx(sum(processes.values()), abs=3)
+    assert result["runs"][0]["refused"] == 0, result["runs"][0]["refused_first"]  # boardgame.io refused no move
     # interleaved: the peer, then Souk
     assert [r["side"] for r in result["runs"]] == ["peer", "souk"]
     assert result["runs"][1]["bench_http"].startswith("souk bench http --mode play --target split")
