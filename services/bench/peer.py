@@ -50,13 +50,16 @@ def install(cache: Path, timeout: float = 600) -> Path:
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
             raise BenchError(f"`souk bench peer` needs {tool} on PATH (Node 18 or newer) to run boardgame.io")
-    cache.mkdir(parents=True, exist_ok=True)
     source = resources.files("services.bench") / "peer_js"
-    for name in JS_FILES:
-        data = (source / name).read_bytes()
-        target = cache / name
-        if not target.exists() or target.read_bytes() != data:
-            target.write_bytes(data)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        for name in JS_FILES:
+            data = (source / name).read_bytes()
+            target = cache / name
+            if not target.exists() or target.read_bytes() != data:
+                target.write_bytes(data)
+    except OSError as exc:
+        raise BenchError(f"cannot write boardgame.io's cache folder {cache}: {exc.strerror or exc}") from None
     lock = hashlib.sha256((cache / "package-lock.json").read_bytes()).hexdigest()
     stamp = cache / "node_modules" / ".souk-lock-sha256"
     if not stamp.exists() or stamp.read_text() != lock:

@@ -70,3 +70,13 @@ def test_the_clients_figures_reach_python_whole_when_they_are_longer_than_a_pipe
     out = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["latencies"] == [0.001234] * 200000
+
+
+def test_a_cache_folder_that_cannot_be_written_is_one_clear_error(tmp_path):
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are not installed")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = CliRunner().invoke(bench.command, ["--cache", str(blocker / "peer"), "--matches", "1"])
+    assert result.exit_code == 1 and "cannot write boardgame.io's cache folder" in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
