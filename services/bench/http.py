@@ -21,8 +21,9 @@ pushed frames) uses a lean HTTP/1.1 keep-alive client and a lean WebSocket reade
 protocols, so that the load generator's own cost (httpx costs several hundred µs a request) does not set the
 figures. Rate limits are turned off on the server under test (every client is 127.0.0.1).
 
-CPU per process: /proc/<pid>/stat for the server processes and the drivers, ``INFO cpu`` for each Redis, over the
-measured window only; ``cpu_us_per_command`` divides it by the commands measured.
+CPU per process: /proc/<pid>/stat for the server processes, the drivers and each redis-server, over the measured
+window only; ``cpu_us_per_command`` divides it by the commands measured. ``redis_calls_per_command`` (play): each
+Redis's calls by command name (``INFO commandstats``) over the window, per command measured.
 """
 
 from __future__ import annotations
@@ -237,6 +238,8 @@ class Stats:
     stalls: int = 0
     games_finished: int = 0
     errors: list[str] = field(default_factory=list)
+    pushes: int = 0  # play: the frames the seats' WebSockets got in the window, and their bytes
+    push_bytes: int = 0
 
 
 class Window:
@@ -287,6 +290,8 @@ class SeatClient:
 
     def on_text(self, text: bytes, arrival: float) -> None:
         view = _view_decoder.decode(text)
+        if self.game.counted is not None:
+            self.game.counted(len(text), arrival)
         self.seen(view, arrival)
 
     def seen(self, view: _View, arrival: float) -> None:
@@ -317,8 +322,9 @@ class SeatClient:
 
 
 class PlayedGame:
-    def __init__(self, host: str, port: int, game_id: str) -> None:
-        self.host, self.port, self.game_id = host, port, game_id
+    def __init__(self, host: str, port: int, game_id: str, counted=None) -> None:
+        """``counted(bytes, arrival)``: told of each frame a seat's socket gets."""
+        self.host, self.port, self.game_id, self.counted = host, port, game_id, counted
         self.seats: list[SeatClient] = []
         self.version = -1
         self.over = False
@@ -340,10 +346,11 @@ class PlayedGame:
             seat.close()
 
 
-async def new_game(souk, host: str, port: int, game: str, seats: int, rng: random.Random) -> PlayedGame:
+async def new_game(souk, host: str, port: int, game: str, seats: int, rng: random.Random,
+                   counted=None) -> PlayedGame:
     """A game created and every seat taken through the SDK; each seat's socket open."""
     created = await souk.create(game, "bench", seats, seed=rng.randbytes(32).hex(), unfair=True)
-    played = PlayedGame(host, port, created.game_id)
+    played = PlayedGame(host, port, created.game_id, counted)
     for s in range(seats):
         joined = await souk.join(created.game_id, f"p{s}", s, entropy=rng.randbytes(32).hex())
         played.seats.append(SeatClient(played, s, joined.token))
@@ -417,8 +424,14 @@ async def drive_games(base: str, config: dict, window: Window, stats: Stats, rea
     url = urlsplit(base)
     rng = random.Random(config["seed"])
     pacer = Pacer(config["rate"])
+
+    def counted(size: int, arrival: float) -> None:
+        if window.open(arrival):
+            stats.pushes += 1
+            stats.push_bytes += size
+
     async with SoukClient(base) as souk:
-        games = [await new_game(souk, url.hostname, url.port, config["game"], config["seats"], rng)
+        games = [await new_game(souk, url.hostname, url.port, config["game"], config["seats"], rng, counted)
                  for _ in range(config["games"])]
         ready.set()
 
@@ -431,7 +444,8 @@ async def drive_games(base: str, config: dict, window: Window, stats: Stats, rea
                 if played.over:
                     stats.games_finished += 1
                 if not window.done():
-                    played = await new_game(souk, url.hostname, url.port, config["game"], config["seats"], rng)
+                    played = await new_game(souk, url.hostname, url.port, config["game"], config["seats"], rng,
+                                            counted)
 
         results = await asyncio.gather(*(keep_playing(g) for g in games), return_exceptions=True)
         stats.errors += [f"{type(r).__name__}: {r}" for r in results if isinstance(r, BaseException)]
@@ -477,7 +491,8 @@ async def _driver(base: str, config: dict, control, results) -> None:
             await task
             results.put(("done", index, {"latencies": stats.latencies, "answers": stats.answers,
                                          "rejected": stats.rejected, "stalls": stats.stalls, "games_finished": stats.games_finished,
-                                         "errors": stats.errors[:5]}))
+                                         "errors": stats.errors[:5], "pushes": stats.pushes,
+                                         "push_bytes": stats.push_bytes}))
         else:
             await _hold_sockets(base, config, control, results)
     except BaseException as exc:
@@ -551,17 +566,6 @@ def _tree_cpu(pid: int) -> float:
     return sum(_process_cpu(p) for p in tree)
 
 
-def _redis_cpu(url: str) -> float:
-    import redis
-
-    client = redis.Redis.from_url(url)
-    try:
-        info = client.info("cpu")
-        return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
-    finally:
-        client.close()
-
-
 class Cluster:
     """The stores and the server under test, as child processes; ``cpu()`` reads each one's CPU seconds so far."""
 
@@ -624,9 +628,41 @@ class Cluster:
         return "\n".join(out)
 
     def cpu(self) -> dict[str, float]:
+        """CPU seconds so far of each server process (with its children) and of each redis-server (/proc)."""
         out = {role: _tree_cpu(p.pid) for role, p in self.procs.items()}
+        for name, server in zip(self.redis, self._servers):
+            out[name] = _process_cpu(server.process.pid)
+        return out
+
+    def appendfsync(self) -> str | None:
+        """The event store's ``appendfsync`` as the running redis-server has it (None: a server not started here)."""
+        import redis
+
+        if "redis_events" not in self.redis:
+            return None
+        client = redis.Redis.from_url(self.redis["redis_events"], decode_responses=True)
+        try:
+            return client.config_get("appendfsync")["appendfsync"]
+        finally:
+            client.close()
+
+    def redis_calls(self) -> dict[str, dict[str, int]]:
+        """Each Redis's calls so far by command name (``INFO commandstats``), less the INFO calls that read them,
+        and under ``(reads)`` the read events it processed (``total_reads_processed``: a client's request or
+        pipeline read at once, so about the round trips; the INFO calls' own are left out)."""
+        import redis
+
+        out = {}
         for name, url in self.redis.items():
-            out[name] = _redis_cpu(url)
+            client = redis.Redis.from_url(url)
+            try:
+                stats = client.info("commandstats")
+                reads = int(client.info("stats")["total_reads_processed"])
+            finally:
+                client.close()
+            out[name] = {key.removeprefix("cmdstat_"): int(value["calls"]) for key, value in stats.items()
+                         if key != "cmdstat_info"}
+            out[name]["(reads)"] = reads - int(stats.get("cmdstat_info", {}).get("calls", 0)) - 1
         return out
 
     def stopped(self) -> list[str]:
@@ -743,8 +779,10 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
         control.put((start, end))
     time.sleep(max(0.0, start - time.monotonic()))
     before = _snapshot(cluster, drivers)
+    calls_before = cluster.redis_calls()
     time.sleep(max(0.0, end - time.monotonic()))
     after = _snapshot(cluster, drivers)
+    calls_after = cluster.redis_calls()
     done = _wait_all(results, drivers, "done", STALL_S + 60)
     latencies = sorted(x for d in done.values() for x in d["latencies"])
     answers = sorted(x for d in done.values() for x in d["answers"])
@@ -752,6 +790,7 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
     for d in done.values():
         for code, count in d["rejected"].items():
             rejected[code] = rejected.get(code, 0) + count
+    pushes, push_bytes = sum(d["pushes"] for d in done.values()), sum(d["push_bytes"] for d in done.values())
     elapsed = options["seconds"]
     return {
         "mode": "play", "target": options["url"] or options["target"], "game": options["game"], "seats": seats,
@@ -768,8 +807,23 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
         "stalls": sum(d["stalls"] for d in done.values()),
         "games_finished": sum(d["games_finished"] for d in done.values()),
         "errors": [e for d in done.values() for e in d["errors"]],
+        # the frames pushed to the seats' sockets in the window: per command, and their mean size
+        "pushes_per_command": round(pushes / len(latencies), 2) if latencies else 0.0,
+        "bytes_per_push": round(push_bytes / pushes) if pushes else 0,
         **_cpu_figures(cluster, drivers, before, after, len(latencies), elapsed),
+        "event_store_appendfsync": cluster.appendfsync(),  # as the event store's redis-server runs
+        # each Redis's calls per measured command, by command name (INFO commandstats over the window)
+        "redis_calls_per_command": _calls_per_command(calls_before, calls_after, len(latencies)),
     }
+
+
+def _calls_per_command(before: dict, after: dict, commands: int) -> dict[str, dict[str, float]]:
+    out = {}
+    for name, calls in after.items():
+        made = {cmd: n - before.get(name, {}).get(cmd, 0) for cmd, n in calls.items()}
+        out[name] = {cmd: round(n / max(1, commands), 2) for cmd, n in sorted(made.items(), key=lambda kv: -kv[1])
+                     if n > 0}
+    return out
 
 
 def _bench_fanout(options, seats, base, cluster, ctx, results, drivers, controls) -> dict:

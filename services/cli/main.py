@@ -207,6 +207,8 @@ BENCH = {
     "cold": ("services.cli.bench.cold:command", "the engine's cold load of a game at 100, 1,000 and 10,000 events"),
     "bots": ("services.cli.bots:bench_command", "bots against bots: win rates and the share of games that end"),
     "pushes": ("services.cli.bench.pushes:command", "bytes per WebSocket push for each game, whole and as JSON Patch"),
+    "peer": ("services.cli.bench.peer:command",
+             "Souk against boardgame.io 0.50.2 (npm): same game shape and matches, interleaved"),
     "realtime": ("services.cli.bench.realtime:command",
                  "Samarkand in real time: a value's due instant to its event, the event to the seats' pushes"),
 }

@@ -30,6 +30,12 @@ def test_the_play_mode_plays_games_over_http_and_prints_sane_figures_with_the_cp
         assert figures["cpu_us_per_command"][process] > 0, process
     assert figures["cpu_cores"]["gateway"] < 2.5
     assert figures["command"].startswith("souk bench http --mode play --target split")
+    assert figures["event_store_appendfsync"] == "always"  # the default, as `souk serve` runs
+    # each command's view pushed to the seats (every seat's view changes with each command), whole views
+    assert figures["pushes_per_command"] >= 1 and figures["bytes_per_push"] > 100
+    calls = figures["redis_calls_per_command"]
+    assert calls["redis_events"]["xadd"] >= 1 and calls["redis_events"]["(reads)"] >= 1
+    assert calls["redis_views"]["(reads)"] >= 1 and "info" not in calls["redis_events"]
 
 
 def test_split_with_two_gateway_processes_counts_the_cpu_of_both():
