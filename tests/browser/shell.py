@@ -3,10 +3,24 @@ page's hooks (clients/web/README.md) waited on."""
 
 from __future__ import annotations
 
+import os
 import secrets
 import time
+from pathlib import Path
 
 import httpx
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def screenshot(target, name: str, **options) -> bytes:
+    """A screenshot of a page or a locator (taken at every run: drawing it must work), written to
+    docs/screenshots/``name`` only when SOUK_SCREENSHOTS is set: a test run never changes committed files."""
+    shot = target.screenshot(**options)
+    if os.environ.get("SOUK_SCREENSHOTS"):
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        (SCREENSHOTS / name).write_bytes(shot)
+    return shot
 
 
 def create(souk_url: str, game: str, seats: int, **options) -> str:

@@ -14,13 +14,11 @@ from __future__ import annotations
 import random
 import secrets
 import time
-from pathlib import Path
 
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.shell import GameOverHttp, render_board
+from tests.browser.shell import GameOverHttp, render_board, screenshot
 from tests.browser.shell import board_buttons as buttons
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 
@@ -77,8 +75,7 @@ def check_seat(page, game: Game, seat: int, table: dict) -> None:
 
 
 def shoot(page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+    screenshot(page, name, full_page=True)
 
 
 def test_a_solo_game_shows_the_challenges_at_the_end(open_page, souk_url):

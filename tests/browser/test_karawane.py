@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import random
-from pathlib import Path
 
 import httpx
 import msgspec
@@ -28,11 +27,10 @@ from services.bots.strategies import SeekerStrategy
 from services.client.remote_bot import _decided
 from services.client.sdk import _typed_view, _view
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.shell import GameOverHttp, render_board
+from tests.browser.shell import GameOverHttp, render_board, screenshot
 from tests.browser.shell import board_buttons as buttons
 from tests.browser.shell import board_secret_text as secret_text
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 # Commands clicked through the pages before the rest of the game is played over HTTP (the pages follow it to the
 # end): the seekers' games last about 700 commands, too long for a click each on a loaded machine. 0: click all.
@@ -286,5 +284,4 @@ def test_two_browsers_play_a_game_to_its_end_through_the_page_with_a_reload_and_
 
 
 def shoot_board(page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.locator("#board").screenshot(path=str(SCREENSHOTS / name))
+    screenshot(page.locator("#board"), name)

@@ -12,7 +12,6 @@ import random
 import msgspec
 
 from domain.chance import Chance
-from domain.kernel import get_game
 from tests.bots.support import started
 from tests.browser.conftest import PHONE
 from tests.browser.shell import board_buttons, render_board
