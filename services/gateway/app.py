@@ -20,7 +20,7 @@ from litestar.exceptions import HTTPException, NotFoundException, ValidationExce
 from litestar.openapi import OpenAPIConfig
 
 from contracts.api import MAX_BODY_BYTES
-from services.gateway import access, docs, openapi, web
+from services.gateway import access, docs, fastpath, openapi, web
 from services.gateway.controllers import CONTROLLERS
 from services.gateway.controllers.sockets import closing_bad_paths
 from services.gateway.dependencies import Gateway
@@ -29,9 +29,10 @@ from services.runtime import collector, logs, tracing
 from services.runtime.config import Settings
 
 
-def create_app(settings: Settings, workers: Any = None) -> Litestar:
+def create_app(settings: Settings, workers: Any = None, fast_commands: bool = True) -> Litestar:
     """The ASGI app. ``workers`` (a ``services.cli.workers.Workers``) are started and stopped with it when
-    given."""
+    given. ``fast_commands``: the command route served by ``fastpath`` (False: by Litestar alone, as the tests
+    that compare the two do)."""
     gateway = Gateway(settings, workers)
     app = Litestar(
         route_handlers=[*CONTROLLERS, docs.assets(), web.index, web.assets()],
@@ -56,7 +57,12 @@ def create_app(settings: Settings, workers: Any = None) -> Litestar:
     )
     # Outside the router, as Litestar's own OpenTelemetry plugin wraps it: the requests no route takes are measured
     # too (an app middleware runs only once a route matched).
-    app.asgi_handler = access.observed(closing_bad_paths(app.asgi_handler, app.routes), settings.access_log)
+    # The command route's fast path (``fastpath``) in front of Litestar, with Litestar's route template for the
+    # metrics; not with CORS (Litestar adds its headers).
+    template = app.asgi_router.handle_routing(path="/games/g/seats/0/commands", method="POST")[4]
+    handler = fastpath.commands_fast_path(closing_bad_paths(app.asgi_handler, app.routes), gateway, template,
+                                          enabled=fast_commands and not settings.cors_origins)
+    app.asgi_handler = access.observed(handler, settings.access_log)
     return app
 
 

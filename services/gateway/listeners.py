@@ -82,6 +82,9 @@ class _Subscription:
         self.hot = Resp.like(redis)  # the per-command reads and writes: one auto-pipelined connection
         self.state = ListenerState()
         self._was_connected = False
+        # How many times the subscription was made (each ``_connected``): a notice published while the same one
+        # holds is heard (``Updates.wait_for`` trusts the notices of a game followed since then).
+        self.subscribed = 0
         self._task: asyncio.Task | None = None
         self._ready = asyncio.Event()
 
@@ -171,6 +174,7 @@ class _Subscription:
             log.warning("listener_reconnected", listener=self.name, reconnects=state.reconnects,
                         down_s=round(time.time() - state.since, 3), last_error=state.last_error)
         state.connected, state.since = True, time.time()
+        self.subscribed += 1
         metrics.LISTENER_CONNECTED.labels(self.name).set(1)
         self._was_connected = True
         self._ready.set()
@@ -415,9 +419,12 @@ class _Game:
     waiting for a version. The views of every followed audience are read together: one HMGET per change of the
     game, whatever the number of audiences and sockets."""
 
-    __slots__ = ("changed", "feeds", "position", "recheck", "version", "views", "waiters")
+    __slots__ = ("changed", "feeds", "heard_from", "position", "recheck", "version", "views", "waiters")
 
     def __init__(self, updates: Updates, game_id: str) -> None:
+        # The subscription under which this gateway records the game's notices (``reached``; None: none held
+        # then): while it holds, every notice published since is heard (``current``).
+        self.heard_from = updates.subscribed if updates.state.connected else None
         self.feeds: dict[str, _Feed] = {}
         self.waiters = 0
         self.version = -1  # the newest projected version known (from notices and position reads)
@@ -474,6 +481,15 @@ class _Game:
 
     def idle(self) -> bool:
         return not self.feeds and not self.waiters
+
+    def current(self, updates: Updates) -> bool:
+        """``version`` is the game's projected version, or a later notice is on its way here: a notice or a read
+        of the position came in since this gateway records the game's notices, under the subscription that still
+        holds. (A version published before the game was recorded here is at most the first one heard or read
+        after: the projector writes the position and publishes its notice in one script, and the notices of one
+        game come in the order they were published; every later notice is heard.)"""
+        return self.version >= 0 and self.heard_from is not None and self.heard_from == updates.subscribed \
+            and updates.state.connected
 
     def cancel(self) -> None:
         self.position.cancel()
@@ -565,11 +581,14 @@ class Updates(_Subscription):
             self._release(game_id, game)
 
     async def wait_for(self, game_id: str, version: int, timeout: float) -> bool:
-        """Until the game's read models reach ``version`` (True), or ``timeout`` seconds pass (False)."""
+        """Until the game's read models reach ``version`` (True), or ``timeout`` seconds pass (False). The position
+        is read first unless this gateway already knows the game's version for sure (``_Game.current``): a
+        command's answer on a game followed here waits for its notice alone (one round trip less a command)."""
         game = self._game(game_id)
         game.waiters += 1
         try:
-            game.position.request()  # read after this waiter counted: a notice from now on wakes it too
+            if not game.current(self):
+                game.position.request()  # read after this waiter counted: a notice from now on wakes it too
             deadline = time.monotonic() + timeout
             while game.version < version:
                 left = deadline - time.monotonic()

@@ -193,6 +193,47 @@ async def test_one_notice_costs_one_read_of_the_games_views_however_many_sockets
         await redis.aclose()
 
 
+async def test_a_wait_on_a_game_followed_here_reads_no_position_but_never_misses_a_version_published_before(
+        server):
+    """A command's answer waits for its views (``Updates.wait_for``): on a game whose notices this gateway has been
+    hearing, under the same subscription, it waits for the notice alone (no GET of the position); a version
+    published before the game was followed here, or while the listener was away, is read."""
+    redis = redis_client(server.url)
+    updates = Updates(redis)
+    await updates.start()
+    try:
+        await project(redis, "g1", 1, ["0"])  # before anyone here followed g1: its notice is heard by nobody
+        async with updates.follow("g1", "0") as seat:
+            assert msgspec.json.decode(await asyncio.wait_for(seat.next(), 5))["version"] == 1
+            await redis.config_resetstat()
+            # a resent command answered with version 1: no notice comes for it, the position says it is there
+            assert await asyncio.wait_for(updates.wait_for("g1", 1, timeout=3), 1) is True
+            assert (await reads(redis))["get"] == 1
+
+            await project(redis, "g1", 2, ["0"])
+            assert msgspec.json.decode(await asyncio.wait_for(seat.next(), 5))["version"] == 2
+            await redis.config_resetstat()
+            assert await asyncio.wait_for(updates.wait_for("g1", 2, timeout=3), 1) is True
+            waiting = asyncio.create_task(updates.wait_for("g1", 3, timeout=3))
+            await asyncio.sleep(0.05)
+            await project(redis, "g1", 3, ["0"])
+            assert await asyncio.wait_for(waiting, 2) is True
+            assert (await reads(redis))["get"] == 0  # the notices were enough
+
+            await listener_cut_off(redis)
+            await eventually(lambda: not updates.state.connected)
+            await project(redis, "g1", 4, ["0"], notify=False)  # its notice is lost
+            await listener_let_back(redis)
+            await eventually(lambda: updates.state.connected)
+            await redis.config_resetstat()
+            assert await asyncio.wait_for(updates.wait_for("g1", 4, timeout=3), 1) is True
+            assert (await reads(redis))["get"] == 1
+    finally:
+        await listener_let_back(redis)
+        await updates.stop()
+        await redis.aclose()
+
+
 def seat_view(game_id: str, audience: str, version: int) -> bytes:
     seat = None if audience == "spectator" else int(audience)
     return msgspec.json.encode({"game_id": game_id, "version": version, "seat": seat, "secret": f"{audience}-{version}"})
