@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -22,8 +23,11 @@ def test_the_readme_walkthrough_plays_a_whole_game_with_curl_then_reads_its_past
     fork = walkthrough("fork")
     script = ("set -euo pipefail\n" + walkthrough() + "echo '--- time travel'\n" + travel + "echo '--- fork'\n"
               + fork)
-    done = subprocess.run(["bash", "-c", script], env={**os.environ, "S": souk_url}, capture_output=True,
-                          text=True, timeout=600)
+    # `python3` is this interpreter, as in a venv the README's install made: not a version manager's shim (pyenv's,
+    # a bash script, took two thirds of the walkthrough's 130 s for its ~530 JSON one-liners)
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    done = subprocess.run(["bash", "-c", script], env={**os.environ, "S": souk_url, "PATH": path},
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     out, rest = done.stdout.split("--- time travel\n")
     past, forked = rest.split("--- fork\n")
