@@ -129,10 +129,12 @@ class GreedyStrategy:
         return rng.choice([c for c, v in zip(legal, values) if v == top])
 
 
-def rate(game: Any, state: Any, seat: int, legal: list[Any], samples: int, rng: random.Random) -> list[float]:
-    """Each legal command's mean ``evaluate`` over ``samples`` determinizations (the same chance for every command
-    of one), once the seats awaited with it answered (``settle``); -inf for one refused in every world."""
-    evaluate = hook(game, "evaluate")
+def rate(game: Any, state: Any, seat: int, legal: list[Any], samples: int, rng: random.Random,
+         evaluate: Callable[[Any, int], float] | None = None) -> list[float]:
+    """Each legal command's mean ``evaluate`` (the game's hook unless another is given: mcts's root rates by
+    ``outlook``) over ``samples`` determinizations (the same chance for every command of one), once the seats
+    awaited with it answered (``settle``); -inf for one refused in every world."""
+    evaluate = evaluate or hook(game, "evaluate")
     worlds = [(determinize(game, state, seat, rng), rng.randbytes(16)) for _ in range(samples)]
     values = []
     for command in legal:
@@ -198,12 +200,18 @@ class _Node:
         self.avail = 0
 
 
+def forecast(game: Any) -> Callable[[Any, int], float]:
+    """The game's ``outlook`` hook (the seat's score to be, as a margin over the best other seat), else its
+    ``evaluate``."""
+    return getattr(game, "outlook", None) or game.evaluate
+
+
 def value(game: Any, world: Any, seat: int) -> float:
-    """The seat's value at the end of a simulation: ``evaluate`` (its margin over the best other seat), and at
-    the game's end a bonus of one point for a win (shared by the winners) so that a won game beats a lost one of
-    the same margin."""
+    """The seat's value at the end of a simulation: ``outlook`` (``forecast``: its margin over the best other
+    seat), and at the game's end a bonus of one point for a win (shared by the winners) so that a won game beats a
+    lost one of the same margin."""
     result = game.result(world)
-    margin = game.evaluate(world, seat)
+    margin = forecast(game)(world, seat)
     if result is not None and seat in result.winners:
         margin += 1.0 / len(result.winners)
     return margin
@@ -250,7 +258,8 @@ class MctsStrategy:
             return legal[0]
         hook(game, "evaluate")
         deadline = None if self.budget is None else self.clock() + self.budget
-        prior = rate(game, state, seat, legal, 1, rng) if self.width is not None and len(legal) > self.width else None
+        prior = (rate(game, state, seat, legal, 1, rng, forecast(game))
+                 if self.width is not None and len(legal) > self.width else None)
         if prior is not None:  # the root searches the greedy rating's best ``width`` commands, best first
             order = sorted(range(len(legal)), key=lambda i: -prior[i])[: self.width]
             legal = [legal[i] for i in order]

@@ -199,6 +199,28 @@ def test_mcts_values_a_cut_by_evaluate_and_a_won_game_above_a_lost_one_of_the_sa
     assert value(game, (3, 5, True), 0) == 3.0 and value(game, (3, 5, True), 1) == -2.0  # over: + 1 to the winner
 
 
+class _Foresight(_Invest):
+    """``_Invest`` with an ``outlook`` hook (the score to be): having invested is worth 4 before it is cashed."""
+
+    def outlook(self, state, seat):
+        turn, points, invested = state
+        margin = points + (4 if invested and turn < 2 else 0) - 3
+        return float(margin if seat == 0 else -margin)
+
+
+def test_mcts_values_its_cut_by_the_games_outlook_and_greedy_keeps_evaluate():
+    from services.bots.strategies import value
+
+    game = _Foresight()
+    assert value(game, (1, 0, True), 0) == 1.0  # the outlook: 0 points, 4 to be, 3 behind
+    assert value(_Invest(), (1, 0, True), 0) == -3.0
+    assert strategy("greedy").choose(game, (0, 0, False), 0, random.Random(0)) == "grab"
+    # one iteration a command, the look ahead stopped at seat 0's next decision: only the outlook sees the investment
+    bot = strategy("mcts", budget=None, iterations=2, rollout=0, width=None, exploration=0.0)
+    assert {bot.choose(game, (0, 0, False), 0, random.Random(k)) for k in range(4)} == {"invest"}
+    assert {bot.choose(_Invest(), (0, 0, False), 0, random.Random(k)) for k in range(4)} == {"grab"}
+
+
 class _Pennies:
     """Both seats show heads or tails at once; seat 1 wins when they match. Whoever shows first in a simulation,
     the other's choice must not depend on it: seat 1 seeing seat 0's coin would match it every time."""
