@@ -226,9 +226,9 @@ class MctsStrategy:
     (``_plan``): no other seat's choice depends on the seat's hidden one (Samarkand's cards face down and stops,
     Istanbul's answers), as at the true table. The tree grows by one node an iteration; then ``rollout`` more
     commands by ``policy`` for everyone (0: none), and the seat's ``value`` where the simulation stopped (its
-    ``evaluate`` margin, graded, not won or lost at the cut). At the root, when the seat has more than ``width``
-    commands (None: no limit), only the ``width`` best by greedy's rating (``rate``, one determinization) are
-    searched, the best first. Stops after ``budget`` seconds (None: no clock) or ``iterations``, whichever comes
+    margin by the game's ``outlook``, the score to be, else by ``evaluate``: graded, not won or lost at the cut).
+    At the root, when the seat has more than ``width`` commands (None: no limit), only the ``width`` best by
+    greedy's rating (``rate``, one determinization, by ``outlook``) are searched, the best first. Stops after ``budget`` seconds (None: no clock) or ``iterations``, whichever comes
     first; plays the root's most visited command (a tie: the better valued, then the better rated)."""
 
     name = "mcts"
