@@ -151,6 +151,7 @@ def rate(game: Any, state: Any, seat: int, legal: list[Any], samples: int, rng: 
 
 
 POLICIES = ("greedy", "random", "seeker")  # mcts's policy for the other seats and the rollouts
+EXPANSIONS = ("random", "greedy")  # which untried command of the seat a node below mcts's root adds first
 
 
 # --- mcts -------------------------------------------------------------------------------------------------
@@ -169,10 +170,17 @@ def policy(game: Any, world: Any, mover: int, rng: random.Random, epsilon: float
         return rng.choice(list(legal))
     if sample is not None and len(legal) > sample:
         legal = rng.sample(list(legal), sample)
-    evaluate = game.evaluate
+    return best(game, world, mover, legal, rng, game.evaluate)
+
+
+def best(game: Any, world: Any, mover: int, legal: Any, rng: random.Random,
+         evaluate: Callable[[Any, int], float]) -> Any:
+    """The command of ``legal`` whose outcome ``evaluate`` values best for ``mover`` (each tried once with the same
+    chance, the seats awaited with it answering at random when the decision is simultaneous: ``settle``), ties at
+    random; one at random when every one is refused."""
     together = len(game.flow(world).awaiting) > 1
     seed = rng.randbytes(16)
-    best: list[Any] = []
+    found: list[Any] = []
     top = -math.inf
     for command in legal:
         try:
@@ -184,10 +192,10 @@ def policy(game: Any, world: Any, mover: int, rng: random.Random, epsilon: float
             continue
         value = evaluate(after, mover)
         if value > top:
-            top, best = value, [command]
+            top, found = value, [command]
         elif value == top:
-            best.append(command)
-    return rng.choice(best) if best else rng.choice(list(legal))
+            found.append(command)
+    return rng.choice(found) if found else rng.choice(list(legal))
 
 
 class _Node:
@@ -228,14 +236,16 @@ class MctsStrategy:
     commands by ``policy`` for everyone (0: none), and the seat's ``value`` where the simulation stopped (its
     margin by the game's ``outlook``, the score to be, else by ``evaluate``: graded, not won or lost at the cut).
     At the root, when the seat has more than ``width`` commands (None: no limit), only the ``width`` best by
-    greedy's rating (``rate``, one determinization, by ``outlook``) are searched, the best first. Stops after ``budget`` seconds (None: no clock) or ``iterations``, whichever comes
-    first; plays the root's most visited command (a tie: the better valued, then the better rated)."""
+    greedy's rating (``rate``, one determinization, by ``outlook``) are searched, the best first; below it, a node
+    adds an untried command at random or (``expand`` greedy) the best rated first (``_expansion``). Stops after
+    ``budget`` seconds (None: no clock) or ``iterations``, whichever comes first; plays the root's most visited
+    command (a tie: the better valued, then the better rated)."""
 
     name = "mcts"
 
     def __init__(self, budget: float | None = 1.0, iterations: int = 100_000, rollout: int = 0,
                  exploration: float = 0.7, width: int | None = 6, epsilon: float = 0.1,
-                 sample: int | None = 8, policy: str = "greedy",
+                 sample: int | None = 8, policy: str = "greedy", expand: str = "random",
                  clock: Callable[[], float] = time.perf_counter) -> None:
         if budget is not None and budget <= 0:
             raise StrategyError("bad_setting", f"the budget is a positive number of seconds, not {budget}")
@@ -249,6 +259,9 @@ class MctsStrategy:
         if policy not in POLICIES:
             raise StrategyError("bad_setting", f"mcts's policy is one of {', '.join(POLICIES)}, not {policy!r}")
         self.width, self.epsilon, self.sample, self.policy = width, epsilon, sample, policy
+        if expand not in EXPANSIONS:
+            raise StrategyError("bad_setting", f"mcts's expand is one of {', '.join(EXPANSIONS)}, not {expand!r}")
+        self.expand = expand
         self.clock = clock
         self.last_iterations = 0  # how many the last choice ran (benchmarks report it)
 
@@ -277,6 +290,16 @@ class MctsStrategy:
         if not visited:
             return legal[0] if prior is not None else rng.choice(legal)
         return legal[-max(visited)[2]]
+
+    def _expansion(self, game: Any, world: Any, seat: int, untried: list[Any], rng: random.Random) -> Any:
+        """The untried command a node below the root adds: at random, or (``expand`` greedy) the best by the
+        game's ``outlook`` of at most ``sample`` of them (``best``): the seat's good answers first, so that a command
+        that prepares one (Istanbul's location card, then the action there) is valued by it, not by a random one."""
+        if self.expand == "random" or len(untried) == 1:
+            return rng.choice(untried)
+        if self.sample is not None and len(untried) > self.sample:
+            untried = rng.sample(untried, self.sample)
+        return best(game, world, seat, untried, rng, forecast(game))
 
     def _select(self, node: _Node, legal: Any) -> Any:
         """UCB1 over ``legal`` (every one a child already), the children's mean values placed between the lowest
@@ -344,7 +367,7 @@ class MctsStrategy:
                 legal = choices if node is root else game.legal_commands(world, seat)
                 untried = [c for c in legal if c not in node.children]
                 if untried:
-                    command = untried[0] if node is root else rng.choice(untried)  # the root's: best rated first
+                    command = untried[0] if node is root else self._expansion(game, world, seat, untried, rng)
                     node.children[command] = _Node()
                     expanded = True
                     group = set(pending)
@@ -378,7 +401,7 @@ STRATEGIES: dict[str, Callable[..., Strategy]] = {
 
 def strategy(name: str, **settings: Any) -> Strategy:
     """The strategy called ``name`` with its ``settings`` (``mcts``: ``budget``, ``iterations``, ``rollout``,
-    ``width``, ``exploration``, ``epsilon``, ``sample``, ``policy``; ``greedy``: ``samples``)."""
+    ``width``, ``exploration``, ``epsilon``, ``sample``, ``policy``, ``expand``; ``greedy``: ``samples``)."""
     make = STRATEGIES.get(name)
     if make is None:
         raise StrategyError("unknown_strategy", f"the strategies are {', '.join(STRATEGIES)}, not {name!r}")
