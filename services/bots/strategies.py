@@ -152,7 +152,6 @@ def rate(game: Any, state: Any, seat: int, legal: list[Any], samples: int, rng: 
 
 POLICIES = ("greedy", "random", "seeker")  # mcts's policy for the other seats and the rollouts
 EXPANSIONS = ("random", "greedy")  # which untried command of the seat a node below mcts's root adds first
-REWARDS = ("margin", "lead")  # what mcts backs up: the seat's margin (``value``), or whether it leads (``lead``)
 
 
 # --- mcts -------------------------------------------------------------------------------------------------
@@ -226,17 +225,6 @@ def value(game: Any, world: Any, seat: int) -> float:
     return margin
 
 
-def lead(game: Any, world: Any, seat: int) -> float:
-    """The seat's reward at the end of a simulation, won or lost: 1 for a won game (shared by the winners), and
-    where the simulation was cut, 1 when the seat's ``outlook`` margin over the best other seat is above 0, a half
-    when it is 0, else 0."""
-    result = game.result(world)
-    if result is not None:
-        return 1.0 / len(result.winners) if seat in result.winners else 0.0
-    margin = forecast(game)(world, seat)
-    return 1.0 if margin > 0 else 0.5 if margin == 0 else 0.0
-
-
 class MctsStrategy:
     """Information-set MCTS over determinizations, with the tree kept to the seat's own decisions: per iteration
     a new determinization of what ``seat`` has not seen; the seat's decisions are chosen in the tree (UCB1 over
@@ -251,14 +239,13 @@ class MctsStrategy:
     greedy's rating (``rate``, one determinization, by ``outlook``) are searched, the best first; below it, a node
     adds an untried command at random or (``expand`` greedy) the best rated first (``_expansion``). Stops after
     ``budget`` seconds (None: no clock) or ``iterations``, whichever comes first; plays the root's most visited
-    command (a tie: the better valued, then the better rated). ``reward`` ``lead``: what is backed up is whether
-    the seat won or, at the cut, leads (``lead``), not its margin."""
+    command (a tie: the better valued, then the better rated)."""
 
     name = "mcts"
 
     def __init__(self, budget: float | None = 1.0, iterations: int = 100_000, rollout: int = 0,
                  exploration: float = 0.7, width: int | None = 6, epsilon: float = 0.1,
-                 sample: int | None = 8, policy: str = "greedy", expand: str = "random", reward: str = "margin",
+                 sample: int | None = 8, policy: str = "greedy", expand: str = "random",
                  clock: Callable[[], float] = time.perf_counter) -> None:
         if budget is not None and budget <= 0:
             raise StrategyError("bad_setting", f"the budget is a positive number of seconds, not {budget}")
@@ -275,9 +262,6 @@ class MctsStrategy:
         if expand not in EXPANSIONS:
             raise StrategyError("bad_setting", f"mcts's expand is one of {', '.join(EXPANSIONS)}, not {expand!r}")
         self.expand = expand
-        if reward not in REWARDS:
-            raise StrategyError("bad_setting", f"mcts's reward is one of {', '.join(REWARDS)}, not {reward!r}")
-        self.reward = value if reward == "margin" else lead
         self.clock = clock
         self.last_iterations = 0  # how many the last choice ran (benchmarks report it)
 
@@ -399,7 +383,7 @@ class MctsStrategy:
                 break
             self._plan(game, world, -1, pending, rng)
             world = self._other(game, world, mover, pending, rng)
-        reward = self.reward(game, world, seat)
+        reward = value(game, world, seat)
         for n in path:
             n.visits += 1
             n.total += reward
@@ -417,8 +401,7 @@ STRATEGIES: dict[str, Callable[..., Strategy]] = {
 
 def strategy(name: str, **settings: Any) -> Strategy:
     """The strategy called ``name`` with its ``settings`` (``mcts``: ``budget``, ``iterations``, ``rollout``,
-    ``width``, ``exploration``, ``epsilon``, ``sample``, ``policy``, ``expand``, ``reward``; ``greedy``:
-    ``samples``)."""
+    ``width``, ``exploration``, ``epsilon``, ``sample``, ``policy``, ``expand``; ``greedy``: ``samples``)."""
     make = STRATEGIES.get(name)
     if make is None:
         raise StrategyError("unknown_strategy", f"the strategies are {', '.join(STRATEGIES)}, not {name!r}")

@@ -46,8 +46,6 @@ def _strategies(text: str) -> tuple[str, str]:
 @click.option("--expand", type=click.Choice(["random", "greedy"]), default="random",
               help="mcts: which untried command of the seat a node below the root adds first (greedy: the best "
                    "rated of --sample)")
-@click.option("--reward", type=click.Choice(["margin", "lead"]), default="margin",
-              help="mcts: what a simulation backs up, the seat's margin or whether it won or leads at the cut")
 @click.option("--samples", type=click.IntRange(1), default=3, help="greedy: determinizations each command is rated on")
 @click.option("--bound", type=click.IntRange(1), default=5000, help="commands after which a game counts as not ended")
 @click.option("--seed", type=int, default=0, help="the first game's seed (game i: seed + i)")
@@ -58,7 +56,7 @@ def _strategies(text: str) -> tuple[str, str]:
               help="append one JSON line a game to this file as it ends (a long run's games survive its stop)")
 def bench_command(game_name: str, seats: int | None, games: int, names: str, budget: float, iterations: int,
                   rollout: int, exploration: float, epsilon: float, sample: int, width: int, policy: str, expand: str,
-                  reward: str, samples: int,
+                  samples: int,
                   bound: int,
                   seed: int, processes: int, as_json: bool, log_path: str | None) -> None:
     """Win rates of strategy a against b with 95% confidence intervals (Wilson), and the share of games that end
@@ -79,7 +77,7 @@ def bench_command(game_name: str, seats: int | None, games: int, names: str, bud
         raise OperatorError(f"--processes {processes}: this machine has {os.cpu_count()} cores")
     settings = {"mcts": {"budget": budget, "iterations": iterations, "rollout": rollout, "width": width,
                          "exploration": exploration, "epsilon": epsilon, "sample": sample, "policy": policy,
-                         "expand": expand, "reward": reward},
+                         "expand": expand},
                 "greedy": {"samples": samples}}
     settings = {k: v for k, v in settings.items() if k in (a, b)}
 

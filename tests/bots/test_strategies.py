@@ -199,19 +199,6 @@ def test_mcts_values_a_cut_by_evaluate_and_a_won_game_above_a_lost_one_of_the_sa
     assert value(game, (3, 5, True), 0) == 3.0 and value(game, (3, 5, True), 1) == -2.0  # over: + 1 to the winner
 
 
-def test_mcts_backs_up_won_or_lost_with_the_lead_reward():
-    from services.bots.strategies import lead
-
-    game = _Invest()
-    assert [lead(game, (1, p, False), 0) for p in (2, 3, 5)] == [0.0, 0.5, 1.0]  # cut: behind, level, ahead
-    assert lead(game, (3, 5, True), 0) == 1.0 and lead(game, (3, 5, True), 1) == 0.0  # over: won or lost
-    bot = strategy("mcts", budget=None, iterations=60, rollout=0, width=None, exploration=1.4, reward="lead")
-    assert bot.choose(game, (0, 0, False), 0, random.Random(0)) == "invest"  # the only way to win
-    with pytest.raises(StrategyError) as info:
-        strategy("mcts", reward="score")
-    assert info.value.code == "bad_setting"
-
-
 class _Foresight(_Invest):
     """``_Invest`` with an ``outlook`` hook (the score to be): having invested is worth 4 before it is cashed."""
 
