@@ -83,7 +83,9 @@ class Game(Protocol):
     # ``def scores(self, state) -> tuple[int, ...]``: the seats' scores now, public (a game ended by resignations
     # or forfeits reports them; without the hook, zeros).
     # Optional, for the bots (``services.bots``; each game's ``evaluation`` module), pure, reading only what ``seat``
-    # may know: ``def evaluate(self, state, seat) -> float`` (higher is better for ``seat``), and
+    # may know: ``def evaluate(self, state, seat) -> float`` (higher is better for ``seat``),
+    # ``def outlook(self, state, seat) -> float`` (mcts's value where its look ahead stops: the score to be rather
+    # than ``evaluate``'s score now; ``evaluate`` without it), and
     # ``def determinize(self, state, seat, rng) -> state``: a state ``seat`` cannot tell from ``state``, everything
     # it has not seen (other hands, deck orders, face-down tiles, a simultaneous choice not revealed yet) drawn
     # again with the caller's ``random.Random``; two states the seat cannot tell apart give the same one.
@@ -149,6 +151,12 @@ class Evaluated:
     def evaluate(self, state: Any, seat: int) -> float:
         """How good ``state`` looks to ``seat``, from what ``seat`` may know."""
         return self.evaluation_module.evaluate(state, seat)
+
+    def outlook(self, state: Any, seat: int) -> float:
+        """How good ``state`` looks to ``seat`` as a forecast of the game's end (mcts's value where its look ahead
+        stops): the module's ``outlook`` when it has one, else ``evaluate``."""
+        found = getattr(self.evaluation_module, "outlook", None)
+        return found(state, seat) if found is not None else self.evaluation_module.evaluate(state, seat)
 
     def determinize(self, state: Any, seat: int, rng: Any) -> Any:
         """``state`` with what ``seat`` has not seen drawn again with ``rng``."""

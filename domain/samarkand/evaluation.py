@@ -11,12 +11,15 @@ README).
 
 from __future__ import annotations
 
+import math
 import random
+from itertools import combinations
 from typing import Any
 
 import msgspec
 
-from domain.samarkand.rules import State, score
+from domain.samarkand import data
+from domain.samarkand.rules import CHOOSING, COUNTDOWN, SCORING, State, kinds_in_play, score, wealth_points
 
 replace = msgspec.structs.replace
 
@@ -108,3 +111,75 @@ def from_view(view: Any, seat: int, seats: int, options: Any, rng: random.Random
                  bank_offer=view.bank_offer, camel_pile=pile, camel_up=view.camel_up, discard=tuple(view.discard),
                  issued=issued, bank_in=issued - sum(p.money for p in players), scores=view.scores,
                  winners=view.winners, details=view.details)
+
+
+def _kept(goods: tuple[Any, ...], cap: int, kinds: tuple[str, ...]) -> tuple[Any, ...]:
+    """The goods a seat keeps at the scoring when it holds more than its camels carry: the ``cap`` cards whose
+    least-bought type and series are worth most (every choice tried when there are few, else the cheapest cards
+    left one by one)."""
+    if len(goods) <= cap:
+        return goods
+    if cap <= 0:
+        return ()
+    if math.comb(len(goods), cap) <= 120:
+        return max(combinations(goods, cap), key=lambda kept: _least(kept, kinds, 1.0) + _series(kept))
+    kept = sorted(goods, key=lambda g: g.value, reverse=True)
+    return tuple(kept[:cap])
+
+
+def _least(goods: tuple[Any, ...], kinds: tuple[str, ...], ahead: float) -> float:
+    """The least-bought type's worth (the sum of the values of the type bought fewest times, the better on a tie);
+    a type never bought is worth 0 at the end, and until then ``ahead`` (0 to 1: how likely the seat is to buy
+    the types it misses) times half the least-bought of the types it has."""
+    by_kind: dict[str, list[int]] = {k: [] for k in kinds}
+    for g in goods:
+        by_kind.setdefault(g.kind, []).append(g.value)
+    bought = {k: v for k, v in by_kind.items() if v}
+    if not bought:
+        return 0.0
+    fewest = min(len(v) for v in bought.values())
+    least = max(sum(v) for v in bought.values() if len(v) == fewest)
+    return float(least) if len(bought) == len(by_kind) else 0.5 * ahead * least
+
+
+def _series(goods: tuple[Any, ...]) -> int:
+    counts: dict[int, int] = {}
+    for g in goods:
+        counts[g.value] = counts.get(g.value, 0) + 1
+    return sum(data.series_points(c) for c in counts.values())
+
+
+PRICE = 3.0  # what a goods card costs at the countdown, roughly (the seat's money / PRICE: the cards it can buy)
+
+
+def outlook(state: State, seat: int) -> float:
+    """The seat's score to be, less the best other seat's: mcts's value where its look ahead stops (greedy keeps
+    ``evaluate``, the score if the game ended now). Each seat's goods as it would keep them at the scoring (no more
+    than its camels carry, the best of them); the cards it may still buy (one a round left at most, as many as its
+    money pays at ``PRICE``) fill empty places on its camels before they are fined and may bring a type it never
+    bought (worth, by the share of the types missing they cover, half its least-bought type); the wealth by money
+    as the scoring counts it. Reads only public facts."""
+    if state.scores is not None:
+        totals = [float(t) for t in state.scores]
+    elif not state.players:
+        return 0.0
+    else:
+        rounds = 0.0
+        if state.phase in (CHOOSING, COUNTDOWN):
+            rounds = data.ROUNDS - state.round + 0.5
+        elif state.phase != SCORING:
+            rounds = float(data.ROUNDS - state.round)
+        wealth = wealth_points([p.money for p in state.players], data.WEALTH_POINTS[state.seats])
+        in_play = kinds_in_play(state)
+        totals = []
+        for i, p in enumerate(state.players):
+            cap = sum(p.camels)
+            kinds = tuple(k for k in in_play if k != p.sells)
+            kept = _kept(p.goods, cap, kinds)
+            future = min(rounds, p.money / PRICE)
+            missing = sum(1 for k in kinds if not any(g.kind == k for g in kept))
+            ahead = min(1.0, future / missing) if missing else 1.0
+            fine = data.EMPTY_SLOT_PENALTY * max(0.0, cap - len(kept) - future)
+            totals.append(wealth[i] + _least(kept, kinds, ahead) + _series(kept) - fine)
+    others = [t for i, t in enumerate(totals) if i != seat]
+    return totals[seat] - (max(others) if others else 0.0)

@@ -10,10 +10,12 @@ handed the true state (the server holds nothing else) but reads it only through 
 - ``mcts``: information-set Monte Carlo tree search over determinizations (Cowling, Powley & Whitehouse 2012)
   whose tree holds the seat's own decisions only: every iteration plays in a new determinization, the other
   seats choose by a cheap greedy policy outside the tree (at a simultaneous decision, all at once before any of
-  them acted: none answers the seat's hidden choice), the value is the seat's ``evaluate`` margin where the
-  simulation stops (graded, not won or lost); a time budget per move and an iteration cap (a test with a seeded
-  ``rng`` and no budget is deterministic); ``policy`` ``random`` or ``seeker`` (the game's own ``bot`` hook, tried
-  first at the root) instead of the greedy policy for the other seats and the rollouts;
+  them acted: none answers the seat's hidden choice), the value is the seat's margin where the simulation stops
+  by the game's ``outlook`` hook (its score to be: Samarkand's) or else ``evaluate`` (graded, not won or lost);
+  a time budget per move and an iteration cap (a test with a seeded ``rng`` and no budget is deterministic);
+  ``policy`` ``random`` or ``seeker`` (the game's own ``bot`` hook, tried first at the root) instead of the
+  greedy policy for the other seats and the rollouts; ``expand`` ``greedy``: a node below the root adds the
+  seat's best rated untried command first instead of a random one;
 - ``seeker``: the game's own ``bot`` hook (1001 Karawane's artifact seeker, ``domain.karawane.bot``), random
   for a game without one.
 

@@ -129,10 +129,12 @@ class GreedyStrategy:
         return rng.choice([c for c, v in zip(legal, values) if v == top])
 
 
-def rate(game: Any, state: Any, seat: int, legal: list[Any], samples: int, rng: random.Random) -> list[float]:
-    """Each legal command's mean ``evaluate`` over ``samples`` determinizations (the same chance for every command
-    of one), once the seats awaited with it answered (``settle``); -inf for one refused in every world."""
-    evaluate = hook(game, "evaluate")
+def rate(game: Any, state: Any, seat: int, legal: list[Any], samples: int, rng: random.Random,
+         evaluate: Callable[[Any, int], float] | None = None) -> list[float]:
+    """Each legal command's mean ``evaluate`` (the game's hook unless another is given: mcts's root rates by
+    ``outlook``) over ``samples`` determinizations (the same chance for every command of one), once the seats
+    awaited with it answered (``settle``); -inf for one refused in every world."""
+    evaluate = evaluate or hook(game, "evaluate")
     worlds = [(determinize(game, state, seat, rng), rng.randbytes(16)) for _ in range(samples)]
     values = []
     for command in legal:
@@ -149,6 +151,7 @@ def rate(game: Any, state: Any, seat: int, legal: list[Any], samples: int, rng: 
 
 
 POLICIES = ("greedy", "random", "seeker")  # mcts's policy for the other seats and the rollouts
+EXPANSIONS = ("random", "greedy")  # which untried command of the seat a node below mcts's root adds first
 
 
 # --- mcts -------------------------------------------------------------------------------------------------
@@ -167,10 +170,17 @@ def policy(game: Any, world: Any, mover: int, rng: random.Random, epsilon: float
         return rng.choice(list(legal))
     if sample is not None and len(legal) > sample:
         legal = rng.sample(list(legal), sample)
-    evaluate = game.evaluate
+    return best(game, world, mover, legal, rng, game.evaluate)
+
+
+def best(game: Any, world: Any, mover: int, legal: Any, rng: random.Random,
+         evaluate: Callable[[Any, int], float]) -> Any:
+    """The command of ``legal`` whose outcome ``evaluate`` values best for ``mover`` (each tried once with the same
+    chance, the seats awaited with it answering at random when the decision is simultaneous: ``settle``), ties at
+    random; one at random when every one is refused."""
     together = len(game.flow(world).awaiting) > 1
     seed = rng.randbytes(16)
-    best: list[Any] = []
+    found: list[Any] = []
     top = -math.inf
     for command in legal:
         try:
@@ -182,10 +192,10 @@ def policy(game: Any, world: Any, mover: int, rng: random.Random, epsilon: float
             continue
         value = evaluate(after, mover)
         if value > top:
-            top, best = value, [command]
+            top, found = value, [command]
         elif value == top:
-            best.append(command)
-    return rng.choice(best) if best else rng.choice(list(legal))
+            found.append(command)
+    return rng.choice(found) if found else rng.choice(list(legal))
 
 
 class _Node:
@@ -198,12 +208,18 @@ class _Node:
         self.avail = 0
 
 
+def forecast(game: Any) -> Callable[[Any, int], float]:
+    """The game's ``outlook`` hook (the seat's score to be, as a margin over the best other seat), else its
+    ``evaluate``."""
+    return getattr(game, "outlook", None) or game.evaluate
+
+
 def value(game: Any, world: Any, seat: int) -> float:
-    """The seat's value at the end of a simulation: ``evaluate`` (its margin over the best other seat), and at
-    the game's end a bonus of one point for a win (shared by the winners) so that a won game beats a lost one of
-    the same margin."""
+    """The seat's value at the end of a simulation: ``outlook`` (``forecast``: its margin over the best other
+    seat), and at the game's end a bonus of one point for a win (shared by the winners) so that a won game beats a
+    lost one of the same margin."""
     result = game.result(world)
-    margin = game.evaluate(world, seat)
+    margin = forecast(game)(world, seat)
     if result is not None and seat in result.winners:
         margin += 1.0 / len(result.winners)
     return margin
@@ -218,16 +234,18 @@ class MctsStrategy:
     (``_plan``): no other seat's choice depends on the seat's hidden one (Samarkand's cards face down and stops,
     Istanbul's answers), as at the true table. The tree grows by one node an iteration; then ``rollout`` more
     commands by ``policy`` for everyone (0: none), and the seat's ``value`` where the simulation stopped (its
-    ``evaluate`` margin, graded, not won or lost at the cut). At the root, when the seat has more than ``width``
-    commands (None: no limit), only the ``width`` best by greedy's rating (``rate``, one determinization) are
-    searched, the best first. Stops after ``budget`` seconds (None: no clock) or ``iterations``, whichever comes
-    first; plays the root's most visited command (a tie: the better valued, then the better rated)."""
+    margin by the game's ``outlook``, the score to be, else by ``evaluate``: graded, not won or lost at the cut).
+    At the root, when the seat has more than ``width`` commands (None: no limit), only the ``width`` best by
+    greedy's rating (``rate``, one determinization, by ``outlook``) are searched, the best first; below it, a node
+    adds an untried command at random or (``expand`` greedy) the best rated first (``_expansion``). Stops after
+    ``budget`` seconds (None: no clock) or ``iterations``, whichever comes first; plays the root's most visited
+    command (a tie: the better valued, then the better rated)."""
 
     name = "mcts"
 
     def __init__(self, budget: float | None = 1.0, iterations: int = 100_000, rollout: int = 0,
                  exploration: float = 0.7, width: int | None = 6, epsilon: float = 0.1,
-                 sample: int | None = 8, policy: str = "greedy",
+                 sample: int | None = 8, policy: str = "greedy", expand: str = "random",
                  clock: Callable[[], float] = time.perf_counter) -> None:
         if budget is not None and budget <= 0:
             raise StrategyError("bad_setting", f"the budget is a positive number of seconds, not {budget}")
@@ -241,6 +259,9 @@ class MctsStrategy:
         if policy not in POLICIES:
             raise StrategyError("bad_setting", f"mcts's policy is one of {', '.join(POLICIES)}, not {policy!r}")
         self.width, self.epsilon, self.sample, self.policy = width, epsilon, sample, policy
+        if expand not in EXPANSIONS:
+            raise StrategyError("bad_setting", f"mcts's expand is one of {', '.join(EXPANSIONS)}, not {expand!r}")
+        self.expand = expand
         self.clock = clock
         self.last_iterations = 0  # how many the last choice ran (benchmarks report it)
 
@@ -250,7 +271,8 @@ class MctsStrategy:
             return legal[0]
         hook(game, "evaluate")
         deadline = None if self.budget is None else self.clock() + self.budget
-        prior = rate(game, state, seat, legal, 1, rng) if self.width is not None and len(legal) > self.width else None
+        prior = (rate(game, state, seat, legal, 1, rng, forecast(game))
+                 if self.width is not None and len(legal) > self.width else None)
         if prior is not None:  # the root searches the greedy rating's best ``width`` commands, best first
             order = sorted(range(len(legal)), key=lambda i: -prior[i])[: self.width]
             legal = [legal[i] for i in order]
@@ -268,6 +290,16 @@ class MctsStrategy:
         if not visited:
             return legal[0] if prior is not None else rng.choice(legal)
         return legal[-max(visited)[2]]
+
+    def _expansion(self, game: Any, world: Any, seat: int, untried: list[Any], rng: random.Random) -> Any:
+        """The untried command a node below the root adds: at random, or (``expand`` greedy) the best by the
+        game's ``outlook`` of at most ``sample`` of them (``best``): the seat's good answers first, so that a command
+        that prepares one (Istanbul's location card, then the action there) is valued by it, not by a random one."""
+        if self.expand == "random" or len(untried) == 1:
+            return rng.choice(untried)
+        if self.sample is not None and len(untried) > self.sample:
+            untried = rng.sample(untried, self.sample)
+        return best(game, world, seat, untried, rng, forecast(game))
 
     def _select(self, node: _Node, legal: Any) -> Any:
         """UCB1 over ``legal`` (every one a child already), the children's mean values placed between the lowest
@@ -335,7 +367,7 @@ class MctsStrategy:
                 legal = choices if node is root else game.legal_commands(world, seat)
                 untried = [c for c in legal if c not in node.children]
                 if untried:
-                    command = untried[0] if node is root else rng.choice(untried)  # the root's: best rated first
+                    command = untried[0] if node is root else self._expansion(game, world, seat, untried, rng)
                     node.children[command] = _Node()
                     expanded = True
                     group = set(pending)
@@ -369,7 +401,7 @@ STRATEGIES: dict[str, Callable[..., Strategy]] = {
 
 def strategy(name: str, **settings: Any) -> Strategy:
     """The strategy called ``name`` with its ``settings`` (``mcts``: ``budget``, ``iterations``, ``rollout``,
-    ``width``, ``exploration``, ``epsilon``, ``sample``, ``policy``; ``greedy``: ``samples``)."""
+    ``width``, ``exploration``, ``epsilon``, ``sample``, ``policy``, ``expand``; ``greedy``: ``samples``)."""
     make = STRATEGIES.get(name)
     if make is None:
         raise StrategyError("unknown_strategy", f"the strategies are {', '.join(STRATEGIES)}, not {name!r}")

@@ -43,6 +43,9 @@ def _strategies(text: str) -> tuple[str, str]:
               help="mcts: the root searches the greedy rating's best WIDTH commands")
 @click.option("--policy", type=click.Choice(["greedy", "random", "seeker"]), default="greedy",
               help="mcts: the other seats' and the rollouts' policy (seeker: the game's own bot hook)")
+@click.option("--expand", type=click.Choice(["random", "greedy"]), default="random",
+              help="mcts: which untried command of the seat a node below the root adds first (greedy: the best "
+                   "rated of --sample)")
 @click.option("--samples", type=click.IntRange(1), default=3, help="greedy: determinizations each command is rated on")
 @click.option("--bound", type=click.IntRange(1), default=5000, help="commands after which a game counts as not ended")
 @click.option("--seed", type=int, default=0, help="the first game's seed (game i: seed + i)")
@@ -52,7 +55,8 @@ def _strategies(text: str) -> tuple[str, str]:
 @click.option("--log", "log_path", type=click.Path(dir_okay=False), default=None,
               help="append one JSON line a game to this file as it ends (a long run's games survive its stop)")
 def bench_command(game_name: str, seats: int | None, games: int, names: str, budget: float, iterations: int,
-                  rollout: int, exploration: float, epsilon: float, sample: int, width: int, policy: str, samples: int,
+                  rollout: int, exploration: float, epsilon: float, sample: int, width: int, policy: str, expand: str,
+                  samples: int,
                   bound: int,
                   seed: int, processes: int, as_json: bool, log_path: str | None) -> None:
     """Win rates of strategy a against b with 95% confidence intervals (Wilson), and the share of games that end
@@ -72,7 +76,8 @@ def bench_command(game_name: str, seats: int | None, games: int, names: str, bud
     if processes > (os.cpu_count() or 1):
         raise OperatorError(f"--processes {processes}: this machine has {os.cpu_count()} cores")
     settings = {"mcts": {"budget": budget, "iterations": iterations, "rollout": rollout, "width": width,
-                         "exploration": exploration, "epsilon": epsilon, "sample": sample, "policy": policy},
+                         "exploration": exploration, "epsilon": epsilon, "sample": sample, "policy": policy,
+                         "expand": expand},
                 "greedy": {"samples": samples}}
     settings = {k: v for k, v in settings.items() if k in (a, b)}
 

@@ -111,7 +111,7 @@ def test_a_whole_game_of_mcts_against_greedy_ends(name, seats):
 
 @pytest.mark.parametrize("name,seats", GAMES)
 def test_mcts_searches_the_best_rated_commands_at_its_root(name, seats):
-    from services.bots.strategies import rate
+    from services.bots.strategies import forecast, rate
 
     for commands in (3, 25):
         game, state = advanced(name, seats, seed=8, commands=commands)
@@ -119,7 +119,7 @@ def test_mcts_searches_the_best_rated_commands_at_its_root(name, seats):
         legal = list(game.legal_commands(state, seat))
         if len(legal) < 2:
             continue
-        values = rate(game, state, seat, legal, 1, random.Random(4))
+        values = rate(game, state, seat, legal, 1, random.Random(4), forecast(game))  # by the outlook
         chosen = strategy("mcts", budget=None, iterations=4, rollout=4, width=1).choose(game, state, seat,
                                                                                        random.Random(4))
         assert values[legal.index(chosen)] == max(values)
@@ -197,6 +197,80 @@ def test_mcts_values_a_cut_by_evaluate_and_a_won_game_above_a_lost_one_of_the_sa
     game = _Invest()
     assert value(game, (1, 2, False), 0) == -1.0  # not over: seat 0's margin
     assert value(game, (3, 5, True), 0) == 3.0 and value(game, (3, 5, True), 1) == -2.0  # over: + 1 to the winner
+
+
+class _Foresight(_Invest):
+    """``_Invest`` with an ``outlook`` hook (the score to be): having invested is worth 4 before it is cashed."""
+
+    def outlook(self, state, seat):
+        turn, points, invested = state
+        margin = points + (4 if invested and turn < 2 else 0) - 3
+        return float(margin if seat == 0 else -margin)
+
+
+def test_mcts_values_its_cut_by_the_games_outlook_and_greedy_keeps_evaluate():
+    from services.bots.strategies import value
+
+    game = _Foresight()
+    assert value(game, (1, 0, True), 0) == 1.0  # the outlook: 0 points, 4 to be, 3 behind
+    assert value(_Invest(), (1, 0, True), 0) == -3.0
+    assert strategy("greedy").choose(game, (0, 0, False), 0, random.Random(0)) == "grab"
+    # one iteration a command, the look ahead stopped at seat 0's next decision: only the outlook sees the investment
+    bot = strategy("mcts", budget=None, iterations=2, rollout=0, width=None, exploration=0.0)
+    assert {bot.choose(game, (0, 0, False), 0, random.Random(k)) for k in range(4)} == {"invest"}
+    assert {bot.choose(_Invest(), (0, 0, False), 0, random.Random(k)) for k in range(4)} == {"grab"}
+
+
+class _Prepare:
+    """One seat, two decisions: ``grab`` 1 point, or ``prepare`` nothing, after which one of eight commands,
+    ``cash``, is worth 5 (the others nothing); 3 points win. A node below the root that adds its untried commands at
+    random values ``prepare`` by a random one of the eight; added best first (``expand`` greedy), by ``cash``."""
+
+    title = "Prepare"
+
+    def legal_commands(self, state, seat):
+        turn, points, prepared = state
+        if turn == 0:
+            return ["grab", "prepare"]
+        return ["a", "b", "c", "d", "e", "f", "g", "cash"] if prepared else ["rest"]
+
+    def decide(self, state, seat, command, chance):
+        return [command]
+
+    def evolve(self, state, event):
+        turn, points, prepared = state
+        return turn + 1, points + {"grab": 1, "cash": 5}.get(event, 0), prepared or event == "prepare"
+
+    def flow(self, state):
+        from contracts.table import Flow
+
+        return Flow("play", (0,) if state[0] < 2 else ())
+
+    def result(self, state):
+        from contracts.table import Result
+
+        if state[0] < 2:
+            return None
+        return Result(scores=(state[1],), winners=(0,) if state[1] > 3 else ())
+
+    def evaluate(self, state, seat):
+        return float(state[1] - 3)
+
+    def determinize(self, state, seat, rng):
+        return state
+
+
+def test_mcts_adds_the_seats_best_rated_command_first_below_its_root_when_asked():
+    game, state = _Prepare(), (0, 0, False)
+    # four iterations: both root commands, grab's answer, then prepare's (the exploration term favours it)
+    settings = dict(budget=None, iterations=4, rollout=0, width=None, exploration=10.0, sample=None)
+    greedy = strategy("mcts", expand="greedy", **settings)
+    assert [greedy.choose(game, state, 0, random.Random(k)) for k in range(4)] == ["prepare"] * 4
+    chosen = [strategy("mcts", **settings).choose(game, state, 0, random.Random(k)) for k in range(4)]
+    assert "grab" in chosen  # at random, cash is one of eight
+    with pytest.raises(StrategyError) as info:
+        strategy("mcts", expand="best")
+    assert info.value.code == "bad_setting"
 
 
 class _Pennies:
