@@ -405,8 +405,9 @@ class _Feed:
         self.version = max(self.version, version)
         if present is not None:
             raw = seen.with_presence(raw, present)
-        text = raw.decode()
-        frame = fanout.text_frame(raw) if any(f.wire is not None for f in self.followers) else None
+        wired = [f.wire is not None for f in self.followers]
+        text = raw.decode() if not all(wired) else ""  # the text only for a follower without a wire (a frame)
+        frame = fanout.text_frame(raw) if any(wired) else None
         if any(f.patches for f in self.followers) and raw != self.last:  # (the same bytes read again: same step)
             self.step = fanout.step(self.step, self.last, version, raw)
             self.last = raw
