@@ -4,6 +4,11 @@ secrets derived from the platform's secret (a resent request answers the same to
 The raw token never leaves the client and this process: the stores keep its SHA-256 (``token_hash``), commands
 carry that hash. A seat's token hash comes from the read store (``souk:seats:{game}``, kept by the projector) or,
 when that lags or was lost, from the game's first events in the event store (``Reads.seats_of``).
+
+Once a game has started its token hashes never change (``Reads.started_seats``): the gateway then keeps them
+(``Auth.learn``, after a seat's command was accepted) and checks a seat's token without a read (one HGET less a
+command). They are learnt only from the event store's ``GameStarted`` and the ``SeatJoined``/``SeatLeft`` before it,
+never from the read store (which may lag) nor from a command's answer (a resent command is answered as it was).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from services.gateway.errors import ApiError
 from services.gateway.inputs import in_range
 from services.gateway.stores import Reads
 from services.store import keys
+from services.store.lru import Lru
 
 
 def token_hash(token: str) -> str:
@@ -64,6 +70,8 @@ class Auth:
         self.reads = reads
         self.events: Redis = reads.events
         self._secret: bytes | None = None  # derives the tokens of joins that carry a request id
+        self._started: Lru[str, dict[int, str]] = Lru(10_000)  # a started game -> its seats' token hashes (final)
+        self._learning: set[str] = set()
 
     async def authorize(self, game_id: str, seat: int, token: str | None, seen: bool = True) -> str:
         """Checks the seat's token; returns its hash (what commands carry). ``seen``: the seat is connected for the
@@ -71,8 +79,12 @@ class Auth:
         in_range(seat, "seat")
         if not token:
             raise ApiError(401, "missing_token", "send the seat token as 'Authorization: Bearer <token>'")
-        raw = await self.reads.seat_token_hash(game_id, seat)
-        if raw is not None:
+        final = self._started.get(game_id)
+        if final is not None:
+            expected = final.get(seat)  # None: a bot's seat, or no seat of the game
+            if expected is None:
+                raise ApiError(401, "bad_token", "the seat token is not valid for this seat")
+        elif (raw := await self.reads.seat_token_hash(game_id, seat)) is not None:
             expected = raw.decode()
         else:  # not projected yet, or the read store was lost: the events hold the token hashes
             expected = (await self.reads.seats_of(game_id))[1].get(seat)
@@ -84,6 +96,22 @@ class Auth:
         if seen and self.reads.presence is not None:
             await self.reads.presence.seen(game_id, seat)
         return hashed
+
+    async def learn(self, game_id: str) -> None:
+        """Keeps the game's token hashes from now on if it has started (read once from the event store; nothing
+        kept otherwise). Called after a seat's command was accepted: the game has most likely started. A failed
+        read is no failure: the tokens are read as before."""
+        if game_id in self._learning or self._started.get(game_id) is not None:
+            return
+        self._learning.add(game_id)
+        try:
+            final = await self.reads.started_seats(game_id)
+        except Exception:  # noqa: BLE001 - the event store away or the game gone: nothing kept
+            return
+        finally:
+            self._learning.discard(game_id)
+        if final is not None:
+            self._started.put(game_id, final)
 
     async def token_for_request(self, game_id: str, request_id: str) -> str:
         """The seat token a join request gets: derived from the request id and the platform's secret, so every

@@ -235,7 +235,8 @@ class Replies(_Subscription):
         waiting.senders += 1
         try:
             await self.hot.call_again_if_lost("XADD", keys.COMMANDS, "*", "c", encoder.encode(env))
-            return await asyncio.wait_for(asyncio.shield(waiting.answer), self.timeout)
+            async with asyncio.timeout(self.timeout):  # no task a wait (asyncio.wait_for makes one)
+                return await asyncio.shield(waiting.answer)
         except TimeoutError:
             recorded = await self.redis.hget(keys.outcomes(env.game_id), command_key(env))
             if recorded is not None:
@@ -404,8 +405,9 @@ class _Feed:
         self.version = max(self.version, version)
         if present is not None:
             raw = seen.with_presence(raw, present)
-        text = raw.decode()
-        frame = fanout.text_frame(raw) if any(f.wire is not None for f in self.followers) else None
+        wired = [f.wire is not None for f in self.followers]
+        text = raw.decode() if not all(wired) else ""  # the text only for a follower without a wire (a frame)
+        frame = fanout.text_frame(raw) if any(wired) else None
         if any(f.patches for f in self.followers) and raw != self.last:  # (the same bytes read again: same step)
             self.step = fanout.step(self.step, self.last, version, raw)
             self.last = raw
@@ -419,7 +421,8 @@ class _Game:
     waiting for a version. The views of every followed audience are read together: one HMGET per change of the
     game, whatever the number of audiences and sockets."""
 
-    __slots__ = ("changed", "feeds", "heard_from", "position", "recheck", "version", "views", "waiters")
+    __slots__ = ("changed", "feeds", "heard_from", "position", "recheck", "recheck_ends", "version", "views",
+                 "waiters")
 
     def __init__(self, updates: Updates, game_id: str) -> None:
         # The subscription under which this gateway records the game's notices (``reached``; None: none held
@@ -430,6 +433,7 @@ class _Game:
         self.version = -1  # the newest projected version known (from notices and position reads)
         self.changed = asyncio.Event()  # set, and replaced, whenever ``version`` grows
         self.recheck: asyncio.TimerHandle | None = None  # reads again when a seat's presence may run out
+        self.recheck_ends: float | None = None  # the instant ``recheck`` was set for
 
         async def read_position() -> None:
             self.reached(int(await updates.hot.call_again_if_lost("GET", keys.position(game_id)) or 0))
@@ -463,6 +467,9 @@ class _Game:
     def _recheck_at(self, ends: float | None, now: float) -> None:
         """Reads the views again when the earliest presence read may run out (a lease or a request's window that
         nobody renews ends with no notice)."""
+        if self.recheck is not None and ends == self.recheck_ends:
+            return  # already set for that instant (most reads of a game: the same leases and windows)
+        self.recheck_ends = ends
         if self.recheck is not None:
             self.recheck.cancel()
             self.recheck = None
@@ -597,7 +604,8 @@ class Updates(_Subscription):
                 # While the subscription is down no notice comes: read the position again now and then.
                 poll = left if self.state.connected else min(left, 0.25)
                 try:
-                    await asyncio.wait_for(game.changed.wait(), poll)
+                    async with asyncio.timeout(poll):  # no task a wait (asyncio.wait_for makes one)
+                        await game.changed.wait()
                 except TimeoutError:
                     if not self.state.connected:
                         game.position.request()

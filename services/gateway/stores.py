@@ -98,13 +98,26 @@ class Reads:
     async def seats_of(self, game_id: str) -> tuple[str, dict[int, str]]:
         """The game's name and its seats' token hashes, from its first events in the event store: what a lost or
         lagging read store cannot take away (the game's name, and each SeatJoined, come before GameStarted)."""
+        game, hashes, _ = await self._first_events(game_id)
+        return game, hashes
+
+    async def started_seats(self, game_id: str) -> dict[int, str] | None:
+        """The seats' token hashes of a game that has started, from its first events in the event store; None when
+        its stream shows no ``GameStarted`` (not started yet, or its first events are gone). A started game's token
+        hashes never change again: a seat is taken (``SeatJoined``) or given back (``SeatLeft``) only before the
+        start, and nothing after it (resigning, a bot playing for an absent seat, a rematch: a new game) names
+        another token (``domain.table``)."""
+        _, hashes, started = await self._first_events(game_id)
+        return hashes if started else None
+
+    async def _first_events(self, game_id: str) -> tuple[str, dict[int, str], bool]:
         game, hashes, after = "", {}, "-"
         while True:
             entries = await self.events.xrange(keys.game_stream(game_id), min=after, count=16)
             for _, fields in entries:
                 env = event_envelope_decoder.decode(fields[b"e"])
                 if not env.type.startswith("table."):
-                    return game, hashes  # the game's own events: every seat is taken
+                    return game, hashes, False  # the game's own events: every seat is taken
                 event = table_event_decoder.decode(env.payload)
                 if isinstance(event, GameCreated):
                     game = event.game
@@ -113,11 +126,11 @@ class Reads:
                 elif isinstance(event, SeatLeft):
                     hashes.pop(event.seat, None)
                 elif isinstance(event, GameStarted):
-                    return game, hashes
+                    return game, hashes, True
             if len(entries) < 16:
                 if not game:
                     raise await self._not_found(game_id)
-                return game, hashes
+                return game, hashes, False
             after = "(" + entries[-1][0].decode()
 
     async def game_name(self, game_id: str) -> str:

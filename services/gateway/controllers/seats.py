@@ -304,4 +304,5 @@ async def _submit(gateway: Gateway, game_id: str, seat: int, hashed: str, comman
     env = envelope(command_id, game_id, command, seat=seat, token_hash=hashed, expected_version=expected_version)
     reply = await gateway.commands.submit(env)
     raise_if_rejected(reply)
+    await gateway.auth.learn(game_id)  # accepted: the game has most likely started, its tokens are then final
     return reply
