@@ -12,6 +12,7 @@ joined, published in its ``SeatJoined``), fixed when the game starts; ``GameStar
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 from collections.abc import Sequence
@@ -33,10 +34,22 @@ def seed_hash(seed: bytes) -> str:
 def game_seed(server_seed: bytes, entropies: Sequence[str]) -> bytes:
     """The seed of a game's chance: HMAC-SHA256 keyed by the server's seed over every seat's entropy (hex, in seat
     order, "" for a seat that gave none). When no seat gave any, it is the server's seed itself (as in every game
-    before fair chance): there is nothing to mix."""
+    before fair chance): there is nothing to mix. Derived once per seed and entropies (every decision of a game
+    asks for it again: ``_mixed``)."""
     if not any(entropies):
         return server_seed
+    return _mixed(server_seed, tuple(entropies))
+
+
+@functools.lru_cache(maxsize=4096)
+def _mixed(server_seed: bytes, entropies: tuple[str, ...]) -> bytes:
     return hmac.new(server_seed, _MIX + b"|" + "|".join(entropies).encode(), hashlib.sha256).digest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _keyed(seed: bytes) -> hmac.HMAC:
+    """HMAC-SHA256 keyed by ``seed``, fed nothing: each draw copies it (the key's pads are computed once)."""
+    return hmac.new(seed, digestmod=hashlib.sha256)
 
 
 def chance_hash(server_seed: bytes, entropies: Sequence[str]) -> str:
@@ -78,7 +91,9 @@ class Chance:
     def _next64(self) -> int:
         msg = f"{self._position}:{self._counter}".encode()
         self._counter += 1
-        return int.from_bytes(hmac.new(self._seed, msg, hashlib.sha256).digest()[:8], "big")
+        mac = _keyed(self._seed).copy()
+        mac.update(msg)
+        return int.from_bytes(mac.digest()[:8], "big")
 
     def below(self, n: int) -> int:
         """A uniform integer in [0, n), by rejection sampling (no modulo bias)."""
