@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from contracts.envelope import CHAIN, EventEnvelope, commitment, seal
+from contracts.envelope import CHAIN, ChainLink, EventEnvelope, commitment, link_hash
 from contracts.table import SeatJoined
 from domain import table as tbl
 from services.store.codec import encoder, stored_form, stored_forms, tag_of
@@ -61,11 +61,17 @@ def seal_events(table: tbl.Table, events: Sequence[Any], *, game_id: str, comman
             public = encoder.encode(spectator)
             secret = {"public": msgspec.Raw(public), "commitment": commitment(seed, game_id, table.version, payload)}
         tag = tag_of(event)
-        sealed = seal(EventEnvelope(  # an event that hides nothing: the chain covers the event itself
-            game_id=game_id, seq=table.version, type=tag, payload=msgspec.Raw(payload), command_id=command_id,
-            seat=own, recorded_at=recorded_at, prev_hash=head, sent_at=sent_at, chain=CHAIN,
+        raw = msgspec.Raw(payload)
+        # the chain's link (``contracts.envelope.link_of`` of the envelope below, built without it: the envelope is
+        # made once, with its hash, instead of made and copied by ``seal``); an event that hides nothing: the chain
+        # covers the event itself
+        link = ChainLink(game_id, table.version, tag, command_id, own, recorded_at, head,
+                         secret["public"] if secret else raw, secret["commitment"] if secret else "")
+        sealed = EventEnvelope(
+            game_id=game_id, seq=table.version, type=tag, payload=raw, command_id=command_id,
+            seat=own, recorded_at=recorded_at, prev_hash=head, hash=link_hash(link), sent_at=sent_at, chain=CHAIN,
             traceparent=traceparent, **secret,
-        ))
+        )
         head = sealed.hash
         envelopes.append(sealed)
         first = body if not stored else None
