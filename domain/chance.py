@@ -46,12 +46,6 @@ def _mixed(server_seed: bytes, entropies: tuple[str, ...]) -> bytes:
     return hmac.new(server_seed, _MIX + b"|" + "|".join(entropies).encode(), hashlib.sha256).digest()
 
 
-@functools.lru_cache(maxsize=4096)
-def _keyed(seed: bytes) -> hmac.HMAC:
-    """HMAC-SHA256 keyed by ``seed``, fed nothing: each draw copies it (the key's pads are computed once)."""
-    return hmac.new(seed, digestmod=hashlib.sha256)
-
-
 def chance_hash(server_seed: bytes, entropies: Sequence[str]) -> str:
     """What ``GameStarted`` publishes: sha256 of ``game_seed``, hex; "" when no seat gave entropy (the chance is
     then the server's seed, whose hash GameCreated published)."""
@@ -91,9 +85,7 @@ class Chance:
     def _next64(self) -> int:
         msg = f"{self._position}:{self._counter}".encode()
         self._counter += 1
-        mac = _keyed(self._seed).copy()
-        mac.update(msg)
-        return int.from_bytes(mac.digest()[:8], "big")
+        return int.from_bytes(hmac.new(self._seed, msg, hashlib.sha256).digest()[:8], "big")
 
     def below(self, n: int) -> int:
         """A uniform integer in [0, n), by rejection sampling (no modulo bias)."""
