@@ -174,8 +174,9 @@ def test_the_mix_is_checked_from_the_events_and_a_changed_entropy_or_seed_fails(
 
 
 def test_prepared_hmacs_give_the_same_bytes_as_the_plain_formulas():
-    """The chance's draws, the game's seed and the commitments' salts come from HMACs prepared once per seed (and
-    game) and copied: their bytes are still the documented formulas' (records re-execute byte for byte)."""
+    """The game's seed is derived once per seed and entropies (cached) and the commitments' salts come from an HMAC
+    prepared once per seed and game and copied: their bytes, and the draws', are still the documented formulas'
+    (records re-execute byte for byte)."""
     import hashlib
     import hmac
 
