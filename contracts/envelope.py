@@ -9,6 +9,7 @@ Stream layout (Redis keys, see ``services.store.keys``):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 
@@ -90,7 +91,17 @@ class ChainLink(msgspec.Struct, frozen=True, array_like=True):
 
 
 def commitment_salt(seed: bytes, game_id: str, seq: int) -> bytes:
-    return hmac.new(seed, f"commit:{game_id}:{seq}".encode(), hashlib.sha256).digest()
+    """HMAC-SHA256(seed, "commit:<game_id>:<seq>"): the keyed HMAC with the game's prefix is prepared once per
+    seed and game (``_salt_prefix``) and copied for each event (the same bytes: HMAC is streaming)."""
+    mac = _salt_prefix(seed, game_id).copy()
+    mac.update(str(seq).encode())
+    return mac.digest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _salt_prefix(seed: bytes, game_id: str) -> hmac.HMAC:
+    """HMAC(seed) fed with "commit:<game_id>:", never digested itself (callers copy it)."""
+    return hmac.new(seed, f"commit:{game_id}:".encode(), hashlib.sha256)
 
 
 def commitment(seed: bytes, game_id: str, seq: int, payload: bytes) -> str:

@@ -12,6 +12,7 @@ joined, published in its ``SeatJoined``), fixed when the game starts; ``GameStar
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 from collections.abc import Sequence
@@ -33,9 +34,15 @@ def seed_hash(seed: bytes) -> str:
 def game_seed(server_seed: bytes, entropies: Sequence[str]) -> bytes:
     """The seed of a game's chance: HMAC-SHA256 keyed by the server's seed over every seat's entropy (hex, in seat
     order, "" for a seat that gave none). When no seat gave any, it is the server's seed itself (as in every game
-    before fair chance): there is nothing to mix."""
+    before fair chance): there is nothing to mix. Derived once per seed and entropies (every decision of a game
+    asks for it again: ``_mixed``)."""
     if not any(entropies):
         return server_seed
+    return _mixed(server_seed, tuple(entropies))
+
+
+@functools.lru_cache(maxsize=4096)
+def _mixed(server_seed: bytes, entropies: tuple[str, ...]) -> bytes:
     return hmac.new(server_seed, _MIX + b"|" + "|".join(entropies).encode(), hashlib.sha256).digest()
 
 

@@ -839,10 +839,13 @@ def redact(table: Table, event: Any, seat: int | None) -> Any:
         if event.creator_hash or event.invite_hash:
             return msgspec.structs.replace(event, creator_hash="", invite_hash="")
         return event
-    if isinstance(event, (GameForked, GameStarted, GameEnded, GameCancelled, SeatLeft, BotSeated, *UNDO_EVENTS,
-                          *CLOCK_EVENTS)):  # clocks, timeouts, leavers and bots' moves are everybody's to see
+    if isinstance(event, _PUBLIC_EVENTS):  # clocks, timeouts, leavers and bots' moves are everybody's to see
         return event
     return game_of(table).redact(event, seat)
+
+
+# the table's events that hide nothing (one tuple: ``redact`` runs for every event and audience)
+_PUBLIC_EVENTS = (GameForked, GameStarted, GameEnded, GameCancelled, SeatLeft, BotSeated, *UNDO_EVENTS, *CLOCK_EVENTS)
 
 
 def seats_of(table: Table) -> tuple[SeatInfo, ...]:

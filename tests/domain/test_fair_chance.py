@@ -171,3 +171,29 @@ def test_the_mix_is_checked_from_the_events_and_a_changed_entropy_or_seed_fails(
         "the game's chance is not the server seed mixed with the seats' entropy it started with"]
     hidden = [msgspec.structs.replace(e, chance_hash="") if isinstance(e, GameStarted) else e for e in events]
     assert tbl.check_chance(hidden, SERVER) != []
+
+
+def test_prepared_hmacs_give_the_same_bytes_as_the_plain_formulas():
+    """The game's seed is derived once per seed and entropies (cached) and the commitments' salts come from an HMAC
+    prepared once per seed and game and copied: their bytes, and the draws', are still the documented formulas'
+    (records re-execute byte for byte)."""
+    import hashlib
+    import hmac
+
+    from contracts.envelope import commitment, commitment_salt
+    from domain.chance import _MIX, Chance, game_seed
+
+    for seed in (b"\x00" * 32, bytes(range(32)), b"k" * 64 + b"longer than a block" * 5):
+        entropies = ("ab" * 32, "", "cd" * 32)
+        for _ in range(2):  # the second time from the caches
+            assert game_seed(seed, list(entropies)) == hmac.new(
+                seed, _MIX + b"|" + "|".join(entropies).encode(), hashlib.sha256).digest()
+            assert game_seed(seed, ("", "")) == seed
+            chance = Chance(seed, 17)
+            draws = [chance._next64() for _ in range(5)]
+            assert draws == [int.from_bytes(hmac.new(seed, f"17:{i}".encode(), hashlib.sha256).digest()[:8], "big")
+                             for i in range(5)]
+            for game_id, seq in (("g1", 1), ("g1", 12), ("g2", 12), ("g1:2", 3)):
+                salt = hmac.new(seed, f"commit:{game_id}:{seq}".encode(), hashlib.sha256).digest()
+                assert commitment_salt(seed, game_id, seq) == salt
+                assert commitment(seed, game_id, seq, b"{}") == hashlib.sha256(salt + b"{}").hexdigest()
