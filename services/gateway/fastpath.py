@@ -8,8 +8,8 @@ same order and the same functions as the route (``controllers.seats.send_command
 
 1. the app's ``before_request`` (header size, no ``?token=``, rate limits);
 2. the body decoded strictly (``inputs.decode``, what the route's ``StrictBody`` DTO calls);
-3. the seat's token (``Auth.authorize``), the command id, the game's name, the command checked (``convert``),
-   queued and waited for (``_submit``);
+3. the seat's token (``Auth.authorize``), then the route's own ``controllers.seats.send_checked``: the command
+   id, the game's name, the command checked (``convert``), queued and waited for (``_submit``);
 4. the answer, or the error as ``{"code", "message"}`` (``errors``), with its headers (``Retry-After``).
 
 Anything it does not handle the way Litestar would goes to Litestar unchanged, before any step has run: another
@@ -102,9 +102,8 @@ async def _send_json(send: Any, status: int, body: bytes, headers: dict[str, str
 def commands_fast_path(app: Any, gateway: Any, path_template: str, enabled: bool = True) -> Any:
     """``app`` (the gateway's ASGI handler) with the command route served by the fast path (``enabled``: False
     when CORS is configured, or to measure without it)."""
-    from services.gateway.commands import PlatformCommand, convert
     from services.gateway.auth import bearer
-    from services.gateway.controllers.seats import _check_command_id, _submit
+    from services.gateway.controllers.seats import send_checked
 
     decoder = _decoder(CommandRequest)
 
@@ -115,15 +114,7 @@ def commands_fast_path(app: Any, gateway: Any, path_template: str, enabled: bool
             await gateway.before_request(request)
             data = decode(body, decoder)
             hashed = await gateway.auth.authorize(game_id, seat, bearer(request))
-            _check_command_id(data.command_id, data.expected_version)
-            game = await gateway.reads.game_name(game_id)
-            try:
-                command = convert(game, data.command)
-            except PlatformCommand as exc:
-                raise ApiError(403, "platform_command", str(exc)) from None
-            except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-                raise ApiError(400, "bad_command", f"not a command of {game}: {exc}") from None
-            reply = await _submit(gateway, game_id, seat, hashed, data.command_id, command, data.expected_version)
+            reply = await send_checked(gateway, game_id, seat, hashed, data)
         except ApiError as exc:
             await _send_json(send, exc.status_code, _encode(ApiErrorBody(exc.code, exc.message)), exc.headers)
             return
