@@ -18,23 +18,27 @@ import redis
 
 
 # The files that take longest (a CI run's --durations), run first: with --dist loadfile a file is one worker's, so a
-# long file drawn last keeps one worker busy for minutes after the other has finished. The rest keep their order.
+# long file drawn last keeps one worker busy for minutes after the other has finished. The rest keep their order
+# (pyproject's addopts: --no-loadscope-reorder, else xdist orders the files by their number of tests, and the long
+# files of one or two tests came last).
 SLOW_FIRST = (
-    "tests/client/test_typescript_client.py",
     "tests/browser/test_samarkand.py",
     "tests/domain/yspahan/test_playouts.py",
-    "tests/domain/samarkand/test_playouts.py",
-    "tests/bots/test_knowledge.py",
     "tests/browser/test_karawane.py",
-    "tests/browser/test_yspahan.py",
-    "tests/e2e/test_readme.py",
+    "tests/client/test_typescript_client.py",
     "tests/fuzz/test_leak_scan.py",
-    "tests/services/test_bench_http.py",
-    "tests/browser/test_istanbul.py",
-    "tests/e2e/test_plain_install.py",
+    "tests/bots/test_knowledge.py",
     "tests/reliability/test_chaos.py",
+    "tests/browser/test_yspahan.py",
+    "tests/browser/test_istanbul.py",
+    "tests/e2e/test_readme.py",
+    "tests/e2e/test_plain_install.py",
+    "tests/e2e/test_karawane_over_http.py",
+    "tests/fuzz/test_engine_commands.py",
+    "tests/domain/samarkand/test_playouts.py",
     "tests/e2e/test_remote_bots.py",
     "tests/bots/test_remote.py",
+    "tests/services/test_bench_http.py",
     "tests/services/test_bench_peer.py",
 )
 
