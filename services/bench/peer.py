@@ -35,6 +35,8 @@ from importlib import resources
 from pathlib import Path
 
 from services.bench import BenchError
+from services.bench.http import _pct as _pct_ms  # a sorted list's percentile, in ms
+from services.bench.pipeline import _process_cpu as _proc_cpu
 
 PEER = "boardgame.io 0.50.2"
 JS_FILES = ("package.json", "package-lock.json", "game.mjs", "server.mjs", "clients.mjs", "output.mjs")
@@ -75,16 +77,6 @@ def install(cache: Path, timeout: float = 600) -> Path:
 
 
 # --- one run of the peer -----------------------------------------------------------------------------------------
-
-def _proc_cpu(pid: int) -> float:
-    from services.bench.pipeline import _process_cpu
-
-    return _process_cpu(pid)
-
-
-def _pct_ms(values: list[float], p: float) -> float:
-    return round(values[min(len(values) - 1, int(p * len(values)))] * 1000, 2) if values else 0.0
-
 
 def run_peer(cache: Path, matches: int, seconds: float, warmup: float, moves: int) -> dict:
     """boardgame.io's server and clients, ``matches`` matches at once; the figures of the measured window."""
