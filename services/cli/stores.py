@@ -26,6 +26,7 @@ from dataclasses import replace
 import redis
 
 from services.runtime.config import Settings
+from services.store.refusals import refusal
 
 ROLE = "souk:store"  # hash: id, role, views + views_url (an event store's read store), events + events_url
 
@@ -67,22 +68,11 @@ def _identity(client: redis.Redis, role: str, what: str, url: str) -> dict[str, 
         raise StoreError(f"cannot use the {what} at {shown(url)}: {_reason(exc)}", _transient(exc)) from None
 
 
-# The first words of a Redis error that end with time: out of memory under noeviction, a script or module busy, a
-# failed save that stops writes (MISCONF), a replica (READONLY) or a cluster (TRYAGAIN, CLUSTERDOWN) in a failover.
-_PASSING = frozenset({"OOM", "BUSY", "MISCONF", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "LOADING"})
-
-
 def _transient(exc: Exception) -> bool:
-    """Redis did not answer (it may be starting) or refused for a while (``_PASSING``); a refused password
-    answered, so it is a mistake, not a wait."""
-    if isinstance(exc, redis.AuthenticationError):
-        return False
-    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
-        return True
-    if isinstance(exc, (redis.exceptions.OutOfMemoryError, redis.exceptions.ReadOnlyError)):
-        return True  # redis-py takes the first word (OOM, READONLY) off their text
-    words = str(exc).split(maxsplit=1)
-    return isinstance(exc, redis.ResponseError) and bool(words) and words[0] in _PASSING
+    """Redis did not answer (it may be starting) or refused for a while: a store's refusal as the gateway reads
+    them (``services.store.refusals``: loading, out of memory, busy, not persisting, a replica...). A refused
+    password answered, so it is a mistake, not a wait."""
+    return not isinstance(exc, redis.AuthenticationError) and refusal(exc) is not None
 
 
 def _reason(exc: Exception) -> str:
