@@ -196,8 +196,10 @@ def test_the_real_time_countdown_ticks_on_the_board_by_itself(open_page, souk_ur
                           json={"command": {"type": "samarkand.ChooseCard", "value": hand[-1]},
                                 "command_id": uuid.uuid4().hex})
         assert sent.status_code in (200, 201, 202), sent.text
-    card = page.wait_for_selector('#board [data-legal][aria-label^="Put up"]')
-    card.focus()  # by keyboard: a card of the hand is a button
+    page.wait_for_selector('#board [data-legal][aria-label^="Put up"]')
+    # a locator, found again at each use: a push may redraw the board between the wait and the focus (CI: an
+    # ElementHandle "not attached to the DOM")
+    page.locator('#board [data-legal][aria-label^="Put up"]').first.focus()  # by keyboard: a card is a button
     page.keyboard.press("Enter")
     page.wait_for_selector('.smk[data-phase="countdown"]')
     assert seat_view(souk_url, game_id, 0, token)["view"]["phase"] == "countdown"
