@@ -6,10 +6,14 @@ keeps nothing for an absent subscriber): ``Replies`` answers its waiting command
 recorded, ``Updates`` reads again every view and position someone waits on. ``state`` says how it is doing
 (``GET /health`` shows it).
 
-``Updates`` fans one subscription out to any number of WebSockets and long-polls: a notice costs one read of a
-game's views (one HMGET of every audience followed in this gateway) and one read of its position for the
-long-polls, shared by every client waiting on it, never one read per client or per audience. Each audience's view
-is decoded once and the same text goes to each of its sockets.
+``Updates`` fans one subscription out to any number of WebSockets and long-polls. A notice carries the game's
+views (``ViewsUpdated.views``, the bytes the projector stored with it): each followed audience's view is pushed from
+it, with no read of the store. The views are read (one HMGET of every audience followed in this gateway, shared by
+every client waiting on it, never one read per client or per audience) only when this gateway may have missed a
+notice (the catch-up after a reconnection), for a newcomer's first view, for a seat's presence that changed, and
+for a notice without them (too big, or from an older projector). Views are whole: a missed notice loses nothing the
+next one does not bring, and a view older than one already pushed to a feed is never pushed after it. Each
+audience's view goes the same way (text or frame) to each of its sockets.
 
 With ``presence`` (``services.gateway.presence``), every view pushed has the game's presence spliced in (this
 gateway's cache of it, or read in the same round trip as the views); a seat connecting or leaving (its notice on
@@ -397,12 +401,17 @@ class _Feed:
         self.last: bytes | None = None  # with followers taking patches: the last view offered, and its step
         self.step: Any = None
 
-    def offer(self, raw: bytes, present: bytes | None = None) -> None:
-        """The view read for this audience, to each follower that has not had it (``present``: the seats'
-        presence, spliced in): one decoding for all of them, and the same text object handed to every socket.
-        When a follower takes patches, the JSON Patch from the view offered before is computed here, once."""
-        version = _version_decoder.decode(raw).version
-        self.version = max(self.version, version)
+    def offer(self, raw: bytes, present: bytes | None = None, version: int | None = None) -> None:
+        """The view read for this audience (of ``version``, its notice's; None: read in the view), to each follower
+        that has not had it (``present``: the seats' presence, spliced in): one decoding for all of them, and the
+        same text object handed to every socket. When a follower takes patches, the JSON Patch from the view offered
+        before is computed here, once. A view older than one offered before is dropped: a read answered after a
+        newer notice's views were pushed."""
+        if version is None:
+            version = _version_decoder.decode(raw).version
+        if version < self.version:
+            return
+        self.version = version
         if present is not None:
             raw = seen.with_presence(raw, present)
         wired = [f.wire is not None for f in self.followers]
@@ -418,11 +427,11 @@ class _Feed:
 
 class _Game:
     """Who waits on one game in this gateway: followers of its views (a feed per audience), and long-polls
-    waiting for a version. The views of every followed audience are read together: one HMGET per change of the
-    game, whatever the number of audiences and sockets."""
+    waiting for a version. A notice's views are pushed from it (``push``); when they must be read, the views of
+    every followed audience are read together: one HMGET, whatever the number of audiences and sockets."""
 
-    __slots__ = ("changed", "feeds", "heard_from", "position", "recheck", "recheck_ends", "version", "views",
-                 "waiters")
+    __slots__ = ("changed", "feeds", "heard_from", "notice", "position", "push", "recheck", "recheck_ends",
+                 "version", "views", "waiters")
 
     def __init__(self, updates: Updates, game_id: str) -> None:
         # The subscription under which this gateway records the game's notices (``reached``; None: none held
@@ -434,13 +443,54 @@ class _Game:
         self.changed = asyncio.Event()  # set, and replaced, whenever ``version`` grows
         self.recheck: asyncio.TimerHandle | None = None  # reads again when a seat's presence may run out
         self.recheck_ends: float | None = None  # the instant ``recheck`` was set for
+        # the newest notice whose views wait for ``views``' read (the presence to read with them)
+        self.notice: ViewsUpdated | None = None
+
+        def carries(notice: ViewsUpdated | None, feeds: list[_Feed]) -> bool:
+            return notice is not None and all(feed.audience in notice.views for feed in feeds)
+
+        def push(notice: ViewsUpdated) -> None:
+            """A notice's views to the feeds: at once when it carries every followed audience's and this gateway
+            knows the game's presence; else through ``views``' read (of the presence only, if the notice carries
+            the views)."""
+            feeds = list(self.feeds.values())
+            presence = updates.presence
+            known = presence.known(game_id, now := time.time()) if presence is not None else None
+            if carries(notice, feeds) and (presence is None or known is not None):
+                present = None
+                if known is not None:
+                    present, ends = known
+                    self._recheck_at(ends, now)
+                views, version = notice.views, notice.version
+                for feed in feeds:
+                    feed.offer(bytes(views[feed.audience]), present, version)
+                return
+            self.notice = notice
+            self.views.request()
 
         async def read_position() -> None:
             self.reached(int(await updates.hot.call_again_if_lost("GET", keys.position(game_id)) or 0))
 
         async def read_views() -> None:
             feeds = list(self.feeds.values())
+            notice, self.notice = self.notice, None
             if not feeds:
+                return
+            if carries(notice, feeds):  # the views are the notice's: only the presence is read, if need be
+                version = notice.version
+                raws = [bytes(notice.views[feed.audience]) for feed in feeds]
+                if updates.presence is None:
+                    present = None
+                elif (known := updates.presence.known(game_id, now := time.time())) is not None:
+                    present, ends = known
+                    self._recheck_at(ends, now)
+                else:
+                    generation = updates.presence.generation
+                    flat = await updates.hot.call_again_if_lost("HGETALL", keys.presence(game_id))
+                    present, ends = updates.presence.present(game_id, flat, seen.seats_in(raws[0]), generation)
+                    self._recheck_at(ends, time.time())
+                for feed, raw in zip(feeds, raws):
+                    feed.offer(raw, present, version)
                 return
             hmget = ("HMGET", keys.views(game_id), *[feed.audience for feed in feeds])
             if updates.presence is None:
@@ -463,6 +513,7 @@ class _Game:
 
         self.position = _SharedRead(f"position {game_id}", read_position, lambda: self.waiters > 0)
         self.views = _SharedRead(f"views {game_id}", read_views, lambda: bool(self.feeds))
+        self.push = push
 
     def _recheck_at(self, ends: float | None, now: float) -> None:
         """Reads the views again when the earliest presence read may run out (a lease or a request's window that
@@ -536,10 +587,10 @@ class Updates(_Subscription):
         game = self.games.get(channel[self._prefix:].decode())
         if game is None:  # nobody here waits on that game
             return
-        version = _notice_decoder.decode(data).version
-        game.reached(version)
-        if game.behind(version):
-            game.views.request()
+        notice = _notice_decoder.decode(data)
+        game.reached(notice.version)
+        if game.behind(notice.version):
+            game.push(notice)
 
     async def catch_up(self) -> None:
         """Notices may have been missed: every followed view and every awaited position is read again, and no

@@ -4,7 +4,8 @@ seat may see it, the lobby, the seats' token hashes for the gateway).
 ``Projector.handle`` takes a batch of ``souk:events`` entries. For each game it folds the new events (those
 past the game's recorded position) into its cached table, then writes every read model *and* the new position
 in one Lua call, so a redelivered event changes nothing. The same call announces ``ViewsUpdated`` on
-``souk:updates:{game}`` (the gateway pushes views to WebSockets from there).
+``souk:updates:{game}`` with the views it wrote (each encoded once, the same bytes stored and published): the
+gateway pushes them to WebSockets from there.
 
 Projectors scale out by partition: ``souk projector --partition 1/2`` reads every event through its own consumer
 group and projects the games whose id hashes to it (``Partition``); every partition must run.
@@ -55,6 +56,10 @@ TRIM_EVERY_S = 5.0  # how often a projector trims souk:events behind every proje
 # from the stream costs a read of the whole stream and a fold: 5 ms of CPU for 480 events (a loaded machine). Its
 # snapshots (services/history/travel.py) expire with it: its past is then folded from its first event.
 FINISHED_TTL_S = 600
+# The views of a game's audiences, together, up to this many bytes go in its ViewsUpdated notice (a Samarkand
+# game's five: about 11 KB); more, and the notice goes without them (the gateway reads them from the store). Every
+# subscribed gateway gets every notice: this bounds what one notice adds to a slow gateway's pub/sub output buffer.
+NOTICE_VIEWS_MAX = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,9 +225,10 @@ class Projector:
         return Projected(table, created_at)
 
     def _write(self, writes: Writes, game_id: str, projected: Projected, envelopes: list[EventEnvelope],
-               history_kept: bool = True) -> None:
+               history_kept: bool = True, notice_views: bool = True) -> None:
         """``history_kept`` False: no history read model and no snapshots (a finished game rebuilt: read_history
-        derives its history, time travel folds from its first event)."""
+        derives its history, time travel folds from its first event). ``notice_views`` False: the notice goes
+        without the views (a rebuild's: every game at once, followed or not; a gateway reads those it follows)."""
         table = projected.table
         status_before = table.status
         history: list[str] = []
@@ -251,8 +257,8 @@ class Projector:
             if i + 1 == len(envelopes) or envelopes[i + 1].command_id != env.command_id:
                 writes.projected.append((table.game, env))
         views = tbl.views(table, game_id)
-        writes.hset(keys.views(game_id),
-                    *(x for s, v in views.items() for x in (keys.audience(s), encoder.encode(v).decode())))
+        encoded = {keys.audience(s): encoder.encode(v) for s, v in views.items()}  # once each: stored and published
+        writes.hset(keys.views(game_id), *(x for a, raw in encoded.items() for x in (a, raw.decode())))
         if history:
             writes.rpush(keys.history(game_id), *history)
         if history and status_before != table.status and table.status in FINISHED:  # only caches from now on
@@ -276,7 +282,11 @@ class Projector:
                 writes.zadd_nx(keys.lobby_index(status=table.status), projected.created_at, game_id)
                 writes.zadd_nx(keys.lobby_index(status=table.status, game=table.game), projected.created_at, game_id)
         writes.set(keys.position(game_id), str(table.version))
-        notice = ViewsUpdated(table.version, table.status, views[None].flow.awaiting)
+        # The views go in the notice too (the gateway pushes them from it, no HMGET back), unless they are too big
+        # for one: then the gateway reads them (ViewsUpdated.views empty).
+        carried = {a: msgspec.Raw(raw) for a, raw in encoded.items()} \
+            if notice_views and sum(map(len, encoded.values())) <= NOTICE_VIEWS_MAX else {}
+        notice = ViewsUpdated(table.version, table.status, views[None].flow.awaiting, carried)
         writes.publish(keys.view_updates(game_id), encoder.encode(notice).decode())  # sent when the writes are applied
         projected.table = table
         self.cache.put(game_id, projected)
@@ -307,7 +317,8 @@ class Projector:
                 writes.zrem(keys.lobby_index(status=status, game=game), game_id)
             projected = Projected(tbl.EMPTY, 0.0)
             # a finished game's history is only a cache: not written again (services/projector/history.py)
-            self._write(writes, game_id, projected, envelopes, history_kept=envelopes[-1].type not in FINAL_EVENTS)
+            self._write(writes, game_id, projected, envelopes, history_kept=envelopes[-1].type not in FINAL_EVENTS,
+                        notice_views=False)
             if not await writes.replace(self.lean, keys.position(game_id), projected.table.version):
                 self.cache.pop(game_id)  # a projector wrote it further meanwhile: its cache must not say otherwise
             events = getattr(self.store, "redis", None)

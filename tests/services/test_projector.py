@@ -219,8 +219,46 @@ async def test_each_projection_announces_the_version_status_and_awaited_seats(re
             break
     await pubsub.aclose()
     notice = msgspec.json.decode(message["data"], type=ViewsUpdated)
-    spectator = view_of(await redis.hget(keys.views("g1"), "spectator"))
-    assert notice == ViewsUpdated(5, "playing", spectator.flow.awaiting) and len(notice.awaiting) == 1
+    stored = await redis.hgetall(keys.views("g1"))
+    spectator = view_of(stored[b"spectator"])
+    assert (notice.version, notice.status, notice.awaiting) == (5, "playing", spectator.flow.awaiting)
+    assert len(notice.awaiting) == 1
+    # and the views written, each audience's the very bytes stored (the gateway pushes them from here)
+    assert {a: bytes(raw) for a, raw in notice.views.items()} == {a.decode(): v for a, v in stored.items()}
+    assert sorted(notice.views) == ["0", "1", "spectator"]
+
+
+async def test_a_notice_goes_without_the_views_when_they_are_too_big_for_one_and_after_a_rebuild(redis, monkeypatch):
+    from contracts.readmodels import ViewsUpdated
+    from services.projector import service
+
+    store = RedisEventStore(redis)
+    engine = Engine(redis, store)
+    turn = await started(engine)
+    pubsub = redis.pubsub(ignore_subscribe_messages=True)
+    await pubsub.subscribe(keys.view_updates("g1"))
+
+    async def notices() -> list[ViewsUpdated]:
+        got, deadline = [], asyncio.get_running_loop().time() + 0.3
+        while asyncio.get_running_loop().time() < deadline:  # (None for the subscription's confirmation too)
+            if (message := await pubsub.get_message(timeout=0.05)) is not None:
+                got.append(msgspec.json.decode(message["data"], type=ViewsUpdated))
+        return got
+
+    monkeypatch.setattr(service, "NOTICE_VIEWS_MAX", 0)
+    await project_all(redis, Projector(redis, store))
+    [notice] = await notices()
+    assert notice.version == 5 and notice.views == {}  # the gateway reads them
+    await engine.handle([cmd("g1", Add(1), seat=turn, token=th(turn))])
+    monkeypatch.setattr(service, "NOTICE_VIEWS_MAX", 64 * 1024)
+    await project_all(redis, Projector(redis, store))
+    [notice] = await notices()
+    sizes = [len(raw) for raw in notice.views.values()]
+    assert notice.version == 6 and len(sizes) == 3
+    await Projector(redis, store).rebuild()
+    [notice] = await notices()
+    assert notice.version == 6 and notice.views == {}
+    await pubsub.aclose()
 
 
 def test_a_history_record_stored_with_a_variant_for_every_audience_reads_the_same():
