@@ -99,8 +99,7 @@ class Workers:
             )
             self.broker.publisher("souk:updates:{game_id}", title="souk:updates",
                                   description="A game's read models reached a new version (ViewsUpdated JSON: version, "
-                                              "status, awaiting seats, and every audience's view as stored; "
-                                              "see `souk schema`).")
+                                              "status, awaiting seats; see `souk schema`).")
 
         if self.webhooks is not None:
             batch_subscription(

@@ -6,12 +6,12 @@ keeps nothing for an absent subscriber): ``Replies`` answers its waiting command
 recorded, ``Updates`` reads again every view and position someone waits on. ``state`` says how it is doing
 (``GET /health`` shows it).
 
-``Updates`` fans one subscription out to any number of WebSockets and long-polls. A notice carries the game's
-views (``ViewsUpdated.views``, the bytes the projector stored with it): each followed audience's view is pushed from
-it, with no read of the store. The views are read (one HMGET of every audience followed in this gateway, shared by
+``Updates`` fans one subscription out to any number of WebSockets and long-polls. Just before its notice, the
+projector publishes the game's views on ``souk:pushes:{game}`` (``services.store.pushes``: the bytes it stored):
+each followed audience's view is pushed from there, with no read of the store. The views are read (one HMGET of every audience followed in this gateway, shared by
 every client waiting on it, never one read per client or per audience) only when this gateway may have missed a
 notice (the catch-up after a reconnection), for a newcomer's first view, for a seat's presence that changed, and
-for a notice without them (too big, or from an older projector). Views are whole: a missed notice loses nothing the
+for a notice that came without them (too big, a rebuild's, or from an older projector). Views are whole: a missed notice loses nothing the
 next one does not bring, and a view older than one already pushed to a feed is never pushed after it. Each
 audience's view goes the same way (text or frame) to each of its sockets.
 
@@ -36,7 +36,7 @@ import structlog
 
 from contracts.envelope import CommandEnvelope, Reply
 from contracts.readmodels import ViewsUpdated
-from services.store import keys
+from services.store import keys, pushes
 from services.runtime import metrics
 from services.store.codec import encoder, reply_decoder
 from services.store.resp import Resp, Subscriber
@@ -430,8 +430,8 @@ class _Game:
     waiting for a version. A notice's views are pushed from it (``push``); when they must be read, the views of
     every followed audience are read together: one HMGET, whatever the number of audiences and sockets."""
 
-    __slots__ = ("changed", "feeds", "heard_from", "notice", "position", "push", "recheck", "recheck_ends",
-                 "version", "views", "waiters")
+    __slots__ = ("changed", "feeds", "heard_from", "position", "push", "pushed", "pushed_version", "recheck",
+                 "recheck_ends", "version", "views", "waiters")
 
     def __init__(self, updates: Updates, game_id: str) -> None:
         # The subscription under which this gateway records the game's notices (``reached``; None: none held
@@ -443,29 +443,31 @@ class _Game:
         self.changed = asyncio.Event()  # set, and replaced, whenever ``version`` grows
         self.recheck: asyncio.TimerHandle | None = None  # reads again when a seat's presence may run out
         self.recheck_ends: float | None = None  # the instant ``recheck`` was set for
-        # the newest notice whose views wait for ``views``' read (the presence to read with them)
-        self.notice: ViewsUpdated | None = None
+        # the newest push whose views wait for ``views``' read (the presence to read with them): its version, its
+        # bytes, and where each audience's view is in them (``services.store.pushes.read``)
+        self.pushed: tuple[int, bytes, dict[str, tuple[int, int]]] | None = None
+        self.pushed_version = -1  # the newest version whose views' push was heard (its notice then reads nothing)
 
-        def carries(notice: ViewsUpdated | None, feeds: list[_Feed]) -> bool:
-            return notice is not None and all(feed.audience in notice.views for feed in feeds)
+        def carries(pushed: tuple[int, bytes, dict[str, tuple[int, int]]] | None, feeds: list[_Feed]) -> bool:
+            return pushed is not None and all(feed.audience in pushed[2] for feed in feeds)
 
-        def push(notice: ViewsUpdated) -> None:
-            """A notice's views to the feeds: at once when it carries every followed audience's and this gateway
-            knows the game's presence; else through ``views``' read (of the presence only, if the notice carries
-            the views)."""
+        def push(version: int, data: bytes, where: dict[str, tuple[int, int]]) -> None:
+            """A push's views to the feeds: at once when it has every followed audience's and this gateway knows
+            the game's presence; else through ``views``' read (of the presence only, if it has the views)."""
             feeds = list(self.feeds.values())
             presence = updates.presence
             known = presence.known(game_id, now := time.time()) if presence is not None else None
-            if carries(notice, feeds) and (presence is None or known is not None):
+            pushed = (version, data, where)
+            if carries(pushed, feeds) and (presence is None or known is not None):
                 present = None
                 if known is not None:
                     present, ends = known
                     self._recheck_at(ends, now)
-                views, version = notice.views, notice.version
                 for feed in feeds:
-                    feed.offer(bytes(views[feed.audience]), present, version)
+                    start, end = where[feed.audience]
+                    feed.offer(data[start:end], present, version)
                 return
-            self.notice = notice
+            self.pushed = pushed
             self.views.request()
 
         async def read_position() -> None:
@@ -473,12 +475,12 @@ class _Game:
 
         async def read_views() -> None:
             feeds = list(self.feeds.values())
-            notice, self.notice = self.notice, None
+            pushed, self.pushed = self.pushed, None
             if not feeds:
                 return
-            if carries(notice, feeds):  # the views are the notice's: only the presence is read, if need be
-                version = notice.version
-                raws = [bytes(notice.views[feed.audience]) for feed in feeds]
+            if carries(pushed, feeds):  # the views are the push's: only the presence is read, if need be
+                version, data, where = pushed
+                raws = [data[slice(*where[feed.audience])] for feed in feeds]
                 if updates.presence is None:
                     present = None
                 elif (known := updates.presence.known(game_id, now := time.time())) is not None:
@@ -563,6 +565,7 @@ class Updates(_Subscription):
     name = "updates"
     _prefix = len(keys.view_updates(""))
     _presence = keys.presence_updates("").encode()
+    _pushes = keys.view_pushes("").encode()
 
     def __init__(self, redis: aioredis.Redis, presence: Any = None) -> None:
         super().__init__(redis)
@@ -573,8 +576,8 @@ class Updates(_Subscription):
 
     def subscriptions(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if self.presence is None:
-            return (), (keys.view_updates("*"),)
-        return (), (keys.view_updates("*"), keys.presence_updates("*"))
+            return (), (keys.view_pushes("*"), keys.view_updates("*"))
+        return (), (keys.view_pushes("*"), keys.view_updates("*"), keys.presence_updates("*"))
 
     def on_message(self, channel: bytes, data: bytes) -> None:
         if channel.startswith(self._presence):  # a seat came or left: the views again, with the new presence
@@ -584,13 +587,23 @@ class Updates(_Subscription):
             if game is not None and game.feeds:
                 game.views.request()
             return
+        if channel.startswith(self._pushes):  # a projection's views, just before its notice
+            game = self.games.get(channel[len(self._pushes):].decode())
+            if game is None:
+                return
+            version, where = pushes.read(data)
+            game.reached(version)
+            game.pushed_version = max(game.pushed_version, version)
+            if game.behind(version):
+                game.push(version, data, where)
+            return
         game = self.games.get(channel[self._prefix:].decode())
         if game is None:  # nobody here waits on that game
             return
-        notice = _notice_decoder.decode(data)
-        game.reached(notice.version)
-        if game.behind(notice.version):
-            game.push(notice)
+        version = _notice_decoder.decode(data).version
+        game.reached(version)
+        if game.behind(version) and version > game.pushed_version:
+            game.views.request()  # its views did not come (too big, a rebuild, an older projector): read them
 
     async def catch_up(self) -> None:
         """Notices may have been missed: every followed view and every awaited position is read again, and no

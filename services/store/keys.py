@@ -199,6 +199,11 @@ def view_updates(game_id: str) -> str:
     return f"souk:updates:{game_id}"
 
 
+def view_pushes(game_id: str) -> str:
+    """Pub/sub channel: the views of each new version of a game, for the gateway (``services.store.pushes``)."""
+    return f"souk:pushes:{game_id}"
+
+
 def replies(gateway_id: str) -> str:
     return f"souk:replies:{gateway_id}"
 

@@ -19,7 +19,7 @@ from redis.backoff import NoBackoff
 
 from contracts.envelope import CommandEnvelope, Reply
 from contracts.readmodels import ViewsUpdated
-from services.store import keys
+from services.store import keys, pushes
 from services.store.codec import encoder
 from services.runtime.config import Settings
 from services.gateway import create_app
@@ -71,14 +71,16 @@ def view(version: int) -> bytes:
 
 
 async def project(redis: aioredis.Redis, game_id: str, version: int, audiences, notify: bool = True,
-                  views_in_notice: bool = False) -> None:
-    """What the projector does: the views and the position, then the notice (unless it is to be missed); the
-    notice without the views unless ``views_in_notice`` (as a projector from before they came in it)."""
+                  pushed: bool = False) -> None:
+    """What the projector does: the views and the position, then the notice (unless it is to be missed); with
+    ``pushed``, the views' push before the notice (``services.store.pushes``; without: as a projector from before
+    them, or with views too big to push)."""
     await redis.hset(keys.views(game_id), mapping={a: view(version) for a in audiences})
     await redis.set(keys.position(game_id), version)
     if notify:
-        views = {a: msgspec.Raw(view(version)) for a in audiences} if views_in_notice else {}
-        await redis.publish(keys.view_updates(game_id), encoder.encode(ViewsUpdated(version, "playing", (), views)))
+        if pushed:
+            await redis.publish(keys.view_pushes(game_id), pushes.message(version, {a: view(version) for a in audiences}))
+        await redis.publish(keys.view_updates(game_id), encoder.encode(ViewsUpdated(version, "playing", ())))
 
 
 async def test_a_command_answered_while_the_replies_listener_was_away_is_answered_from_its_recorded_outcome(server):
@@ -367,9 +369,10 @@ def test_an_idle_listener_under_uvloop_keeps_its_connection_when_redis_answers_i
     assert (reconnects, last_error) == (0, None)
 
 
-# The views in the notice (issue #21, docs/performance-changes.md section 5): the projector publishes each changed
-# view in its ``ViewsUpdated``; a gateway that hears it pushes them as they are, and reads views back only when it
-# may have missed a notice (a reconnection's catch-up), for a newcomer's first view, or for a notice without them.
+# The views in the notice (issue #21, docs/performance-changes.md section 5): the projector publishes the views it
+# stored on ``souk:pushes:{game}`` just before its ``ViewsUpdated``; a gateway that hears them pushes them as they
+# are, and reads views back only when it may have missed a notice (a reconnection's catch-up), for a newcomer's first
+# view, or for a notice that came without them.
 
 
 async def played(redis: aioredis.Redis) -> tuple[Engine, Projector, int]:
@@ -401,7 +404,7 @@ def without_presence(raw: bytes | str) -> dict:
     return view
 
 
-async def test_a_followed_games_push_is_the_projectors_views_from_its_notice_with_no_read_of_the_views(redis):
+async def test_a_followed_games_push_is_the_views_the_projector_published_with_no_read_of_the_views(redis):
     engine, projector, turn = await played(redis)
     presence = Presence(Resp.like(redis), window_s=1.0, lease_s=0.6)
     updates = Updates(redis, presence)
@@ -434,7 +437,7 @@ async def test_a_followed_games_push_is_the_projectors_views_from_its_notice_wit
 
 async def test_views_projected_while_the_listener_was_away_are_read_back_then_the_notices_carry_them_again(server):
     """A notice missed (the subscription broke: pub/sub keeps nothing) is made up for by the catch-up's read of
-    every followed view; from the next notice on, the views come in the notices again."""
+    every followed view; from the next notice on, the views come with the notices again."""
     redis = redis_client(server.url)
     # the engine and the projector write as a user of their own: cutting the listener off leaves them publishing
     await redis.execute_command("ACL", "SETUSER", "writer", "on", ">pw", "~*", "&*", "+@all")
@@ -470,7 +473,7 @@ async def test_views_projected_while_the_listener_was_away_are_read_back_then_th
 
 
 async def test_a_view_read_before_a_newer_notice_pushed_is_not_pushed_after_it(redis_url, monkeypatch):
-    """A newcomer's read and a notice's views race: the read served before the newer projection but answered after
+    """A newcomer's read and a push's views race: the read served before the newer projection but answered after
     its notice was pushed must not take the sockets back a version."""
     redis = redis_client(redis_url)
     updates = Updates(redis)
@@ -487,16 +490,16 @@ async def test_a_view_read_before_a_newer_notice_pushed_is_not_pushed_after_it(r
 
     monkeypatch.setattr(updates.hot, "call_again_if_lost", slow_read)
     try:
-        await project(redis, "g1", 1, ["0"], views_in_notice=True)
+        await project(redis, "g1", 1, ["0"], pushed=True)
         async with updates.follow("g1", "0", patches=True) as seat:
             await asyncio.wait_for(read_back.wait(), 5)  # version 1 read, not yet offered
-            await project(redis, "g1", 2, ["0"], views_in_notice=True)
+            await project(redis, "g1", 2, ["0"], pushed=True)
             assert msgspec.json.decode(await asyncio.wait_for(seat.next(), 5))["version"] == 2
             await asyncio.sleep(0.5)  # the late read came back meanwhile
             with pytest.raises(TimeoutError):
                 await asyncio.wait_for(seat.next(), 0.05)
             # and the feed did not go back to it: the next view is the patch from the one the socket has
-            await project(redis, "g1", 3, ["0"], views_in_notice=True)
+            await project(redis, "g1", 3, ["0"], pushed=True)
             patch = msgspec.json.decode(await asyncio.wait_for(seat.next(), 5))
             assert (patch["from"], patch["version"]) == (2, 3)
             assert patch["patch"] == [{"op": "replace", "path": "/version", "value": 3}]
@@ -505,20 +508,20 @@ async def test_a_view_read_before_a_newer_notice_pushed_is_not_pushed_after_it(r
         await redis.aclose()
 
 
-async def test_a_notice_without_a_followed_audiences_view_is_made_up_for_by_a_read(redis_url):
+async def test_a_push_without_a_followed_audiences_view_is_made_up_for_by_a_read(redis_url):
     redis = redis_client(redis_url)
     updates = Updates(redis)
     await updates.start()
     try:
-        await project(redis, "g1", 1, ["0", "1"], views_in_notice=True)
+        await project(redis, "g1", 1, ["0", "1"], pushed=True)
         async with updates.follow("g1", "0") as zero, updates.follow("g1", "1") as one:
             for follower in (zero, one):
                 assert msgspec.json.decode(await asyncio.wait_for(follower.next(), 5))["version"] == 1
             await redis.config_resetstat()
             await redis.hset(keys.views("g1"), mapping={a: view(2) for a in ("0", "1")})
             await redis.set(keys.position("g1"), 2)
-            notice = ViewsUpdated(2, "playing", (), views={"0": msgspec.Raw(view(2))})  # no view for "1"
-            await redis.publish(keys.view_updates("g1"), encoder.encode(notice))
+            await redis.publish(keys.view_pushes("g1"), pushes.message(2, {"0": view(2)}))  # no view for "1"
+            await redis.publish(keys.view_updates("g1"), encoder.encode(ViewsUpdated(2, "playing", ())))
             for follower in (zero, one):
                 assert msgspec.json.decode(await asyncio.wait_for(follower.next(), 5))["version"] == 2
             assert (await reads(redis))["hmget"] == 1
@@ -527,16 +530,14 @@ async def test_a_notice_without_a_followed_audiences_view_is_made_up_for_by_a_re
         await redis.aclose()
 
 
-def test_a_notice_from_before_the_views_came_in_it_reads_with_no_views_and_a_new_one_reads_without_them():
-    """Schema evolution both ways: a projector from before publishes no ``views`` (the gateway reads them); a gateway
-    from before decodes a notice with them as it always did (an unknown field is skipped)."""
-    old = b'{"version":5,"status":"playing","awaiting":[1]}'
-    assert msgspec.json.decode(old, type=ViewsUpdated) == ViewsUpdated(5, "playing", (1,))
 
-    class Before(msgspec.Struct, frozen=True):  # ViewsUpdated as it was
-        version: int
-        status: str
-        awaiting: tuple[int, ...]
-
-    new = encoder.encode(ViewsUpdated(6, "playing", (0,), {"0": msgspec.Raw(view(6))}))
-    assert msgspec.json.decode(new, type=Before) == Before(6, "playing", (0,))
+def test_a_push_gives_each_audiences_view_where_it_is_and_a_push_of_another_form_is_refused():
+    views = {"0": b'{"seat":0,"x":"\xc3\xa9"}', "1": b'{"seat":1}', "spectator": b'{"seat":null}'}
+    data = pushes.message(12, views)
+    assert data.startswith(b"12 0=19 1=10 spectator=13\n")
+    version, where = pushes.read(data)
+    assert version == 12 and {a: data[slice(*w)] for a, w in where.items()} == views
+    assert pushes.read(pushes.message(3, {})) == (3, {})
+    for bad in (data[:-1], data + b"x", b"12 0=24", b"x 0=1\n{"):
+        with pytest.raises(ValueError):
+            pushes.read(bad)

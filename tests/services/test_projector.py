@@ -219,46 +219,8 @@ async def test_each_projection_announces_the_version_status_and_awaited_seats(re
             break
     await pubsub.aclose()
     notice = msgspec.json.decode(message["data"], type=ViewsUpdated)
-    stored = await redis.hgetall(keys.views("g1"))
-    spectator = view_of(stored[b"spectator"])
-    assert (notice.version, notice.status, notice.awaiting) == (5, "playing", spectator.flow.awaiting)
-    assert len(notice.awaiting) == 1
-    # and the views written, each audience's the very bytes stored (the gateway pushes them from here)
-    assert {a: bytes(raw) for a, raw in notice.views.items()} == {a.decode(): v for a, v in stored.items()}
-    assert sorted(notice.views) == ["0", "1", "spectator"]
-
-
-async def test_a_notice_goes_without_the_views_when_they_are_too_big_for_one_and_after_a_rebuild(redis, monkeypatch):
-    from contracts.readmodels import ViewsUpdated
-    from services.projector import service
-
-    store = RedisEventStore(redis)
-    engine = Engine(redis, store)
-    turn = await started(engine)
-    pubsub = redis.pubsub(ignore_subscribe_messages=True)
-    await pubsub.subscribe(keys.view_updates("g1"))
-
-    async def notices() -> list[ViewsUpdated]:
-        got, deadline = [], asyncio.get_running_loop().time() + 0.3
-        while asyncio.get_running_loop().time() < deadline:  # (None for the subscription's confirmation too)
-            if (message := await pubsub.get_message(timeout=0.05)) is not None:
-                got.append(msgspec.json.decode(message["data"], type=ViewsUpdated))
-        return got
-
-    monkeypatch.setattr(service, "NOTICE_VIEWS_MAX", 0)
-    await project_all(redis, Projector(redis, store))
-    [notice] = await notices()
-    assert notice.version == 5 and notice.views == {}  # the gateway reads them
-    await engine.handle([cmd("g1", Add(1), seat=turn, token=th(turn))])
-    monkeypatch.setattr(service, "NOTICE_VIEWS_MAX", 64 * 1024)
-    await project_all(redis, Projector(redis, store))
-    [notice] = await notices()
-    sizes = [len(raw) for raw in notice.views.values()]
-    assert notice.version == 6 and len(sizes) == 3
-    await Projector(redis, store).rebuild()
-    [notice] = await notices()
-    assert notice.version == 6 and notice.views == {}
-    await pubsub.aclose()
+    spectator = view_of(await redis.hget(keys.views("g1"), "spectator"))
+    assert notice == ViewsUpdated(5, "playing", spectator.flow.awaiting) and len(notice.awaiting) == 1
 
 
 def test_a_history_record_stored_with_a_variant_for_every_audience_reads_the_same():
@@ -425,3 +387,42 @@ async def test_a_running_projector_rebuilds_a_lost_read_store_by_itself(redis, r
     finally:
         await workers.stop()
         await views.aclose()
+
+
+async def test_each_projection_pushes_the_views_it_stored_just_before_its_notice_unless_too_big_or_rebuilt(
+        redis, monkeypatch):
+    """``souk:pushes:{game}`` (services.store.pushes): each audience's view exactly as stored, published in the
+    same script just before the ``ViewsUpdated`` notice; not when the views are bigger than ``PUSH_VIEWS_MAX`` nor
+    in a rebuild (the gateway reads them then)."""
+    from services.projector import service
+    from services.store import pushes
+
+    store = RedisEventStore(redis)
+    engine = Engine(redis, store)
+    turn = await started(engine)
+    pubsub = redis.pubsub(ignore_subscribe_messages=True)
+    await pubsub.psubscribe("souk:pushes:*", "souk:updates:*")
+
+    async def heard() -> list[tuple[str, bytes]]:
+        got, deadline = [], asyncio.get_running_loop().time() + 0.3
+        while asyncio.get_running_loop().time() < deadline:  # (None for the subscription's confirmation too)
+            if (message := await pubsub.get_message(timeout=0.05)) is not None:
+                got.append((message["channel"].decode(), message["data"]))
+        return got
+
+    await project_all(redis, Projector(redis, store))
+    [(channel, data), (then, _)] = await heard()
+    assert (channel, then) == (keys.view_pushes("g1"), keys.view_updates("g1"))
+    version, where = pushes.read(data)
+    stored = await redis.hgetall(keys.views("g1"))
+    assert version == 5 and {a: data[slice(*w)] for a, w in where.items()} == {a.decode(): v for a, v in stored.items()}
+    assert sorted(where) == ["0", "1", "spectator"]
+
+    await engine.handle([cmd("g1", Add(1), seat=turn, token=th(turn))])
+    monkeypatch.setattr(service, "PUSH_VIEWS_MAX", sum(len(v) for v in stored.values()) - 1)
+    await project_all(redis, Projector(redis, store))
+    assert [channel for channel, _ in await heard()] == [keys.view_updates("g1")]  # the notice alone
+    monkeypatch.undo()
+    await Projector(redis, store).rebuild()
+    assert [channel for channel, _ in await heard()] == [keys.view_updates("g1")]
+    await pubsub.aclose()

@@ -429,19 +429,11 @@ export interface ViewPatch {
 
 /**
  * Published on ``souk:updates:{game_id}`` when a game's read models reach a new version.
- *
- * ``views``: every audience's view at ``version`` ("0", "1", ..., "spectator": ``TableView`` JSON), the very bytes
- * the projector stored in ``souk:views:{game_id}`` in the same script, so that a gateway pushes them without
- * reading them back. Empty when the projector left them out (views too big for a notice, or a projector from
- * before 2026-11-28): the reader then reads ``souk:views:{game_id}``. Every seat's secrets are in it: the
- * channel is the read store's, as the views' hash is, and only the gateway reads it (each view goes to its own
- * audience's sockets only).
  */
 export interface ViewsUpdated {
   version: number;
   status: string;
   awaiting: number[];
-  views: { [key: string]: unknown };  // default {}
 }
 
 /**
