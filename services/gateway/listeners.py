@@ -7,8 +7,9 @@ recorded, ``Updates`` reads again every view and position someone waits on. ``st
 (``GET /health`` shows it).
 
 ``Updates`` fans one subscription out to any number of WebSockets and long-polls. Just before its notice, the
-projector publishes the game's views on ``souk:pushes:{game}`` (``services.store.pushes``: the bytes it stored):
-each followed audience's view is pushed from there, with no read of the store. The views are read (one HMGET of every audience followed in this gateway, shared by
+projector publishes each of the game's views on ``souk:pushes:{game}:{version}:{audience}``
+(``services.store.pushes``: the bytes it stored): each followed audience's view is pushed from there, with no read
+of the store. The views are read (one HMGET of every audience followed in this gateway, shared by
 every client waiting on it, never one read per client or per audience) only when this gateway may have missed a
 notice (the catch-up after a reconnection), for a newcomer's first view, for a seat's presence that changed, and
 for a notice that came without them (too big, a rebuild's, or from an older projector). Views are whole: a missed notice loses nothing the
@@ -430,8 +431,8 @@ class _Game:
     waiting for a version. A notice's views are pushed from it (``push``); when they must be read, the views of
     every followed audience are read together: one HMGET, whatever the number of audiences and sockets."""
 
-    __slots__ = ("changed", "feeds", "heard_from", "position", "push", "pushed", "pushed_version", "recheck",
-                 "recheck_ends", "version", "views", "waiters")
+    __slots__ = ("changed", "feeds", "heard_from", "position", "push", "pushed", "recheck", "recheck_ends",
+                 "version", "views", "waiters")
 
     def __init__(self, updates: Updates, game_id: str) -> None:
         # The subscription under which this gateway records the game's notices (``reached``; None: none held
@@ -443,32 +444,28 @@ class _Game:
         self.changed = asyncio.Event()  # set, and replaced, whenever ``version`` grows
         self.recheck: asyncio.TimerHandle | None = None  # reads again when a seat's presence may run out
         self.recheck_ends: float | None = None  # the instant ``recheck`` was set for
-        # the newest push whose views wait for ``views``' read (the presence to read with them): its version, its
-        # bytes, and where each audience's view is in them (``services.store.pushes.read``)
-        self.pushed: tuple[int, bytes, dict[str, tuple[int, int]]] | None = None
-        self.pushed_version = -1  # the newest version whose views' push was heard (its notice then reads nothing)
+        # views pushed while this gateway did not know the game's presence, for ``views``' read (which then reads
+        # the presence only): their version and each audience's view
+        self.pushed: tuple[int, dict[str, bytes]] | None = None
 
-        def carries(pushed: tuple[int, bytes, dict[str, tuple[int, int]]] | None, feeds: list[_Feed]) -> bool:
-            return pushed is not None and all(feed.audience in pushed[2] for feed in feeds)
-
-        def push(version: int, data: bytes, where: dict[str, tuple[int, int]]) -> None:
-            """A push's views to the feeds: at once when it has every followed audience's and this gateway knows
-            the game's presence; else through ``views``' read (of the presence only, if it has the views)."""
-            feeds = list(self.feeds.values())
-            presence = updates.presence
-            known = presence.known(game_id, now := time.time()) if presence is not None else None
-            pushed = (version, data, where)
-            if carries(pushed, feeds) and (presence is None or known is not None):
-                present = None
-                if known is not None:
-                    present, ends = known
-                    self._recheck_at(ends, now)
-                for feed in feeds:
-                    start, end = where[feed.audience]
-                    feed.offer(data[start:end], present, version)
+        def push(version: int, audience: str, raw: bytes) -> None:
+            """One audience's view of a projection (``services.store.pushes``), to its feed if one follows it here
+            and has not had it: at once when this gateway knows the game's presence, else kept for ``views``' read
+            (the projection's notice, right after its views, finds the feed behind and asks for it)."""
+            feed = self.feeds.get(audience)
+            if feed is None or version <= feed.version:
                 return
-            self.pushed = pushed
-            self.views.request()
+            presence = updates.presence
+            if presence is None:
+                feed.offer(raw, None, version)
+            elif (known := presence.known(game_id, now := time.time())) is not None:
+                present, ends = known
+                self._recheck_at(ends, now)
+                feed.offer(raw, present, version)
+            else:
+                if self.pushed is None or self.pushed[0] != version:
+                    self.pushed = (version, {})
+                self.pushed[1][audience] = raw
 
         async def read_position() -> None:
             self.reached(int(await updates.hot.call_again_if_lost("GET", keys.position(game_id)) or 0))
@@ -478,9 +475,9 @@ class _Game:
             pushed, self.pushed = self.pushed, None
             if not feeds:
                 return
-            if carries(pushed, feeds):  # the views are the push's: only the presence is read, if need be
-                version, data, where = pushed
-                raws = [data[slice(*where[feed.audience])] for feed in feeds]
+            if pushed is not None and pushed[0] >= self.version and all(f.audience in pushed[1] for f in feeds):
+                version, views = pushed  # the newest views, pushed: only the presence is read, if need be
+                raws = [views[feed.audience] for feed in feeds]
                 if updates.presence is None:
                     present = None
                 elif (known := updates.presence.known(game_id, now := time.time())) is not None:
@@ -587,23 +584,21 @@ class Updates(_Subscription):
             if game is not None and game.feeds:
                 game.views.request()
             return
-        if channel.startswith(self._pushes):  # a projection's views, just before its notice
-            game = self.games.get(channel[len(self._pushes):].decode())
-            if game is None:
-                return
-            version, where = pushes.read(data)
-            game.reached(version)
-            game.pushed_version = max(game.pushed_version, version)
-            if game.behind(version):
-                game.push(version, data, where)
+        if channel.startswith(self._pushes):  # one audience's view of a projection, before its notice
+            game_id, version, audience = pushes.read(channel)
+            game = self.games.get(game_id)
+            if game is not None:
+                game.push(version, audience, data)
             return
         game = self.games.get(channel[self._prefix:].decode())
         if game is None:  # nobody here waits on that game
             return
         version = _notice_decoder.decode(data).version
         game.reached(version)
-        if game.behind(version) and version > game.pushed_version:
-            game.views.request()  # its views did not come (too big, a rebuild, an older projector): read them
+        if game.pushed is not None and game.pushed[0] != version:
+            game.pushed = None  # views of another version (this one's did not come): not these
+        if game.behind(version):  # a followed view did not come (too big, a rebuild, an older projector; or it
+            game.views.request()  # waits for the presence): read
 
     async def catch_up(self) -> None:
         """Notices may have been missed: every followed view and every awaited position is read again, and no
@@ -611,6 +606,7 @@ class Updates(_Subscription):
         if self.presence is not None:
             self.presence.forget()
         for game in self.games.values():
+            game.pushed = None  # read again, whole
             if game.waiters:
                 game.position.request()
             if game.feeds:

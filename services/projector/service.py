@@ -4,8 +4,9 @@ seat may see it, the lobby, the seats' token hashes for the gateway).
 ``Projector.handle`` takes a batch of ``souk:events`` entries. For each game it folds the new events (those
 past the game's recorded position) into its cached table, then writes every read model *and* the new position
 in one Lua call, so a redelivered event changes nothing. The same call announces ``ViewsUpdated`` on
-``souk:updates:{game}``, just after it published the views it wrote on ``souk:pushes:{game}`` (each view encoded once,
-the same bytes stored and published: ``services.store.pushes``): the gateway pushes them to WebSockets from there.
+``souk:updates:{game}``, just after it published each view it wrote on ``souk:pushes:{game}:{version}:{audience}``
+(each view encoded once, the same bytes stored and published: ``services.store.pushes``): the gateway pushes them to
+WebSockets from there.
 
 Projectors scale out by partition: ``souk projector --partition 1/2`` reads every event through its own consumer
 group and projects the games whose id hashes to it (``Partition``); every partition must run.
@@ -287,7 +288,7 @@ class Projector:
         # The views go to the gateway too (it pushes them from there, no HMGET back), just before the notice, unless
         # they are too big for a message: then the notice alone goes, and the gateway reads them.
         if notice_views and sum(map(len, encoded.values())) <= PUSH_VIEWS_MAX:
-            writes.push_views(keys.view_pushes(game_id), pushes.header(table.version, encoded.items()), stored)
+            writes.push_views(pushes.prefix(game_id, table.version), stored)
         notice = ViewsUpdated(table.version, table.status, views[None].flow.awaiting)
         writes.publish(keys.view_updates(game_id), encoder.encode(notice).decode())  # sent when the writes are applied
         projected.table = table
@@ -456,10 +457,9 @@ end
 if #conflicts > 0 then return conflicts end
 for c = 1, #commands do
   local command = commands[c]
-  if command[1] == 'PUSHVIEWS' then  -- [_, channel, header, n]: the header, then the values of HSET command n
-    local stored, parts = commands[tonumber(command[4])], {command[3]}
-    for v = 4, #stored, 2 do parts[#parts + 1] = stored[v] end
-    redis.call('PUBLISH', command[2], table.concat(parts))
+  if command[1] == 'PUSHVIEWS' then  -- [_, prefix, n]: each value of HSET command n on prefix .. its field, as
+    local stored = commands[tonumber(command[3])]  -- it is (a new Lua string of the views would cost their hashing)
+    for f = 3, #stored, 2 do redis.call('PUBLISH', command[2] .. stored[f], stored[f + 1]) end
   else
     redis.call(unpack(command))
   end
@@ -498,10 +498,10 @@ class Writes:
         self.commands.append(("HSET", key, *fields_and_values))
         return len(self.commands) - 1
 
-    def push_views(self, channel: str, header: str, stored: int) -> None:
-        """Publishes on ``channel`` ``header`` followed by the values of the ``HSET`` at ``stored`` (the views just
-        stored, joined in Redis: services.store.pushes). Applied by ``apply`` only."""
-        self.commands.append(("PUSHVIEWS", channel, header, str(stored + 1)))  # (Lua counts from 1)
+    def push_views(self, prefix: str, stored: int) -> None:
+        """Publishes each value of the ``HSET`` at ``stored`` (the views just stored) on ``prefix`` + its field (the
+        audience): services.store.pushes. Applied by ``apply`` only."""
+        self.commands.append(("PUSHVIEWS", prefix, str(stored + 1)))  # (Lua counts from 1)
 
     def rpush(self, key: str, *values: str) -> None:
         for start in range(0, len(values), 1000):  # Lua unpacks at most ~8,000 arguments into one call

@@ -200,7 +200,8 @@ def view_updates(game_id: str) -> str:
 
 
 def view_pushes(game_id: str) -> str:
-    """Pub/sub channel: the views of each new version of a game, for the gateway (``services.store.pushes``)."""
+    """Pub/sub channels ``souk:pushes:{game}:{version}:{audience}``: each audience's view of each new version of a
+    game, for the gateway (``services.store.pushes``). With "*": the pattern of them all."""
     return f"souk:pushes:{game_id}"
 
 

@@ -1,44 +1,37 @@
-"""The views a projection pushes: the message on ``souk:pushes:{game}`` (``keys.view_pushes``), internal to Souk.
+"""The views a projection pushes to the gateways: internal to Souk, no wire contract.
 
-The projector's write script publishes it, just before the game's ``ViewsUpdated`` notice, with the views it has
-just stored (``souk:views:{game}``): the gateway pushes them to its sockets from here instead of reading them back.
-It is no wire contract (no msgspec struct, not in ``souk schema``): only Souk's own gateway reads it, and its form
-is what makes it cheap on both sides. The script builds it by joining the header the projector sent and the views
-*it stores* (no second copy of them goes to Redis), and the gateway slices a view out of it without parsing the
-rest (a JSON object of five Samarkand views took 10-13 µs to decode, as much as the read it replaces):
+The projector's write script publishes each audience's view it has just stored (``souk:views:{game}``) on its own
+channel, ``souk:pushes:{game}:{version}:{audience}``, the message being the view's bytes (``TableView`` JSON, as
+stored), just before the game's ``ViewsUpdated`` notice. The gateway pushes them to its sockets from there instead
+of reading them back (``services.gateway.listeners``).
 
-    <version> <audience>=<length> <audience>=<length> ...\\n<view><view>...
-
-``version``: the game's version after the projection (every view's ``version``); then each audience ("0", "1",
-..., "spectator") and the length in bytes of its view (``TableView`` JSON, as stored), in the order the views
-follow the line. Every seat's secrets are in it: the channel is the read store's, like the views' hash.
+Why this form, and not the views inside ``ViewsUpdated`` (measured, docs/performance-changes.md section 5): in the
+script, each view is the very Lua string its ``HSET`` takes, published as it is; any message built from them (one
+JSON object, or a header and the views joined) is a new Lua string of every view's bytes, which cost the read store
+about 25 µs a Samarkand command, and a JSON object of five views cost the gateway 10-13 µs to decode. Here the
+channel names the game, the version and the audience, so the gateway takes a view without parsing it. It is no
+contract (not in ``souk schema``): only Souk's own gateway reads it, and every seat's secrets are in it (the read
+store's channels are as private as its keys).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from services.store import keys
 
 
-def header(version: int, views: Iterable[tuple[str, bytes]]) -> str:
-    """The message's first line, newline included, for these (audience, view) pairs in their order."""
-    return " ".join((str(version), *(f"{audience}={len(view)}" for audience, view in views))) + "\n"
+def prefix(game_id: str, version: int) -> str:
+    """The channels of a game's views at ``version``, but for the audience that ends each."""
+    return f"{keys.view_pushes(game_id)}:{version}:"
 
 
-def message(version: int, views: dict[str, bytes]) -> bytes:
-    """The whole message (what the projector's script publishes), built here: for tests and tools."""
-    return header(version, views.items()).encode() + b"".join(views.values())
+def channel(game_id: str, version: int, audience: str) -> str:
+    return prefix(game_id, version) + audience
 
 
-def read(data: bytes) -> tuple[int, dict[str, tuple[int, int]]]:
-    """The version and where each audience's view is in ``data`` (start, end): sliced only for those wanted.
-    Raises ValueError on a message of another form."""
-    end = data.index(b"\n")
-    version, *items = data[:end].split(b" ")
-    at, where = end + 1, {}
-    for item in items:
-        audience, _, length = item.partition(b"=")
-        start, at = at, at + int(length)
-        where[audience.decode()] = (start, at)
-    if at != len(data):
-        raise ValueError(f"a views push of {len(data)} bytes says {at}")
-    return int(version), where
+_START = len(keys.view_pushes(""))
+
+
+def read(name: bytes) -> tuple[str, int, str]:
+    """The game, the version and the audience a channel is for. Raises ValueError on another name."""
+    game, version, audience = name[_START:].rsplit(b":", 2)
+    return game.decode(), int(version), audience.decode()

@@ -78,8 +78,8 @@ async def project(redis: aioredis.Redis, game_id: str, version: int, audiences, 
     await redis.hset(keys.views(game_id), mapping={a: view(version) for a in audiences})
     await redis.set(keys.position(game_id), version)
     if notify:
-        if pushed:
-            await redis.publish(keys.view_pushes(game_id), pushes.message(version, {a: view(version) for a in audiences}))
+        for a in audiences if pushed else ():
+            await redis.publish(pushes.channel(game_id, version, a), view(version))
         await redis.publish(keys.view_updates(game_id), encoder.encode(ViewsUpdated(version, "playing", ())))
 
 
@@ -369,8 +369,8 @@ def test_an_idle_listener_under_uvloop_keeps_its_connection_when_redis_answers_i
     assert (reconnects, last_error) == (0, None)
 
 
-# The views in the notice (issue #21, docs/performance-changes.md section 5): the projector publishes the views it
-# stored on ``souk:pushes:{game}`` just before its ``ViewsUpdated``; a gateway that hears them pushes them as they
+# The views in the notice (issue #21, docs/performance-changes.md section 5): the projector publishes each view it
+# stored on ``souk:pushes:{game}:{version}:{audience}`` just before its ``ViewsUpdated``; a gateway that hears them pushes them as they
 # are, and reads views back only when it may have missed a notice (a reconnection's catch-up), for a newcomer's first
 # view, or for a notice that came without them.
 
@@ -520,7 +520,7 @@ async def test_a_push_without_a_followed_audiences_view_is_made_up_for_by_a_read
             await redis.config_resetstat()
             await redis.hset(keys.views("g1"), mapping={a: view(2) for a in ("0", "1")})
             await redis.set(keys.position("g1"), 2)
-            await redis.publish(keys.view_pushes("g1"), pushes.message(2, {"0": view(2)}))  # no view for "1"
+            await redis.publish(pushes.channel("g1", 2, "0"), view(2))  # no view for "1"
             await redis.publish(keys.view_updates("g1"), encoder.encode(ViewsUpdated(2, "playing", ())))
             for follower in (zero, one):
                 assert msgspec.json.decode(await asyncio.wait_for(follower.next(), 5))["version"] == 2
@@ -531,13 +531,10 @@ async def test_a_push_without_a_followed_audiences_view_is_made_up_for_by_a_read
 
 
 
-def test_a_push_gives_each_audiences_view_where_it_is_and_a_push_of_another_form_is_refused():
-    views = {"0": b'{"seat":0,"x":"\xc3\xa9"}', "1": b'{"seat":1}', "spectator": b'{"seat":null}'}
-    data = pushes.message(12, views)
-    assert data.startswith(b"12 0=19 1=10 spectator=13\n")
-    version, where = pushes.read(data)
-    assert version == 12 and {a: data[slice(*w)] for a, w in where.items()} == views
-    assert pushes.read(pushes.message(3, {})) == (3, {})
-    for bad in (data[:-1], data + b"x", b"12 0=24", b"x 0=1\n{"):
+def test_a_pushed_views_channel_names_its_game_version_and_audience_and_another_name_is_refused():
+    assert pushes.channel("g:1", 12, "spectator") == "souk:pushes:g:1:12:spectator"
+    assert pushes.read(b"souk:pushes:g:1:12:spectator") == ("g:1", 12, "spectator")
+    assert pushes.read(pushes.channel("abc", 3, "0").encode()) == ("abc", 3, "0")
+    for bad in (b"souk:pushes:g1:0", b"souk:pushes:g1:x:0"):
         with pytest.raises(ValueError):
             pushes.read(bad)
