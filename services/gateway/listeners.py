@@ -403,11 +403,11 @@ class _Feed:
         self.step: Any = None
 
     def offer(self, raw: bytes, present: bytes | None = None, version: int | None = None) -> None:
-        """The view read for this audience (of ``version``, its notice's; None: read in the view), to each follower
+        """The view read or pushed for this audience (of ``version``; None: read in the view), to each follower
         that has not had it (``present``: the seats' presence, spliced in): one decoding for all of them, and the
         same text object handed to every socket. When a follower takes patches, the JSON Patch from the view offered
         before is computed here, once. A view older than one offered before is dropped: a read answered after a
-        newer notice's views were pushed."""
+        newer view was pushed."""
         if version is None:
             version = _version_decoder.decode(raw).version
         if version < self.version:
@@ -428,8 +428,9 @@ class _Feed:
 
 class _Game:
     """Who waits on one game in this gateway: followers of its views (a feed per audience), and long-polls
-    waiting for a version. A notice's views are pushed from it (``push``); when they must be read, the views of
-    every followed audience are read together: one HMGET, whatever the number of audiences and sockets."""
+    waiting for a version. The views a projection publishes are pushed as they come (``push``); when they must be
+    read, the views of every followed audience are read together: one HMGET, whatever the number of audiences and
+    sockets."""
 
     __slots__ = ("changed", "feeds", "heard_from", "position", "push", "pushed", "recheck", "recheck_ends",
                  "version", "views", "waiters")
