@@ -6,10 +6,15 @@ keeps nothing for an absent subscriber): ``Replies`` answers its waiting command
 recorded, ``Updates`` reads again every view and position someone waits on. ``state`` says how it is doing
 (``GET /health`` shows it).
 
-``Updates`` fans one subscription out to any number of WebSockets and long-polls: a notice costs one read of a
-game's views (one HMGET of every audience followed in this gateway) and one read of its position for the
-long-polls, shared by every client waiting on it, never one read per client or per audience. Each audience's view
-is decoded once and the same text goes to each of its sockets.
+``Updates`` fans one subscription out to any number of WebSockets and long-polls. Just before its notice, the
+projector publishes each of the game's views on ``souk:pushes:{game}:{version}:{audience}``
+(``services.store.pushes``: the bytes it stored): each followed audience's view is pushed from there, with no read
+of the store. The views are read (one HMGET of every audience followed in this gateway, shared by
+every client waiting on it, never one read per client or per audience) only when this gateway may have missed a
+notice (the catch-up after a reconnection), for a newcomer's first view, for a seat's presence that changed, and
+for a notice that came without them (too big, a rebuild's, or from an older projector). Views are whole: a missed notice loses nothing the
+next one does not bring, and a view older than one already pushed to a feed is never pushed after it. Each
+audience's view goes the same way (text or frame) to each of its sockets.
 
 With ``presence`` (``services.gateway.presence``), every view pushed has the game's presence spliced in (this
 gateway's cache of it, or read in the same round trip as the views); a seat connecting or leaving (its notice on
@@ -32,7 +37,7 @@ import structlog
 
 from contracts.envelope import CommandEnvelope, Reply
 from contracts.readmodels import ViewsUpdated
-from services.store import keys
+from services.store import keys, pushes
 from services.runtime import metrics
 from services.store.codec import encoder, reply_decoder
 from services.store.resp import Resp, Subscriber
@@ -397,12 +402,17 @@ class _Feed:
         self.last: bytes | None = None  # with followers taking patches: the last view offered, and its step
         self.step: Any = None
 
-    def offer(self, raw: bytes, present: bytes | None = None) -> None:
-        """The view read for this audience, to each follower that has not had it (``present``: the seats'
-        presence, spliced in): one decoding for all of them, and the same text object handed to every socket.
-        When a follower takes patches, the JSON Patch from the view offered before is computed here, once."""
-        version = _version_decoder.decode(raw).version
-        self.version = max(self.version, version)
+    def offer(self, raw: bytes, present: bytes | None = None, version: int | None = None) -> None:
+        """The view read or pushed for this audience (of ``version``; None: read in the view), to each follower
+        that has not had it (``present``: the seats' presence, spliced in): one decoding for all of them, and the
+        same text object handed to every socket. When a follower takes patches, the JSON Patch from the view offered
+        before is computed here, once. A view older than one offered before is dropped: a read answered after a
+        newer view was pushed."""
+        if version is None:
+            version = _version_decoder.decode(raw).version
+        if version < self.version:
+            return
+        self.version = version
         if present is not None:
             raw = seen.with_presence(raw, present)
         wired = [f.wire is not None for f in self.followers]
@@ -418,11 +428,12 @@ class _Feed:
 
 class _Game:
     """Who waits on one game in this gateway: followers of its views (a feed per audience), and long-polls
-    waiting for a version. The views of every followed audience are read together: one HMGET per change of the
-    game, whatever the number of audiences and sockets."""
+    waiting for a version. The views a projection publishes are pushed as they come (``push``); when they must be
+    read, the views of every followed audience are read together: one HMGET, whatever the number of audiences and
+    sockets."""
 
-    __slots__ = ("changed", "feeds", "heard_from", "position", "recheck", "recheck_ends", "version", "views",
-                 "waiters")
+    __slots__ = ("changed", "feeds", "heard_from", "position", "push", "pushed", "recheck", "recheck_ends",
+                 "version", "views", "waiters")
 
     def __init__(self, updates: Updates, game_id: str) -> None:
         # The subscription under which this gateway records the game's notices (``reached``; None: none held
@@ -434,13 +445,52 @@ class _Game:
         self.changed = asyncio.Event()  # set, and replaced, whenever ``version`` grows
         self.recheck: asyncio.TimerHandle | None = None  # reads again when a seat's presence may run out
         self.recheck_ends: float | None = None  # the instant ``recheck`` was set for
+        # views pushed while this gateway did not know the game's presence, for ``views``' read (which then reads
+        # the presence only): their version and each audience's view
+        self.pushed: tuple[int, dict[str, bytes]] | None = None
+
+        def push(version: int, audience: str, raw: bytes) -> None:
+            """One audience's view of a projection (``services.store.pushes``), to its feed if one follows it here
+            and has not had it: at once when this gateway knows the game's presence, else kept for ``views``' read
+            (the projection's notice, right after its views, finds the feed behind and asks for it)."""
+            feed = self.feeds.get(audience)
+            if feed is None or version <= feed.version:
+                return
+            presence = updates.presence
+            if presence is None:
+                feed.offer(raw, None, version)
+            elif (known := presence.known(game_id, now := time.time())) is not None:
+                present, ends = known
+                self._recheck_at(ends, now)
+                feed.offer(raw, present, version)
+            else:
+                if self.pushed is None or self.pushed[0] != version:
+                    self.pushed = (version, {})
+                self.pushed[1][audience] = raw
 
         async def read_position() -> None:
             self.reached(int(await updates.hot.call_again_if_lost("GET", keys.position(game_id)) or 0))
 
         async def read_views() -> None:
             feeds = list(self.feeds.values())
+            pushed, self.pushed = self.pushed, None
             if not feeds:
+                return
+            if pushed is not None and pushed[0] >= self.version and all(f.audience in pushed[1] for f in feeds):
+                version, views = pushed  # the newest views, pushed: only the presence is read, if need be
+                raws = [views[feed.audience] for feed in feeds]
+                if updates.presence is None:
+                    present = None
+                elif (known := updates.presence.known(game_id, now := time.time())) is not None:
+                    present, ends = known
+                    self._recheck_at(ends, now)
+                else:
+                    generation = updates.presence.generation
+                    flat = await updates.hot.call_again_if_lost("HGETALL", keys.presence(game_id))
+                    present, ends = updates.presence.present(game_id, flat, seen.seats_in(raws[0]), generation)
+                    self._recheck_at(ends, time.time())
+                for feed, raw in zip(feeds, raws):
+                    feed.offer(raw, present, version)
                 return
             hmget = ("HMGET", keys.views(game_id), *[feed.audience for feed in feeds])
             if updates.presence is None:
@@ -463,6 +513,7 @@ class _Game:
 
         self.position = _SharedRead(f"position {game_id}", read_position, lambda: self.waiters > 0)
         self.views = _SharedRead(f"views {game_id}", read_views, lambda: bool(self.feeds))
+        self.push = push
 
     def _recheck_at(self, ends: float | None, now: float) -> None:
         """Reads the views again when the earliest presence read may run out (a lease or a request's window that
@@ -512,6 +563,7 @@ class Updates(_Subscription):
     name = "updates"
     _prefix = len(keys.view_updates(""))
     _presence = keys.presence_updates("").encode()
+    _pushes = keys.view_pushes("").encode()
 
     def __init__(self, redis: aioredis.Redis, presence: Any = None) -> None:
         super().__init__(redis)
@@ -522,8 +574,8 @@ class Updates(_Subscription):
 
     def subscriptions(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if self.presence is None:
-            return (), (keys.view_updates("*"),)
-        return (), (keys.view_updates("*"), keys.presence_updates("*"))
+            return (), (keys.view_pushes("*"), keys.view_updates("*"))
+        return (), (keys.view_pushes("*"), keys.view_updates("*"), keys.presence_updates("*"))
 
     def on_message(self, channel: bytes, data: bytes) -> None:
         if channel.startswith(self._presence):  # a seat came or left: the views again, with the new presence
@@ -533,13 +585,21 @@ class Updates(_Subscription):
             if game is not None and game.feeds:
                 game.views.request()
             return
+        if channel.startswith(self._pushes):  # one audience's view of a projection, before its notice
+            game_id, version, audience = pushes.read(channel)
+            game = self.games.get(game_id)
+            if game is not None:
+                game.push(version, audience, data)
+            return
         game = self.games.get(channel[self._prefix:].decode())
         if game is None:  # nobody here waits on that game
             return
         version = _notice_decoder.decode(data).version
         game.reached(version)
-        if game.behind(version):
-            game.views.request()
+        if game.pushed is not None and game.pushed[0] != version:
+            game.pushed = None  # views of another version (this one's did not come): not these
+        if game.behind(version):  # a followed view did not come (too big, a rebuild, an older projector; or it
+            game.views.request()  # waits for the presence): read
 
     async def catch_up(self) -> None:
         """Notices may have been missed: every followed view and every awaited position is read again, and no
@@ -547,6 +607,7 @@ class Updates(_Subscription):
         if self.presence is not None:
             self.presence.forget()
         for game in self.games.values():
+            game.pushed = None  # read again, whole
             if game.waiters:
                 game.position.request()
             if game.feeds:

@@ -4,7 +4,9 @@ seat may see it, the lobby, the seats' token hashes for the gateway).
 ``Projector.handle`` takes a batch of ``souk:events`` entries. For each game it folds the new events (those
 past the game's recorded position) into its cached table, then writes every read model *and* the new position
 in one Lua call, so a redelivered event changes nothing. The same call announces ``ViewsUpdated`` on
-``souk:updates:{game}`` (the gateway pushes views to WebSockets from there).
+``souk:updates:{game}``, just after it published each view it wrote on ``souk:pushes:{game}:{version}:{audience}``
+(each view encoded once, the same bytes stored and published: ``services.store.pushes``): the gateway pushes them to
+WebSockets from there.
 
 Projectors scale out by partition: ``souk projector --partition 1/2`` reads every event through its own consumer
 group and projects the games whose id hashes to it (``Partition``); every partition must run.
@@ -32,7 +34,7 @@ from contracts.envelope import EventEnvelope
 from contracts.readmodels import HistoryEntry, HistoryRecord, LobbyEntry, ViewsUpdated
 from contracts.table import TABLE_EVENTS, SeatJoined, SeatLeft, UndoApplied, UndoneRange
 from domain import table as tbl
-from services.store import keys
+from services.store import keys, pushes
 from services.runtime import metrics
 from services.store.codec import encoder, event_decoder, event_envelope_decoder, fold_stream, game_name
 from services.store.lru import Lru
@@ -55,6 +57,11 @@ TRIM_EVERY_S = 5.0  # how often a projector trims souk:events behind every proje
 # from the stream costs a read of the whole stream and a fold: 5 ms of CPU for 480 events (a loaded machine). Its
 # snapshots (services/history/travel.py) expire with it: its past is then folded from its first event.
 FINISHED_TTL_S = 600
+# The views of a game's audiences, together, up to this many bytes are pushed to the gateways with its notice
+# (services.store.pushes; a Samarkand game's five: about 10 KB, 21 KB at most in seeded random games; Istanbul's up
+# to 62 KB); more, and the notice goes alone (the gateway reads them from the store). Every gateway gets every push:
+# this bounds what one adds to a slow gateway's pub/sub output buffer.
+PUSH_VIEWS_MAX = 128 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,9 +227,11 @@ class Projector:
         return Projected(table, created_at)
 
     def _write(self, writes: Writes, game_id: str, projected: Projected, envelopes: list[EventEnvelope],
-               history_kept: bool = True) -> None:
+               history_kept: bool = True, notice_views: bool = True) -> None:
         """``history_kept`` False: no history read model and no snapshots (a finished game rebuilt: read_history
-        derives its history, time travel folds from its first event)."""
+        derives its history, time travel folds from its first event). ``notice_views`` False: the notice goes
+        without the views' push (a rebuild's: every game at once, followed or not; a gateway reads those it
+        follows)."""
         table = projected.table
         status_before = table.status
         history: list[str] = []
@@ -251,8 +260,8 @@ class Projector:
             if i + 1 == len(envelopes) or envelopes[i + 1].command_id != env.command_id:
                 writes.projected.append((table.game, env))
         views = tbl.views(table, game_id)
-        writes.hset(keys.views(game_id),
-                    *(x for s, v in views.items() for x in (keys.audience(s), encoder.encode(v).decode())))
+        encoded = {keys.audience(s): encoder.encode(v) for s, v in views.items()}  # once each: stored and pushed
+        stored = writes.hset(keys.views(game_id), *(x for a, raw in encoded.items() for x in (a, raw.decode())))
         if history:
             writes.rpush(keys.history(game_id), *history)
         if history and status_before != table.status and table.status in FINISHED:  # only caches from now on
@@ -276,6 +285,10 @@ class Projector:
                 writes.zadd_nx(keys.lobby_index(status=table.status), projected.created_at, game_id)
                 writes.zadd_nx(keys.lobby_index(status=table.status, game=table.game), projected.created_at, game_id)
         writes.set(keys.position(game_id), str(table.version))
+        # The views go to the gateway too (it pushes them from there, no HMGET back), just before the notice, unless
+        # they are too big for a message: then the notice alone goes, and the gateway reads them.
+        if notice_views and sum(map(len, encoded.values())) <= PUSH_VIEWS_MAX:
+            writes.push_views(pushes.prefix(game_id, table.version), stored)
         notice = ViewsUpdated(table.version, table.status, views[None].flow.awaiting)
         writes.publish(keys.view_updates(game_id), encoder.encode(notice).decode())  # sent when the writes are applied
         projected.table = table
@@ -307,7 +320,8 @@ class Projector:
                 writes.zrem(keys.lobby_index(status=status, game=game), game_id)
             projected = Projected(tbl.EMPTY, 0.0)
             # a finished game's history is only a cache: not written again (services/projector/history.py)
-            self._write(writes, game_id, projected, envelopes, history_kept=envelopes[-1].type not in FINAL_EVENTS)
+            self._write(writes, game_id, projected, envelopes, history_kept=envelopes[-1].type not in FINAL_EVENTS,
+                        notice_views=False)
             if not await writes.replace(self.lean, keys.position(game_id), projected.table.version):
                 self.cache.pop(game_id)  # a projector wrote it further meanwhile: its cache must not say otherwise
             events = getattr(self.store, "redis", None)
@@ -442,7 +456,13 @@ for c = 1, #expected, 2 do
 end
 if #conflicts > 0 then return conflicts end
 for c = 1, #commands do
-  redis.call(unpack(commands[c]))
+  local command = commands[c]
+  if command[1] == 'PUSHVIEWS' then  -- [_, prefix, n]: each value of HSET command n on prefix .. its field, as
+    local stored = commands[tonumber(command[3])]  -- it is (a new Lua string of the views would cost their hashing)
+    for f = 3, #stored, 2 do redis.call('PUBLISH', command[2] .. stored[f], stored[f + 1]) end
+  else
+    redis.call(unpack(command))
+  end
 end
 return conflicts
 """
@@ -473,8 +493,15 @@ class Writes:
         self.commands: list[tuple] = []
         self.projected: list[tuple[str, EventEnvelope]] = []  # (game, each command's last event), for the metrics
 
-    def hset(self, key: str, *fields_and_values: str) -> None:
+    def hset(self, key: str, *fields_and_values: str) -> int:
+        """Returns the command's place in the batch (for ``push_views``)."""
         self.commands.append(("HSET", key, *fields_and_values))
+        return len(self.commands) - 1
+
+    def push_views(self, prefix: str, stored: int) -> None:
+        """Publishes each value of the ``HSET`` at ``stored`` (the views just stored) on ``prefix`` + its field (the
+        audience): services.store.pushes. Applied by ``apply`` only."""
+        self.commands.append(("PUSHVIEWS", prefix, str(stored + 1)))  # (Lua counts from 1)
 
     def rpush(self, key: str, *values: str) -> None:
         for start in range(0, len(values), 1000):  # Lua unpacks at most ~8,000 arguments into one call

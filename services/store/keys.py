@@ -199,6 +199,12 @@ def view_updates(game_id: str) -> str:
     return f"souk:updates:{game_id}"
 
 
+def view_pushes(game_id: str) -> str:
+    """Pub/sub channels ``souk:pushes:{game}:{version}:{audience}``: each audience's view of each new version of a
+    game, for the gateway (``services.store.pushes``). With "*": the pattern of them all."""
+    return f"souk:pushes:{game_id}"
+
+
 def replies(gateway_id: str) -> str:
     return f"souk:replies:{gateway_id}"
 

@@ -19,12 +19,19 @@ from redis.backoff import NoBackoff
 
 from contracts.envelope import CommandEnvelope, Reply
 from contracts.readmodels import ViewsUpdated
-from services.store import keys
+from services.store import keys, pushes
 from services.store.codec import encoder
 from services.runtime.config import Settings
 from services.gateway import create_app
 from services.gateway.listeners import Replies, Updates
 from services.embedded.redis import RedisServer
+from services.engine.service import Engine
+from services.gateway.presence import Presence
+from services.projector.service import Projector
+from services.store.events import RedisEventStore
+from services.store.resp import Resp
+from tests.services.tally import Add
+from tests.services.test_engine import cmd, started, th
 
 pytestmark = pytest.mark.anyio
 
@@ -60,14 +67,19 @@ async def listener_let_back(redis: aioredis.Redis) -> None:
 
 
 def view(version: int) -> bytes:
-    return msgspec.json.encode({"version": version, "status": "playing", "flow": {}, "legal": [], "view": None})
+    return msgspec.json.encode({"version": version, "status": "playing", "flow": {}, "legal": [], "view": "x" * 100})
 
 
-async def project(redis: aioredis.Redis, game_id: str, version: int, audiences, notify: bool = True) -> None:
-    """What the projector does: the views and the position, then the notice (unless it is to be missed)."""
+async def project(redis: aioredis.Redis, game_id: str, version: int, audiences, notify: bool = True,
+                  pushed: bool = False) -> None:
+    """What the projector does: the views and the position, then the notice (unless it is to be missed); with
+    ``pushed``, the views' push before the notice (``services.store.pushes``; without: as a projector from before
+    them, or with views too big to push)."""
     await redis.hset(keys.views(game_id), mapping={a: view(version) for a in audiences})
     await redis.set(keys.position(game_id), version)
     if notify:
+        for a in audiences if pushed else ():
+            await redis.publish(pushes.channel(game_id, version, a), view(version))
         await redis.publish(keys.view_updates(game_id), encoder.encode(ViewsUpdated(version, "playing", ())))
 
 
@@ -355,3 +367,174 @@ def test_an_idle_listener_under_uvloop_keeps_its_connection_when_redis_answers_i
     reconnects, last_error, loop_module = uvloop.run(idle_for_a_while())
     assert loop_module.startswith("uvloop")
     assert (reconnects, last_error) == (0, None)
+
+
+# The views in the notice (issue #21, docs/performance-changes.md section 5): the projector publishes each view it
+# stored on ``souk:pushes:{game}:{version}:{audience}`` just before its ``ViewsUpdated``; a gateway that hears them pushes them as they
+# are, and reads views back only when it may have missed a notice (a reconnection's catch-up), for a newcomer's first
+# view, or for a notice that came without them.
+
+
+async def played(redis: aioredis.Redis) -> tuple[Engine, Projector, int]:
+    """A started tally game "g1" of two seats, projected; the engine, the projector and the seat whose turn it is."""
+    store = RedisEventStore(redis)
+    engine = Engine(redis, store)
+    turn = await started(engine)
+    projector = Projector(redis, store)
+    await projected(redis, projector)
+    return engine, projector, turn
+
+
+async def projected(redis: aioredis.Redis, projector: Projector) -> None:
+    entries = await redis.xrange(keys.EVENTS)
+    await projector.handle([fields for _, fields in entries])  # those already projected are skipped
+
+
+async def a_turn(engine: Engine, projector: Projector, redis: aioredis.Redis, turn: int) -> int:
+    """The seat whose turn it is adds one, projected; returns the next turn."""
+    [reply] = await engine.handle([cmd("g1", Add(1), seat=turn, token=th(turn), cid=f"add-{time.monotonic_ns()}")])
+    assert reply.status == "accepted", reply
+    await projected(redis, projector)
+    return (await engine.load("g1")).table.state.turn
+
+
+def without_presence(raw: bytes | str) -> dict:
+    view = msgspec.json.decode(raw)
+    view.pop("presence")
+    return view
+
+
+async def test_a_followed_games_push_is_the_views_the_projector_published_with_no_read_of_the_views(redis):
+    engine, projector, turn = await played(redis)
+    presence = Presence(Resp.like(redis), window_s=1.0, lease_s=0.6)
+    updates = Updates(redis, presence)
+    await updates.start()
+    audiences = ["0", "1", "spectator"]
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            followers = {a: [await stack.enter_async_context(updates.follow("g1", a)) for _ in range(2)]
+                         for a in audiences}
+            for a, each in followers.items():  # a newcomer's first view is read
+                for follower in each:
+                    assert msgspec.json.decode(await asyncio.wait_for(follower.next(), 5))["version"] == 5
+            for _ in range(3):
+                await redis.config_resetstat()
+                turn = await a_turn(engine, projector, redis, turn)
+                pushed = {a: [await asyncio.wait_for(f.next(), 5) for f in each] for a, each in followers.items()}
+                stats = await redis.info("commandstats")
+                assert "cmdstat_hmget" not in stats and "cmdstat_hgetall" not in stats  # nothing read back
+                stored = await redis.hgetall(keys.views("g1"))
+                for a, texts in pushed.items():  # each socket its own audience's view, as the projector wrote it
+                    for text in texts:
+                        assert without_presence(text) == without_presence(stored[a.encode()])
+                        assert msgspec.json.decode(text)["seat"] == (None if a == "spectator" else int(a))
+                        assert [(p["seat"], p["connected"]) for p in msgspec.json.decode(text)["presence"]] == [
+                            (0, False), (1, False)]  # the game's presence spliced in, as into a view read
+    finally:
+        await updates.stop()
+        await presence.hot.aclose()
+
+
+async def test_views_projected_while_the_listener_was_away_are_read_back_then_the_notices_carry_them_again(server):
+    """A notice missed (the subscription broke: pub/sub keeps nothing) is made up for by the catch-up's read of
+    every followed view; from the next notice on, the views come with the notices again."""
+    redis = redis_client(server.url)
+    # the engine and the projector write as a user of their own: cutting the listener off leaves them publishing
+    await redis.execute_command("ACL", "SETUSER", "writer", "on", ">pw", "~*", "&*", "+@all")
+    writer = aioredis.Redis.from_url(server.url, username="writer", password="pw")
+    engine, projector, turn = await played(writer)
+    updates = Updates(redis)
+    await updates.start()
+    try:
+        async with updates.follow("g1", "0") as seat, updates.follow("g1", "spectator") as spectator:
+            for follower in (seat, spectator):
+                assert msgspec.json.decode(await asyncio.wait_for(follower.next(), 5))["version"] == 5
+            await listener_cut_off(redis)
+            await eventually(lambda: not updates.state.connected)
+            turn = await a_turn(engine, projector, writer, turn)  # its notice reaches nobody
+            turn = await a_turn(engine, projector, writer, turn)
+            await redis.config_resetstat()
+            await listener_let_back(redis)
+            for follower in (seat, spectator):  # the newest only: the views are whole
+                assert msgspec.json.decode(await asyncio.wait_for(follower.next(), 5))["version"] == 7
+            assert (await reads(redis))["hmget"] == 1  # the catch-up's read
+            await eventually(lambda: updates.state.connected)
+
+            await redis.config_resetstat()
+            turn = await a_turn(engine, projector, writer, turn)
+            for follower in (seat, spectator):
+                assert msgspec.json.decode(await asyncio.wait_for(follower.next(), 5))["version"] == 8
+            assert (await reads(redis))["hmget"] == 0
+    finally:
+        await listener_let_back(redis)
+        await updates.stop()
+        await writer.aclose()
+        await redis.aclose()
+
+
+async def test_a_view_read_before_a_newer_notice_pushed_is_not_pushed_after_it(redis_url, monkeypatch):
+    """A newcomer's read and a push's views race: the read served before the newer projection but answered after
+    its notice was pushed must not take the sockets back a version."""
+    redis = redis_client(redis_url)
+    updates = Updates(redis)
+    await updates.start()
+    read_back = asyncio.Event()
+    original = updates.hot.call_again_if_lost
+
+    async def slow_read(*args):
+        result = await original(*args)
+        if args[0] == "HMGET":
+            read_back.set()
+            await asyncio.sleep(0.3)  # answered late
+        return result
+
+    monkeypatch.setattr(updates.hot, "call_again_if_lost", slow_read)
+    try:
+        await project(redis, "g1", 1, ["0"], pushed=True)
+        async with updates.follow("g1", "0", patches=True) as seat:
+            await asyncio.wait_for(read_back.wait(), 5)  # version 1 read, not yet offered
+            await project(redis, "g1", 2, ["0"], pushed=True)
+            assert msgspec.json.decode(await asyncio.wait_for(seat.next(), 5))["version"] == 2
+            await asyncio.sleep(0.5)  # the late read came back meanwhile
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(seat.next(), 0.05)
+            # and the feed did not go back to it: the next view is the patch from the one the socket has
+            await project(redis, "g1", 3, ["0"], pushed=True)
+            patch = msgspec.json.decode(await asyncio.wait_for(seat.next(), 5))
+            assert (patch["from"], patch["version"]) == (2, 3)
+            assert patch["patch"] == [{"op": "replace", "path": "/version", "value": 3}]
+    finally:
+        await updates.stop()
+        await redis.aclose()
+
+
+async def test_a_push_without_a_followed_audiences_view_is_made_up_for_by_a_read(redis_url):
+    redis = redis_client(redis_url)
+    updates = Updates(redis)
+    await updates.start()
+    try:
+        await project(redis, "g1", 1, ["0", "1"], pushed=True)
+        async with updates.follow("g1", "0") as zero, updates.follow("g1", "1") as one:
+            for follower in (zero, one):
+                assert msgspec.json.decode(await asyncio.wait_for(follower.next(), 5))["version"] == 1
+            await redis.config_resetstat()
+            await redis.hset(keys.views("g1"), mapping={a: view(2) for a in ("0", "1")})
+            await redis.set(keys.position("g1"), 2)
+            await redis.publish(pushes.channel("g1", 2, "0"), view(2))  # no view for "1"
+            await redis.publish(keys.view_updates("g1"), encoder.encode(ViewsUpdated(2, "playing", ())))
+            for follower in (zero, one):
+                assert msgspec.json.decode(await asyncio.wait_for(follower.next(), 5))["version"] == 2
+            assert (await reads(redis))["hmget"] == 1
+    finally:
+        await updates.stop()
+        await redis.aclose()
+
+
+
+def test_a_pushed_views_channel_names_its_game_version_and_audience_and_another_name_is_refused():
+    assert pushes.channel("g:1", 12, "spectator") == "souk:pushes:g:1:12:spectator"
+    assert pushes.read(b"souk:pushes:g:1:12:spectator") == ("g:1", 12, "spectator")
+    assert pushes.read(pushes.channel("abc", 3, "0").encode()) == ("abc", 3, "0")
+    for bad in (b"souk:pushes:g1:0", b"souk:pushes:g1:x:0"):
+        with pytest.raises(ValueError):
+            pushes.read(bad)

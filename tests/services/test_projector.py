@@ -387,3 +387,41 @@ async def test_a_running_projector_rebuilds_a_lost_read_store_by_itself(redis, r
     finally:
         await workers.stop()
         await views.aclose()
+
+
+async def test_each_projection_pushes_the_views_it_stored_just_before_its_notice_unless_too_big_or_rebuilt(
+        redis, monkeypatch):
+    """``souk:pushes:{game}:{version}:{audience}`` (services.store.pushes): each view exactly as stored, published in the
+    same script just before the ``ViewsUpdated`` notice; not when the views are bigger than ``PUSH_VIEWS_MAX`` nor
+    in a rebuild (the gateway reads them then)."""
+    from services.projector import service
+    from services.store import pushes
+
+    store = RedisEventStore(redis)
+    engine = Engine(redis, store)
+    turn = await started(engine)
+    pubsub = redis.pubsub(ignore_subscribe_messages=True)
+    await pubsub.psubscribe("souk:pushes:*", "souk:updates:*")
+
+    async def heard() -> list[tuple[str, bytes]]:
+        got, deadline = [], asyncio.get_running_loop().time() + 0.3
+        while asyncio.get_running_loop().time() < deadline:  # (None for the subscription's confirmation too)
+            if (message := await pubsub.get_message(timeout=0.05)) is not None:
+                got.append((message["channel"].decode(), message["data"]))
+        return got
+
+    await project_all(redis, Projector(redis, store))
+    got = await heard()
+    stored = await redis.hgetall(keys.views("g1"))
+    assert got[-1][0] == keys.view_updates("g1")  # the notice last
+    assert sorted(got[:-1]) == sorted((pushes.channel("g1", 5, a.decode()), v) for a, v in stored.items())
+    assert sorted(stored) == [b"0", b"1", b"spectator"]
+
+    await engine.handle([cmd("g1", Add(1), seat=turn, token=th(turn))])
+    monkeypatch.setattr(service, "PUSH_VIEWS_MAX", sum(len(v) for v in stored.values()) - 1)
+    await project_all(redis, Projector(redis, store))
+    assert [channel for channel, _ in await heard()] == [keys.view_updates("g1")]  # the notice alone
+    monkeypatch.undo()
+    await Projector(redis, store).rebuild()
+    assert [channel for channel, _ in await heard()] == [keys.view_updates("g1")]
+    await pubsub.aclose()
