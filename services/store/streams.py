@@ -37,6 +37,21 @@ READ_RETRY_S = 0.2
 stream_subscriber.CONSUME_ERROR_BACKOFF_SECONDS = READ_RETRY_S
 
 
+def _stream_sub(subscriber: Any) -> StreamSub:
+    """FastStream's ``stream_sub`` (the subscription with the broker's prefix), made once per prefix: FastStream
+    deep-copies it at each access, twice a batch (the read and the log context), 22 µs each (measured on the
+    project's machine). The same value; nothing in FastStream changes the subscription it returns."""
+    prefix = subscriber._outer_config.prefix
+    base = subscriber._stream_sub
+    made = subscriber.__dict__.get("_souk_stream_sub")
+    if made is None or made[0] != prefix or made[1] is not base:
+        made = subscriber.__dict__["_souk_stream_sub"] = (prefix, base, base.add_prefix(prefix))
+    return made[2]
+
+
+stream_subscriber._StreamHandlerMixin.stream_sub = property(_stream_sub)
+
+
 async def ensure_group(redis: aioredis.Redis, stream: str, group: str) -> None:
     try:
         await redis.xgroup_create(stream, group, id="0", mkstream=True)
@@ -101,10 +116,15 @@ def batch_subscription(
     title: str | None = None,
     description: str | None = None,
     with_ids: bool = False,
+    acknowledges: bool = False,
 ) -> None:
-    """``handler`` takes the ``Entries``, or with ``with_ids`` the ``IdentifiedEntries``."""
+    """``handler`` takes the ``Entries``, or with ``with_ids`` the ``IdentifiedEntries``. FastStream acknowledges
+    a batch whose handler returned (XACK, one more round trip), unless ``acknowledges``: the handler then
+    acknowledges what it has done itself (the engine in its append script, the projector with the store's lean
+    connection), and FastStream's acknowledgement middleware is not in the way (``AckPolicy.MANUAL``). Either way a
+    batch whose handler raised stays pending (reclaimed after ``reclaim_idle_ms``)."""
     common = dict(parser=raw_parser, decoder=raw_decoder_with_ids if with_ids else raw_decoder,
-                  ack_policy=AckPolicy.REJECT_ON_ERROR)
+                  ack_policy=AckPolicy.MANUAL if acknowledges else AckPolicy.REJECT_ON_ERROR)
     reader = broker.subscriber(
         stream=StreamSub(stream, group=group, consumer=consumer, batch=True, max_records=max_records,
                          polling_interval=100),
