@@ -20,6 +20,7 @@ from faststream.specification import AsyncAPI
 from contracts.envelope import CommandEnvelope
 from services.store import keys
 from services.store.codec import command_envelope_decoder
+from services.store.resp import Resp
 from services.runtime.config import Settings
 from services.runtime.loop import stop_task
 from services.clock import ClockWorker, Takeover
@@ -77,11 +78,13 @@ class Workers:
                                      retry_s=settings.clock_retry_s, batch=settings.clock_batch,
                                      takeover=Takeover(settings.takeover_strategy, settings.takeover_budget))
         self.webhooks = WebhookWorker(self.redis, self.store, settings) if WEBHOOKS in roles else None
+        # The engine's and the projector's reads, each on a lean connection of its own (streams.lean_reads)
+        self.reads: list[Resp] = []
         if ENGINE in roles:
             batch_subscription(
                 self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:commands",
-                with_ids=True, acknowledges=True,
+                with_ids=True, acknowledges=True, lean=self._lean_read(),
                 description="Commands (field `c`: CommandEnvelope JSON). The engine decides them, appends the "
                             "events to souk:game:{id} and souk:events, and answers on the envelope's reply_to.",
             )
@@ -95,7 +98,7 @@ class Workers:
             batch_subscription(
                 self.broker, keys.EVENTS, self.partition.group, f"projector-{settings.consumer}", self.on_events,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:events",
-                with_ids=True, acknowledges=True,
+                with_ids=True, acknowledges=True, lean=self._lean_read(),
                 description="Events (field `e`: EventEnvelope JSON) folded into the read models. Group `projector`, "
                             "or `projector:i/N` for partition i of N (each reads every event, projects its games).",
             )
@@ -110,6 +113,11 @@ class Workers:
                 description="Events (field `e`: EventEnvelope JSON) read by the webhook worker (group `webhooks`): "
                             "the notices of games with webhooks go to the outbox (services/webhooks).",
             )
+
+    def _lean_read(self) -> Resp:
+        lean = Resp.like(self.redis)
+        self.reads.append(lean)
+        return lean
 
     async def prepare(self) -> None:
         """Consumer groups at 0, so a worker started after the first entries still sees them. A Redis away at
@@ -201,9 +209,16 @@ class Workers:
             await self.metrics.stop()
             self.metrics = None
 
+    async def _close_reads(self) -> None:
+        """After the broker stopped: a read still blocked on the server ends with its connection, nothing
+        delivered to it (a later call would reconnect)."""
+        for lean in self.reads:
+            await lean.aclose()
+
     async def stop(self) -> None:
         await self._stop_watch()
         await self.broker.stop()
+        await self._close_reads()
         await self.store.aclose()
         await self.projector.aclose()
         await self.redis.aclose()
@@ -244,4 +259,5 @@ class Workers:
         app.on_startup(self.prepare)
         app.after_startup(self._started)
         app.on_shutdown(self._stop_watch)
+        app.after_shutdown(self._close_reads)
         return app

@@ -24,6 +24,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from services.store.resp import Resp
+
 log = structlog.get_logger("souk.streams")
 
 Entries = list[dict[bytes, bytes]]
@@ -117,12 +119,14 @@ def batch_subscription(
     description: str | None = None,
     with_ids: bool = False,
     acknowledges: bool = False,
+    lean: Resp | None = None,
 ) -> None:
     """``handler`` takes the ``Entries``, or with ``with_ids`` the ``IdentifiedEntries``. FastStream acknowledges
     a batch whose handler returned (XACK, one more round trip), unless ``acknowledges``: the handler then
     acknowledges what it has done itself (the engine in its append script, the projector with the store's lean
     connection), and FastStream's acknowledgement middleware is not in the way (``AckPolicy.MANUAL``). Either way a
-    batch whose handler raised stays pending (reclaimed after ``reclaim_idle_ms``)."""
+    batch whose handler raised stays pending (reclaimed after ``reclaim_idle_ms``). ``lean``: a connection of the
+    reader's own on which it sends its XREADGROUP (``lean_reads``)."""
     common = dict(parser=raw_parser, decoder=raw_decoder_with_ids if with_ids else raw_decoder,
                   ack_policy=AckPolicy.MANUAL if acknowledges else AckPolicy.REJECT_ON_ERROR)
     reader = broker.subscriber(
@@ -131,6 +135,8 @@ def batch_subscription(
         title=title, description=description, **common,
     )
     reader(handler)
+    if lean is not None:
+        lean_reads(reader, lean)
     reclaimer = broker.subscriber(
         stream=StreamSub(stream, group=group, consumer=f"{consumer}-reclaim", batch=True,
                          min_idle_time=reclaim_idle_ms, polling_interval=1000),
@@ -139,6 +145,31 @@ def batch_subscription(
     reclaimer(handler)
     for subscriber in (reader, reclaimer):
         _start_when_redis_answers(subscriber, stream)
+
+
+def lean_reads(subscriber: Any, lean: Resp) -> None:
+    """The subscriber's XREADGROUP sent on ``lean`` (``services.store.resp``: hiredis packs it and parses the
+    reply) instead of redis-py's client (its connection pool, retry wrapper and response callbacks), the reply
+    given to FastStream as redis-py gives it (``[(stream, [(id, {field: value})])]``). The rest of the loop is
+    FastStream's: the subscriber, its errors and their backoff (a lost connection fails the read; the next one
+    reconnects), the reclaimer. ``lean`` must be the reader's alone: a blocking read holds its connection."""
+
+    async def xreadgroup(*, count: int | None, block: int | None, noack: bool = False) -> Any:
+        sub = subscriber.stream_sub
+        args: list[Any] = ["XREADGROUP", "GROUP", sub.group, sub.consumer]
+        if count:
+            args += ("COUNT", count)
+        if block is not None:
+            args += ("BLOCK", block)
+        if noack:
+            args.append("NOACK")
+        reply = await lean.call(*args, "STREAMS", sub.name, subscriber.read_id)
+        if not reply:
+            return ()
+        return [(name, [(entry, dict(zip(fields[::2], fields[1::2])) if fields else {})
+                        for entry, fields in entries]) for name, entries in reply]
+
+    subscriber._xreadgroup = xreadgroup
 
 
 START_RETRY_MAX_S = 2.0

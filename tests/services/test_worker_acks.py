@@ -124,3 +124,45 @@ async def test_running_workers_leave_nothing_pending_in_either_group(redis, redi
         assert await redis.xlen(keys.game_stream("g1")) == 5
     finally:
         await workers.stop()
+
+
+async def test_a_lean_read_gives_the_handler_what_redis_py_gives(redis, redis_url):
+    """The readers' XREADGROUP on their lean connection (``streams.lean_reads``): the same entries, ids and fields
+    as redis-py's for the same read, through the same FastStream subscriber; nothing but a read when none come."""
+    from faststream.redis import RedisBroker
+
+    from services.store.resp import Resp
+    from services.store.streams import batch_subscription
+
+    for n in range(3):
+        await redis.xadd("s", {"c": f"body {n}".encode(), "x": b"\x00\xff"})
+    for group in ("lean", "plain"):
+        await ensure_group(redis, "s", group)
+    got: dict[str, list] = {"lean": [], "plain": []}
+    lean = Resp(redis_url)
+    brokers = []
+
+    def handler(group: str):
+        async def handle(entries):
+            got[group].extend(entries)
+        return handle
+
+    for group in got:
+        brokers.append(broker := RedisBroker(redis_url, apply_types=False))
+        batch_subscription(broker, "s", group, "c", handler(group), with_ids=True,
+                           lean=lean if group == "lean" else None)
+    for broker in brokers:
+        await broker.start()
+    try:
+        for _ in range(100):
+            if len(got["lean"]) == len(got["plain"]) == 3:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)  # more reads, with nothing to read (BLOCK 100 ms): nothing more handled
+        assert lean._proto is not None  # the lean reader's reads went on it
+    finally:
+        for broker in brokers:
+            await broker.stop()
+        await lean.aclose()
+    assert got["lean"] == got["plain"] and len(got["lean"]) == 3
+    assert got["lean"][0][1] == {b"c": b"body 0", b"x": b"\x00\xff"}
