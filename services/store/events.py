@@ -137,7 +137,7 @@ _APPEND = """
 -- outcome order list, and the oldest key beyond the window leaves the list and the outcomes (the engine answers a
 -- resend of that command from the game stream).
 -- batch[9]: '' or [stream, group, entry ids by append ('': none)]: the entries of the appends that are ok or
--- duplicate are acknowledged (XACK) in that group, at the end, with one call.
+-- duplicate are acknowledged (XACK) in that group, at the end, with one call (a thousand entries a call).
 local batch = cmsgpack.unpack(ARGV[1])
 local maxlen, now, games, all, refusals, refusal_ttl = batch[1], batch[2], batch[3], batch[4], batch[6], batch[7]
 local window, acks = batch[8], batch[9]
@@ -198,7 +198,9 @@ for a = 1, #batch[5] do
     end
   end
 end
-if #acked > 0 then redis.call('XACK', acks[1], acks[2], unpack(acked)) end
+for i = 1, #acked, 1000 do  -- unpack takes a few thousand values at most: a big batch is acknowledged in parts
+  redis.call('XACK', acks[1], acks[2], unpack(acked, i, math.min(i + 999, #acked)))
+end
 return results
 """ % GENESIS_HASH
 _pack = msgspec.msgpack.Encoder().encode

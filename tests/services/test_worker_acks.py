@@ -166,3 +166,20 @@ async def test_a_lean_read_gives_the_handler_what_redis_py_gives(redis, redis_ur
         await lean.aclose()
     assert got["lean"] == got["plain"] and len(got["lean"]) == 3
     assert got["lean"][0][1] == {b"c": b"body 0", b"x": b"\x00\xff"}
+
+
+async def test_a_batch_bigger_than_luas_unpack_is_acknowledged_whole(redis):
+    """Lua's unpack takes a few thousand values at most: the script acknowledges a big batch in parts."""
+    from services.store.events import Acks, Append, RedisEventStore
+
+    store = RedisEventStore(redis)
+    await ensure_group(redis, "s", "g")
+    ids = [(await redis.xadd("s", {"c": b"x"})).decode() for _ in range(8200)]
+    await redis.xreadgroup("g", "c", {"s": ">"})
+    appends = [Append(f"g{n}", "tally", 0, (), "") for n in range(8200)]  # nothing recorded: ok, acknowledged
+    try:
+        results = await store.append(appends, Acks("s", "g", ids))
+        assert {r.status for r in results} == {"ok"}
+        assert (await redis.xpending("s", "g"))["pending"] == 0
+    finally:
+        await store.aclose()
