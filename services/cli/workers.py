@@ -20,6 +20,7 @@ from faststream.specification import AsyncAPI
 from contracts.envelope import CommandEnvelope
 from services.store import keys
 from services.store.codec import command_envelope_decoder
+from services.store.resp import Resp
 from services.runtime.config import Settings
 from services.runtime.loop import stop_task
 from services.clock import ClockWorker, Takeover
@@ -31,7 +32,6 @@ from services.store.events import RedisEventStore
 from services.engine.upkeep import expire_open_games
 from services.webhooks.worker import WebhookWorker
 from services.store.streams import (
-    Entries,
     IdentifiedEntries,
     batch_subscription,
     drop_stale_consumers,
@@ -65,7 +65,9 @@ class Workers:
         self.views_redis = aioredis.Redis.from_url(settings.views_url)
         self.store = RedisEventStore(self.redis, settings.events_maxlen, settings.refusal_ttl_s,
                                      settings.outcome_window)
-        self.engine = Engine(self.redis, self.store, snapshot_every=settings.engine_snapshot_every)
+        # The engine's entries are acknowledged by the appends that answer them (one script: no XACK of their own)
+        self.engine = Engine(self.redis, self.store, snapshot_every=settings.engine_snapshot_every,
+                             acknowledge=(keys.COMMANDS, keys.ENGINE_GROUP))
         self.partition = Partition.parse(settings.projector_partition)
         self.projector = Projector(self.views_redis, self.store, partition=self.partition,
                                    snapshot_every=settings.snapshot_every, trim_every_s=settings.trim_events_s,
@@ -76,11 +78,13 @@ class Workers:
                                      retry_s=settings.clock_retry_s, batch=settings.clock_batch,
                                      takeover=Takeover(settings.takeover_strategy, settings.takeover_budget))
         self.webhooks = WebhookWorker(self.redis, self.store, settings) if WEBHOOKS in roles else None
+        # The engine's and the projector's reads, each on a lean connection of its own (streams.lean_reads)
+        self.reads: list[Resp] = []
         if ENGINE in roles:
             batch_subscription(
                 self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:commands",
-                with_ids=True,
+                with_ids=True, acknowledges=True, lean=self._lean_read(),
                 description="Commands (field `c`: CommandEnvelope JSON). The engine decides them, appends the "
                             "events to souk:game:{id} and souk:events, and answers on the envelope's reply_to.",
             )
@@ -94,6 +98,7 @@ class Workers:
             batch_subscription(
                 self.broker, keys.EVENTS, self.partition.group, f"projector-{settings.consumer}", self.on_events,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:events",
+                with_ids=True, acknowledges=True, lean=self._lean_read(),
                 description="Events (field `e`: EventEnvelope JSON) folded into the read models. Group `projector`, "
                             "or `projector:i/N` for partition i of N (each reads every event, projects its games).",
             )
@@ -108,6 +113,11 @@ class Workers:
                 description="Events (field `e`: EventEnvelope JSON) read by the webhook worker (group `webhooks`): "
                             "the notices of games with webhooks go to the outbox (services/webhooks).",
             )
+
+    def _lean_read(self) -> Resp:
+        lean = Resp.like(self.redis)
+        self.reads.append(lean)
+        return lean
 
     async def prepare(self) -> None:
         """Consumer groups at 0, so a worker started after the first entries still sees them. A Redis away at
@@ -199,18 +209,27 @@ class Workers:
             await self.metrics.stop()
             self.metrics = None
 
+    async def _close_reads(self) -> None:
+        """After the broker stopped: a read still blocked on the server ends with its connection, nothing
+        delivered to it (a later call would reconnect)."""
+        for lean in self.reads:
+            await lean.aclose()
+
     async def stop(self) -> None:
         await self._stop_watch()
         await self.broker.stop()
+        await self._close_reads()
         await self.store.aclose()
         await self.projector.aclose()
         await self.redis.aclose()
         await self.views_redis.aclose()
 
     async def on_commands(self, entries: IdentifiedEntries) -> None:
-        """A batch of ``souk:commands`` entries, with their ids: they order each seat's commands (``superseded``)."""
+        """A batch of ``souk:commands`` entries, with their ids: they order each seat's commands (``superseded``),
+        and the engine acknowledges each with the append that answers it (FastStream acknowledges nothing here)."""
         envelopes: list[CommandEnvelope] = []
         ids: list[bytes] = []
+        parked: list[str] = []
         for entry, fields in entries:
             try:
                 envelopes.append(command_envelope_decoder.decode(fields[b"c"]))
@@ -219,10 +238,17 @@ class Workers:
                 # Nobody to answer (the reply channel is inside): parked for an operator, and acknowledged.
                 log.warning("command_envelope_unreadable", error=str(exc))
                 await self.engine.park(None, "envelope_unreadable", str(exc), raw=fields.get(b"c", b""))
+                parked.append(entry.decode())
+        if parked:
+            await self.store.acknowledge(keys.COMMANDS, keys.ENGINE_GROUP, parked)
         await self.engine.handle(envelopes, ids)  # answers each sender on its reply_to channel
 
-    async def on_events(self, entries: Entries) -> None:
-        await self.projector.handle(entries)
+    async def on_events(self, entries: IdentifiedEntries) -> None:
+        """A batch of ``souk:events`` entries: projected (their read models and positions written), then
+        acknowledged in the partition's group with one XACK on the store's lean connection (a batch whose
+        projection raised stays pending, and comes again)."""
+        await self.projector.handle([fields for _, fields in entries])
+        await self.store.acknowledge(keys.EVENTS, self.partition.group, [entry for entry, _ in entries])
 
     def asyncapi(self) -> AsyncAPI:
         return AsyncAPI(self.broker, title="Souk streams", version="0.1.0",
@@ -233,4 +259,5 @@ class Workers:
         app.on_startup(self.prepare)
         app.after_startup(self._started)
         app.on_shutdown(self._stop_watch)
+        app.after_shutdown(self._close_reads)
         return app

@@ -46,7 +46,7 @@ from services.store.codec import (
     stored_command,
 )
 from services.store.lru import Lru
-from services.store.events import CONFLICT, DUPLICATE, OK, Append, EventStore
+from services.store.events import CONFLICT, DUPLICATE, OK, Acks, Append, EventStore
 from services.runtime.tracing import trace_id
 
 log = structlog.get_logger("souk.engine")
@@ -160,9 +160,12 @@ def fold_with_since(envelopes: Sequence[EventEnvelope], table: tbl.Table = tbl.E
 
 class Engine:
     def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000,
-                 snapshot_every: int = 100) -> None:
+                 snapshot_every: int = 100, acknowledge: tuple[str, str] | None = None) -> None:
         self.redis = redis
         self.store = store
+        # (stream, group): ``handle``'s entries are read from that group, and each is acknowledged there when its
+        # command is answered for good, by the append that records its outcome (``Acks``); None: not acknowledged.
+        self.acknowledge = acknowledge
         self.snapshot_every = snapshot_every  # a snapshot of a game's slot every this many events (0: none)
         self.cache: Lru[str, Slot] = Lru(cache_size)
         self.finished: Lru[str, dict[str, list[AcceptedRun]]] = Lru(1_000)  # finished games' accepted commands
@@ -255,16 +258,20 @@ class Engine:
         """Decide and append a batch; returns one reply per command, in the batch's order. Each reply is also
         published on its command's ``reply_to`` channel (by the store's script, in the append itself).
         ``entry_ids``: each command's ``souk:commands`` entry id (the workers give them), which orders a seat's
-        commands (``superseded``); without them, commands are decided in the batch's order, unchecked."""
+        commands (``superseded``); without them, commands are decided in the batch's order, unchecked. With them
+        and ``acknowledge``, each entry is acknowledged when its command is answered for good (in its append), and
+        a command that is not (its game kept conflicting, the store failed) stays pending."""
         replies: dict[int, Reply] = {}
         pending = list(enumerate(batch))
         entries = [None] * len(batch) if entry_ids is None else [entry_id(e) for e in entry_ids]
+        raw_ids = None if entry_ids is None or self.acknowledge is None else [
+            e.decode() if isinstance(e, bytes) else e for e in entry_ids]
         for attempt in range(MAX_RETRIES):
             if not pending:
                 break
             if attempt > 1:  # a game several engines write at once: let the others finish
                 await asyncio.sleep(random.uniform(0.001, 0.005) * attempt)
-            pending = await self._round(pending, replies, entries)
+            pending = await self._round(pending, replies, entries, raw_ids)
         if pending:
             # Still conflicting after every retry (other engines keep moving these games). No answer is made up:
             # a "conflict" told now could be contradicted by another copy of the command accepted later. The
@@ -272,7 +279,7 @@ class Engine:
             raise Contended(f"{len(pending)} commands conflicted {MAX_RETRIES} times")
         return [replies[i] for i in range(len(batch))]
 
-    async def _round(self, pending, replies, entries) -> list[tuple[int, CommandEnvelope]]:
+    async def _round(self, pending, replies, entries, raw_ids=None) -> list[tuple[int, CommandEnvelope]]:
         """One pass: decide every pending command, append in one pipeline, return those to redo.
 
         A refusal is appended too, with no events: the store records its outcome only if the game is still at
@@ -296,6 +303,8 @@ class Engine:
                                            message="this game's history cannot be read by this server",
                                            seat=env.seat)
                     await self.park(env, "game_unreadable", str(exc), replies[index])
+                if raw_ids is not None:  # answered (parked): no append will acknowledge it
+                    await self.store.acknowledge(*self.acknowledge, [raw_ids[index] for index, _ in items])
                 continue
             for index, env in items:
                 logs.bind(game_id=game_id, seat=env.seat, command_id=env.command_id,
@@ -308,7 +317,11 @@ class Engine:
         logs.clear()
 
         redo: list[tuple[int, CommandEnvelope]] = []
-        results = await self.store.append([a for _, _, a, _ in decided])
+        appends = [a for _, _, a, _ in decided]
+        if raw_ids is None:
+            results = await self.store.append(appends)
+        else:
+            results = await self.store.append(appends, Acks(*self.acknowledge, [raw_ids[i] for i, _, _, _ in decided]))
         broken: set[str] = set()
         done: list[tuple[Append, Slot]] = []
         for (index, env, append, reply), result in zip(decided, results):

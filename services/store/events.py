@@ -18,6 +18,12 @@ step: the clock worker never sees a deadline of a state that was not stored, nor
 An append may name a pub/sub channel: the script publishes the recorded outcome there (the engine's answer to
 the sender costs no extra round trip).
 
+A batch may name a stream, a consumer group and, by append, the stream entry the append answers (``Acks``: the
+engine's ``souk:commands`` entries): the script acknowledges (XACK) the entries of the appends whose outcome it
+recorded (ok) or found recorded (duplicate), in the same step. An entry is thus acknowledged exactly when its
+command is answered for good, never before, and a conflicted one stays pending (decided again, or reclaimed);
+the engine's batch needs no XACK of its own.
+
 ``InMemoryEventStore`` has the same contract (tests/services/test_store_contract.py runs against both).
 """
 
@@ -65,6 +71,16 @@ class Append:
 
 
 @dataclass(frozen=True, slots=True)
+class Acks:
+    """The stream entries a batch of appends answers: ``ids[i]`` (``""``: none) is acknowledged in ``group`` of
+    ``stream`` when the ``i``-th append is ok or duplicate."""
+
+    stream: str
+    group: str
+    ids: Sequence[str]
+
+
+@dataclass(frozen=True, slots=True)
 class AppendResult:
     status: str  # ok / conflict / duplicate
     version: int = 0  # ok: the new version; conflict: the current version
@@ -72,8 +88,12 @@ class AppendResult:
 
 
 class EventStore(Protocol):
-    async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
-        """Apply each append atomically and in order (a batch is pipelined; each append stands alone)."""
+    async def append(self, appends: Sequence[Append], acks: Acks | None = None) -> list[AppendResult]:
+        """Apply each append atomically and in order (a batch is pipelined; each append stands alone); with
+        ``acks``, acknowledge the entries of those that are ok or duplicate, in the same step."""
+
+    async def acknowledge(self, stream: str, group: str, ids: Sequence[str]) -> None:
+        """XACK: entries answered without an append (a command that could not be read, a game that could not)."""
 
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
         """The game's events with seq > after, in order."""
@@ -116,9 +136,13 @@ _APPEND = """
 -- An accepted outcome is kept among the game's latest ``window`` (batch[8]; 0: all): its key goes to the end of the
 -- outcome order list, and the oldest key beyond the window leaves the list and the outcomes (the engine answers a
 -- resend of that command from the game stream).
+-- batch[9]: '' or [stream, group, entry ids by append ('': none)]: the entries of the appends that are ok or
+-- duplicate are acknowledged (XACK) in that group, at the end, with one call (a thousand entries a call).
 local batch = cmsgpack.unpack(ARGV[1])
 local maxlen, now, games, all, refusals, refusal_ttl = batch[1], batch[2], batch[3], batch[4], batch[6], batch[7]
-local window = batch[8]
+local window, acks = batch[8], batch[9]
+local acked, ack_ids = {}, {}
+if acks ~= '' then ack_ids = acks[3] end
 local results = {}
 for a = 1, #batch[5] do
   local stream, outcomes, headkey, expected, ckey, outcome, game_id, game, prev, head, notify, events, first,
@@ -129,6 +153,7 @@ for a = 1, #batch[5] do
   if seen then
     if notify ~= '' then redis.call('PUBLISH', notify, seen) end
     results[#results + 1] = {'duplicate', seen}
+    if ack_ids[a] and ack_ids[a] ~= '' then acked[#acked + 1] = ack_ids[a] end
   else
     local len = redis.call('XLEN', stream)
     if len ~= expected or (redis.call('GET', headkey) or '%s') ~= prev then
@@ -169,8 +194,12 @@ for a = 1, #batch[5] do
       end
       if notify ~= '' then redis.call('PUBLISH', notify, outcome) end
       results[#results + 1] = {'ok', tostring(expected + n)}
+      if ack_ids[a] and ack_ids[a] ~= '' then acked[#acked + 1] = ack_ids[a] end
     end
   end
+end
+for i = 1, #acked, 1000 do  -- unpack takes a few thousand values at most: a big batch is acknowledged in parts
+  redis.call('XACK', acks[1], acks[2], unpack(acked, i, math.min(i + 999, #acked)))
 end
 return results
 """ % GENESIS_HASH
@@ -187,9 +216,10 @@ class RedisEventStore:
         self.outcome_window = outcome_window  # accepted outcomes kept per game (0: all, until its end)
         self._sha = hashlib.sha1(_APPEND.encode()).hexdigest()
 
-    async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
+    async def append(self, appends: Sequence[Append], acks: Acks | None = None) -> list[AppendResult]:
         """One EVALSHA for the whole batch (keys are passed as arguments: the event store is a single Redis,
-        not a cluster). If the server forgot the script (a restart), nothing ran: it is loaded and sent again."""
+        not a cluster), the XACK of ``acks`` in it. If the server forgot the script (a restart), nothing ran: it is
+        loaded and sent again."""
         if not appends:
             return []
         # Strings throughout: Redis's Lua MessagePack reads no binary type (the JSON is UTF-8 text anyway); the
@@ -206,8 +236,13 @@ class RedisEventStore:
                            keys.order(a.game_id), *_seat_entry(a), keys.outcome_order(a.game_id),
                            "" if a.next_due is None else repr(a.next_due), keys.game_deadlines(a.game_id)))
         batch = (str(self.events_maxlen), repr(time.time()), keys.GAMES, keys.EVENTS, packed, keys.REFUSALS,
-                 self.refusal_ttl_s, self.outcome_window)
+                 self.refusal_ttl_s, self.outcome_window,
+                 "" if acks is None else (acks.stream, acks.group, list(acks.ids)))
         return [_result(r) for r in await self.lean.evalsha(self._sha, _APPEND, _pack(batch), *stored)]
+
+    async def acknowledge(self, stream: str, group: str, ids: Sequence[str]) -> None:
+        if ids:
+            await self.lean.call("XACK", stream, group, *ids)
 
     async def aclose(self) -> None:
         await self.lean.aclose()
@@ -312,42 +347,49 @@ class InMemoryEventStore:
     outcome_window: int = 100
     outcome_order: dict[str, list[str]] = field(default_factory=dict)
     deadlines: dict[str, float] = field(default_factory=dict)  # the deadline index: game id -> next due
+    acked: list[tuple[str, str, str]] = field(default_factory=list)  # (stream, group, entry id), in order
 
-    async def append(self, appends: Sequence[Append]) -> list[AppendResult]:
-        results = []
-        for a in appends:
-            stream = self.streams.setdefault(a.game_id, [])
-            seen = self.outcomes.get((a.game_id, a.command_key)) if a.command_key else None
-            if seen is not None:
-                results.append(AppendResult(DUPLICATE, outcome=seen))
-            elif len(stream) != a.expected_version or self.heads.get(a.game_id, GENESIS_HASH) != a.prev_hash:
-                results.append(AppendResult(CONFLICT, version=len(stream)))
-            else:
-                if a.envelopes:
-                    self.heads[a.game_id] = a.head
-                    stream.extend(_stored(a))
-                    if a.next_due is None:
-                        self.deadlines.pop(a.game_id, None)
-                    else:
-                        self.deadlines[a.game_id] = a.next_due
-                self.all_events.extend((a.game_id, a.game, e) for e in a.envelopes)
-                if a.command_key:
-                    self.outcomes[(a.game_id, a.command_key)] = a.outcome
-                    if a.envelopes and self.outcome_window and not a.final:
-                        order = self.outcome_order.setdefault(a.game_id, [])
-                        order.append(a.command_key)
-                        if len(order) > self.outcome_window:
-                            self.outcomes.pop((a.game_id, order.pop(0)), None)
-                if a.seat_entry is not None:
-                    self.orders.setdefault(a.game_id, {})[a.seat_entry[0]] = a.seat_entry[1]
-                if a.final:
-                    self.orders.pop(a.game_id, None)
-                    self.outcome_order.pop(a.game_id, None)
-                    for key, outcome in list(self.outcomes.items()):
-                        if key[0] == a.game_id and key[1] != a.command_key and b'"status":"accepted"' in outcome:
-                            del self.outcomes[key]
-                results.append(AppendResult(OK, version=len(stream)))
+    async def acknowledge(self, stream: str, group: str, ids: Sequence[str]) -> None:
+        self.acked.extend((stream, group, i) for i in ids)
+
+    async def append(self, appends: Sequence[Append], acks: Acks | None = None) -> list[AppendResult]:
+        results = [self._append(a) for a in appends]
+        if acks is not None:
+            self.acked.extend((acks.stream, acks.group, i) for i, r in zip(acks.ids, results)
+                              if i and r.status != CONFLICT)
         return results
+
+    def _append(self, a: Append) -> AppendResult:
+        stream = self.streams.setdefault(a.game_id, [])
+        seen = self.outcomes.get((a.game_id, a.command_key)) if a.command_key else None
+        if seen is not None:
+            return AppendResult(DUPLICATE, outcome=seen)
+        if len(stream) != a.expected_version or self.heads.get(a.game_id, GENESIS_HASH) != a.prev_hash:
+            return AppendResult(CONFLICT, version=len(stream))
+        if a.envelopes:
+            self.heads[a.game_id] = a.head
+            stream.extend(_stored(a))
+            if a.next_due is None:
+                self.deadlines.pop(a.game_id, None)
+            else:
+                self.deadlines[a.game_id] = a.next_due
+        self.all_events.extend((a.game_id, a.game, e) for e in a.envelopes)
+        if a.command_key:
+            self.outcomes[(a.game_id, a.command_key)] = a.outcome
+            if a.envelopes and self.outcome_window and not a.final:
+                order = self.outcome_order.setdefault(a.game_id, [])
+                order.append(a.command_key)
+                if len(order) > self.outcome_window:
+                    self.outcomes.pop((a.game_id, order.pop(0)), None)
+        if a.seat_entry is not None:
+            self.orders.setdefault(a.game_id, {})[a.seat_entry[0]] = a.seat_entry[1]
+        if a.final:
+            self.orders.pop(a.game_id, None)
+            self.outcome_order.pop(a.game_id, None)
+            for key, outcome in list(self.outcomes.items()):
+                if key[0] == a.game_id and key[1] != a.command_key and b'"status":"accepted"' in outcome:
+                    del self.outcomes[key]
+        return AppendResult(OK, version=len(stream))
 
     async def read(self, game_id: str, after: int = 0) -> list[EventEnvelope]:
         entries = [(f"{seq}-0".encode(), e) for seq, e in enumerate(self.streams.get(game_id, []), start=1)]
