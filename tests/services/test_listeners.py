@@ -214,7 +214,14 @@ async def test_a_wait_on_a_game_followed_here_reads_no_position_but_never_misses
     updates = Updates(redis)
     await updates.start()
     try:
-        await project(redis, "g1", 1, ["0"])  # before anyone here followed g1: its notice is heard by nobody
+        async with updates.follow("g0", "0") as marker:
+            await project(redis, "g0", 1, ["0"])
+            assert msgspec.json.decode(await asyncio.wait_for(marker.next(), 5))["version"] == 1
+            await project(redis, "g1", 1, ["0"])  # before anyone here followed g1: its notice is heard by nobody
+            # g0's next notice, published after g1's, comes after it on the subscription: once it is pushed, g1's was
+            # handled (a notice still on its way when g1 is followed would be heard, and no position read)
+            await project(redis, "g0", 2, ["0"])
+            assert msgspec.json.decode(await asyncio.wait_for(marker.next(), 5))["version"] == 2
         async with updates.follow("g1", "0") as seat:
             assert msgspec.json.decode(await asyncio.wait_for(seat.next(), 5))["version"] == 1
             await redis.config_resetstat()
