@@ -207,40 +207,54 @@ class LocalCluster:
         self.node_timeout_ms = node_timeout_ms
         self.appendonly, self.fsync = appendonly, fsync
         self.nodes: list[Node] = []
+        self.cli = ""  # the redis-cli that joins the nodes (``launch`` finds it)
 
     # --- life ----------------------------------------------------------------------------------------------------
 
     def start(self, timeout: float = 30.0) -> LocalCluster:
-        binary = find()
-        cli = redis_cli(binary.path)
-        bus_option = binary.version >= (7,)
-        count = self.primaries_count * (1 + self.replicas_count)
+        """``launch`` then ``create``; on any failure every node started is stopped again."""
         try:
-            for attempt in range(3):  # a port taken between its choice and the server's bind: choose again
-                pairs = _ports(count, bus_option)
-                self.nodes = [Node(self.data_dir / f"node-{i}", port, bus, self.node_timeout_ms, self.appendonly,
-                                   self.fsync, bus_option) for i, (port, bus) in enumerate(pairs)]
-                try:
-                    for node in self.nodes:
-                        node.server.start(timeout=10)
-                    break
-                except RedisServerError:
-                    self._kill_all()
-                    shutil.rmtree(self.data_dir, ignore_errors=True)
-                    if attempt == 2:
-                        raise
-            created = subprocess.run(
-                [cli, "--cluster", "create", *(n.address for n in self.nodes),
-                 "--cluster-replicas", str(self.replicas_count), "--cluster-yes"],
-                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
-            if created.returncode != 0:
-                raise ClusterError(f"redis-cli --cluster create exited with {created.returncode}: "
-                                   f"{(created.stdout + created.stderr)[-1500:]}")
-            self.wait_ready(timeout, replicas=self.replicas_count)
+            self.launch()
+            self.create(timeout)
         except BaseException:
             self.stop()
             raise
         return self
+
+    def launch(self) -> LocalCluster:
+        """The nodes started but not joined: each alone, cluster_state:fail, until ``create`` (or a script of one's
+        own, such as docker-compose.yml's) joins them."""
+        binary = find()
+        self.cli = redis_cli(binary.path)
+        bus_option = binary.version >= (7,)
+        count = self.primaries_count * (1 + self.replicas_count)
+        for attempt in range(3):  # a port taken between its choice and the server's bind: choose again
+            pairs = _ports(count, bus_option)
+            self.nodes = [Node(self.data_dir / f"node-{i}", port, bus, self.node_timeout_ms, self.appendonly,
+                               self.fsync, bus_option) for i, (port, bus) in enumerate(pairs)]
+            try:
+                for node in self.nodes:
+                    node.server.start(timeout=10)
+                return self
+            except RedisServerError:
+                self._kill_all()
+                for node in self.nodes:
+                    shutil.rmtree(node.server.data_dir, ignore_errors=True)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def create(self, timeout: float = 30.0) -> None:
+        """``redis-cli --cluster create`` over the launched nodes, then ``wait_ready`` (every primary with its
+        replicas)."""
+        created = subprocess.run(
+            [self.cli, "--cluster", "create", *(n.address for n in self.nodes),
+             "--cluster-replicas", str(self.replicas_count), "--cluster-yes"],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+        if created.returncode != 0:
+            raise ClusterError(f"redis-cli --cluster create exited with {created.returncode}: "
+                               f"{(created.stdout + created.stderr)[-1500:]}")
+        self.wait_ready(timeout, replicas=self.replicas_count)
 
     def stop(self) -> None:
         """Every node stopped (SIGTERM, then SIGKILL after 10 s), and the folder removed if it was a temporary one."""
