@@ -13,7 +13,7 @@ import redis
 from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 
-from services.embedded.cluster import ClusterError, LocalCluster, parse_nodes
+from services.embedded.cluster import ClusterError, LocalCluster, parse_nodes, redis_cli
 
 pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
 
@@ -159,3 +159,16 @@ def test_cluster_nodes_lines_are_read_with_hostnames_and_slots_on_the_move():
     assert (replica.port, replica.primary_id, replica.is_primary) == (30004, "e7d1", False)
     assert primary.slots == ((0, 5460), (5461, 5461)) and primary.serves(5461) and not primary.serves(5462)
     assert failed.failed and not failed.connected and failed.slots == ()
+
+
+def test_the_redis_cli_beside_the_server_is_preferred_and_none_at_all_is_said(tmp_path, monkeypatch):
+    server = tmp_path / "bin" / "redis-server"
+    server.parent.mkdir()
+    server.write_text("")
+    monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/redis-cli" if name == "redis-cli" else None)
+    assert redis_cli(str(server)) == "/usr/bin/redis-cli"
+    (tmp_path / "bin" / "redis-cli").write_text("")
+    assert redis_cli(str(server)) == str(tmp_path / "bin" / "redis-cli")
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    with pytest.raises(ClusterError, match="no redis-cli beside .* nor on PATH"):
+        redis_cli(str(tmp_path / "elsewhere" / "redis-server"))
