@@ -50,6 +50,10 @@ def compose_binary() -> list[str] | None:
     return ["docker-compose"] if shutil.which("docker-compose") else None
 
 
+CLUSTER = {"COMPOSE_PROFILES": "cluster"}  # the cluster profile's services too (Compose v2 leaves them out without it)
+CLUSTER_NODES = tuple(f"redis-cluster-{i}" for i in range(1, 7))
+
+
 def resolve_with_binary(binary: list[str], env: dict[str, str]) -> subprocess.Popen:
     clean = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp"), **env}
     return subprocess.Popen([*binary, "--project-directory", str(ROOT), "-f", str(ROOT / "docker-compose.yml"),
@@ -59,14 +63,16 @@ def resolve_with_binary(binary: list[str], env: dict[str, str]) -> subprocess.Po
 
 @pytest.fixture(scope="module", params=["read in Python", "docker compose config"])
 def resolved(request) -> dict[str, dict]:
-    """The compose file resolved with no variable set, and with SOUK_PUBLISH and SOUK_IMAGE set."""
+    """The compose file resolved with no variable set, with SOUK_PUBLISH and SOUK_IMAGE set, and with the cluster
+    profile on."""
     if request.param == "read in Python":
-        return {"defaults": load_compose({}), "set": load_compose(PUBLISH)}
+        return {"defaults": load_compose({}), "set": load_compose(PUBLISH), "cluster": load_compose(CLUSTER)}
     binary = compose_binary()
     if binary is None:
         pytest.skip("neither `docker compose` nor `docker-compose` is installed (.ci/run installs docker-compose); "
                     "the file was checked in Python only")
-    runs = {"defaults": resolve_with_binary(binary, {}), "set": resolve_with_binary(binary, PUBLISH)}
+    runs = {"defaults": resolve_with_binary(binary, {}), "set": resolve_with_binary(binary, PUBLISH),
+            "cluster": resolve_with_binary(binary, CLUSTER)}
     out = {}
     for name, run in runs.items():
         stdout, stderr = run.communicate(timeout=60)
@@ -76,11 +82,19 @@ def resolved(request) -> dict[str, dict]:
 
 
 def services(config: dict) -> dict[str, dict]:
-    return config["services"]
+    """The services `docker compose up` starts: those of no profile."""
+    return {name: service for name, service in config["services"].items() if not service.get("profiles")}
+
+
+def cluster_services(config: dict) -> dict[str, dict]:
+    return {name: service for name, service in config["services"].items() if "cluster" in service.get("profiles", [])}
 
 
 def test_the_stack_is_the_two_stores_and_the_four_roles(resolved):
     assert set(services(resolved["defaults"])) == {*REDIS_SERVICES, *SOUK_SERVICES}
+    assert set(resolved["defaults"]["services"]) <= {*REDIS_SERVICES, *SOUK_SERVICES, *CLUSTER_NODES,
+                                                     "redis-cluster-init"}
+    assert set(cluster_services(resolved["cluster"])) == {*CLUSTER_NODES, "redis-cluster-init"}
 
 
 def test_the_four_roles_run_one_image_named_with_the_projects_version(resolved):
@@ -165,6 +179,63 @@ def test_the_redis_configurations_and_volumes_it_mounts_exist(resolved):
                 assert Path(ROOT, source).resolve().is_file(), f"{name} mounts {source}, which does not exist"
             else:
                 assert source in (config.get("volumes") or {}), f"{name}: volume {source} is not declared"
+
+
+def test_the_cluster_profile_is_six_redis_nodes_in_cluster_mode_and_one_that_joins_them(resolved):
+    config = resolved["cluster"]
+    cluster = cluster_services(config)
+    for name in CLUSTER_NODES:
+        node = cluster[name]
+        command = node["command"]
+        assert command[0] == "redis-server" and command[command.index("--cluster-enabled") + 1] == "yes", name
+        assert command[command.index("--appendfsync") + 1] == "always", f"{name}: an acknowledged write is on disk"
+        assert command[command.index("--maxmemory-policy") + 1] == "noeviction", name
+        test = node["healthcheck"]["test"]
+        assert test[0] == "CMD-SHELL" and "redis-cli ping" in test[1] and "PONG" in test[1], name
+        (volume,) = node["volumes"]
+        source = volume["source"] if isinstance(volume, dict) else volume.split(":")[0]
+        assert source in (config.get("volumes") or {}), f"{name}: volume {source} is not declared"
+        assert not node.get("ports"), f"{name}: reached on the Compose network only"
+    assert len({str(cluster[name]["volumes"]) for name in CLUSTER_NODES}) == 6, "a volume each"
+    init = cluster["redis-cluster-init"]
+    assert {node: init["depends_on"][node]["condition"] for node in CLUSTER_NODES} == \
+        {node: "service_healthy" for node in CLUSTER_NODES}
+    assert str(init["restart"]) == "no" and "healthcheck" not in init, "a one-shot service"
+    assert environment(init)["NODES"].split() == [f"{node}:6379" for node in CLUSTER_NODES]
+    script = init["command"][-1]
+    assert "redis-cli --cluster create" in script and "--cluster-replicas 1 --cluster-yes" in script
+
+
+def test_no_souk_service_uses_the_cluster_yet(resolved):
+    """The services speak to one Redis each (issue #22: hash tags and cluster clients are still to come)."""
+    config = services(resolved["cluster"])
+    for name in SOUK_SERVICES:
+        assert not set(config[name].get("depends_on") or {}) & {*CLUSTER_NODES, "redis-cluster-init"}, name
+        env = environment(config[name])
+        assert [env["REDIS_URL"], env["SOUK_VIEWS_REDIS_URL"]] == ["redis://redis:6379/0",
+                                                                  "redis://redis-views:6379/0"], name
+
+
+@pytest.mark.cluster
+def test_the_cluster_profiles_script_joins_six_nodes_and_leaves_a_joined_cluster_alone(tmp_path):
+    """redis-cluster-init's script as Compose runs it (``$$`` is ``$``), against six local nodes: NODES names them
+    (``localhost:PORT``, looked up with getent as the service looks up ``redis-cluster-1``)."""
+    from services.embedded.cluster import LocalCluster
+
+    init = load_compose(CLUSTER)["services"]["redis-cluster-init"]
+    assert init["command"][:2] == ["sh", "-euc"]
+    cluster = LocalCluster(tmp_path / "cluster").launch()
+    try:
+        env = {"PATH": f"{Path(cluster.cli).parent}:{os.environ['PATH']}",
+               "NODES": " ".join(f"localhost:{node.port}" for node in cluster.nodes)}
+        first = subprocess.run(init["command"], env=env, capture_output=True, text=True, timeout=60)
+        assert first.returncode == 0, first.stdout[-1500:] + first.stderr[-1500:]
+        cluster.wait_ready(30, replicas=1)
+        assert len(cluster.primaries()) == 3
+        again = subprocess.run(init["command"], env=env, capture_output=True, text=True, timeout=60)
+        assert again.returncode == 0 and "the cluster exists already" in again.stdout, again.stderr[-1500:]
+    finally:
+        cluster.stop()
 
 
 def test_every_command_in_the_file_is_a_souk_command():
