@@ -210,17 +210,17 @@ class _Node:
         self.actor = actor  # ``search`` all: the seat that chose the command leading here
 
 
-def rewards(game: Any, world: Any) -> list[float]:
+def rewards(game: Any, world: Any, seats: int) -> list[float]:
     """Each seat's reward at the end of a simulation of ``search`` all: the winners share 1; when the game is not
     over (the rollout was cut), the seats the game's ``evaluate`` rates best share it (won or lost at the cut)."""
     result = game.result(world)
     if result is not None:
         winners = list(result.winners)
     else:
-        values = [game.evaluate(world, s) for s in range(world.seats)]
+        values = [game.evaluate(world, s) for s in range(seats)]
         top = max(values)
         winners = [s for s, v in enumerate(values) if v == top]
-    out = [0.0] * world.seats
+    out = [0.0] * seats
     for s in winners:
         out[s] = 1.0 / len(winners)
     return out
@@ -326,7 +326,7 @@ class MctsStrategy:
         root = _Node()
         done = 0
         while done < self.iterations and (deadline is None or self.clock() < deadline):
-            self._iterate_all(game, determinize(game, state, seat, rng), seat, root, rng, legal)
+            self._iterate_all(game, determinize(game, state, seat, rng), seat, state.seats, root, rng, legal)
             done += 1
         self.last_iterations = done
         visited = [(root.children[c].visits, -i) for i, c in enumerate(legal) if c in root.children]
@@ -334,7 +334,7 @@ class MctsStrategy:
             return legal[0] if prior is not None else rng.choice(legal)
         return legal[-max(visited)[1]]
 
-    def _iterate_all(self, game: Any, world: Any, seat: int, root: _Node, rng: random.Random,
+    def _iterate_all(self, game: Any, world: Any, seat: int, seats: int, root: _Node, rng: random.Random,
                      choices: list[Any]) -> None:
         """One iteration of ``search`` all (single-observer ISMCTS): every seat's decisions in the tree (UCB1 on
         each node's chooser's win rate over the commands legal in this world, availability counts), one node
@@ -370,7 +370,7 @@ class MctsStrategy:
             if mover is None:
                 break
             world = advance(game, world, mover, rng.choice(list(game.legal_commands(world, mover))), chance(rng))
-        reward = rewards(game, world)
+        reward = rewards(game, world, seats)
         for n in path:
             n.visits += 1
             if n.actor is not None:
