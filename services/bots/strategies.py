@@ -257,7 +257,8 @@ class MctsStrategy:
     greedy's rating (``rate``, one determinization, by ``outlook``) are searched, the best first; below it, a node
     adds an untried command at random or (``expand`` greedy) the best rated first (``_expansion``). Stops after
     ``budget`` seconds (None: no clock) or ``iterations``, whichever comes first; plays the root's most visited
-    command (a tie: the better valued, then the better rated)."""
+    command (a tie: the better valued, then the better rated). ``search`` all: the plain single-observer ISMCTS
+    instead (``_choose_all``, ``_iterate_all``: every seat's decisions in the tree, won or lost)."""
 
     name = "mcts"
 
