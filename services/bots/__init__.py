@@ -15,7 +15,9 @@ handed the true state (the server holds nothing else) but reads it only through 
   a time budget per move and an iteration cap (a test with a seeded ``rng`` and no budget is deterministic);
   ``policy`` ``random`` or ``seeker`` (the game's own ``bot`` hook, tried first at the root) instead of the
   greedy policy for the other seats and the rollouts; ``expand`` ``greedy``: a node below the root adds the
-  seat's best rated untried command first instead of a random one;
+  seat's best rated untried command first instead of a random one; ``search`` ``all``: the plain single-observer
+  ISMCTS instead (every seat's decisions in the tree, each node valued by the wins of the seat that chose it,
+  random commands after the tree, won or lost at the cut by who leads by ``evaluate``: Istanbul's);
 - ``seeker``: the game's own ``bot`` hook (1001 Karawane's artifact seeker, ``domain.karawane.bot``), random
   for a game without one.
 

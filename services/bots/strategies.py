@@ -151,6 +151,7 @@ def rate(game: Any, state: Any, seat: int, legal: list[Any], samples: int, rng: 
 
 
 POLICIES = ("greedy", "random", "seeker")  # mcts's policy for the other seats and the rollouts
+SEARCHES = ("own", "all")  # whose decisions mcts's tree keeps: the seat's own (graded values) or every seat's (won or lost)
 EXPANSIONS = ("random", "greedy")  # which untried command of the seat a node below mcts's root adds first
 
 
@@ -199,13 +200,30 @@ def best(game: Any, world: Any, mover: int, legal: Any, rng: random.Random,
 
 
 class _Node:
-    __slots__ = ("children", "visits", "total", "avail")
+    __slots__ = ("children", "visits", "total", "avail", "actor")
 
-    def __init__(self) -> None:
+    def __init__(self, actor: int | None = None) -> None:
         self.children: dict[Any, _Node] = {}
         self.visits = 0
-        self.total = 0.0  # the sum of the seat's values backed up through this node
+        self.total = 0.0  # the sum of the seat's values backed up through this node (``all``: its actor's rewards)
         self.avail = 0
+        self.actor = actor  # ``search`` all: the seat that chose the command leading here
+
+
+def rewards(game: Any, world: Any, seats: int) -> list[float]:
+    """Each seat's reward at the end of a simulation of ``search`` all: the winners share 1; when the game is not
+    over (the rollout was cut), the seats the game's ``evaluate`` rates best share it (won or lost at the cut)."""
+    result = game.result(world)
+    if result is not None:
+        winners = list(result.winners)
+    else:
+        values = [game.evaluate(world, s) for s in range(seats)]
+        top = max(values)
+        winners = [s for s, v in enumerate(values) if v == top]
+    out = [0.0] * seats
+    for s in winners:
+        out[s] = 1.0 / len(winners)
+    return out
 
 
 def forecast(game: Any) -> Callable[[Any, int], float]:
@@ -239,13 +257,14 @@ class MctsStrategy:
     greedy's rating (``rate``, one determinization, by ``outlook``) are searched, the best first; below it, a node
     adds an untried command at random or (``expand`` greedy) the best rated first (``_expansion``). Stops after
     ``budget`` seconds (None: no clock) or ``iterations``, whichever comes first; plays the root's most visited
-    command (a tie: the better valued, then the better rated)."""
+    command (a tie: the better valued, then the better rated). ``search`` all: the plain single-observer ISMCTS
+    instead (``_choose_all``, ``_iterate_all``: every seat's decisions in the tree, won or lost)."""
 
     name = "mcts"
 
     def __init__(self, budget: float | None = 1.0, iterations: int = 100_000, rollout: int = 0,
                  exploration: float = 0.7, width: int | None = 6, epsilon: float = 0.1,
-                 sample: int | None = 8, policy: str = "greedy", expand: str = "random",
+                 sample: int | None = 8, policy: str = "greedy", expand: str = "random", search: str = "own",
                  clock: Callable[[], float] = time.perf_counter) -> None:
         if budget is not None and budget <= 0:
             raise StrategyError("bad_setting", f"the budget is a positive number of seconds, not {budget}")
@@ -262,6 +281,9 @@ class MctsStrategy:
         if expand not in EXPANSIONS:
             raise StrategyError("bad_setting", f"mcts's expand is one of {', '.join(EXPANSIONS)}, not {expand!r}")
         self.expand = expand
+        if search not in SEARCHES:
+            raise StrategyError("bad_setting", f"mcts's search is one of {', '.join(SEARCHES)}, not {search!r}")
+        self.search = search
         self.clock = clock
         self.last_iterations = 0  # how many the last choice ran (benchmarks report it)
 
@@ -271,6 +293,8 @@ class MctsStrategy:
             return legal[0]
         hook(game, "evaluate")
         deadline = None if self.budget is None else self.clock() + self.budget
+        if self.search == "all":
+            return self._choose_all(game, state, seat, legal, rng, deadline)
         prior = (rate(game, state, seat, legal, 1, rng, forecast(game))
                  if self.width is not None and len(legal) > self.width else None)
         if prior is not None:  # the root searches the greedy rating's best ``width`` commands, best first
@@ -290,6 +314,68 @@ class MctsStrategy:
         if not visited:
             return legal[0] if prior is not None else rng.choice(legal)
         return legal[-max(visited)[2]]
+
+    def _choose_all(self, game: Any, state: Any, seat: int, legal: list[Any], rng: random.Random,
+                    deadline: float | None) -> Any:
+        """``search`` all: the root's ``width`` best commands by greedy's rating (``rate`` on ``evaluate``, one
+        determinization), the best first; ``_iterate_all`` until the budget or ``iterations``; the most visited
+        (a tie: the better rated)."""
+        prior = rate(game, state, seat, legal, 1, rng) if self.width is not None and len(legal) > self.width else None
+        if prior is not None:
+            order = sorted(range(len(legal)), key=lambda i: -prior[i])[: self.width]
+            legal = [legal[i] for i in order]
+        root = _Node()
+        done = 0
+        while done < self.iterations and (deadline is None or self.clock() < deadline):
+            self._iterate_all(game, determinize(game, state, seat, rng), seat, state.seats, root, rng, legal)
+            done += 1
+        self.last_iterations = done
+        visited = [(root.children[c].visits, -i) for i, c in enumerate(legal) if c in root.children]
+        if not visited:
+            return legal[0] if prior is not None else rng.choice(legal)
+        return legal[-max(visited)[1]]
+
+    def _iterate_all(self, game: Any, world: Any, seat: int, seats: int, root: _Node, rng: random.Random,
+                     choices: list[Any]) -> None:
+        """One iteration of ``search`` all (single-observer ISMCTS): every seat's decisions in the tree (UCB1 on
+        each node's chooser's win rate over the commands legal in this world, availability counts), one node
+        added, then ``rollout`` random commands, each seat's reward won or lost (``rewards``) backed up to the
+        nodes it chose."""
+        node, path = root, [root]
+        mover: int | None = seat  # the root decides for ``seat``, whoever else is awaited in this world
+        while mover is not None:
+            legal = choices if node is root else game.legal_commands(world, mover)
+            if not legal:
+                break
+            untried = [c for c in legal if c not in node.children]
+            if untried:
+                command = untried[0] if node is root else rng.choice(untried)  # the root's: best rated first
+                child = node.children[command] = _Node(mover)
+                world = advance(game, world, mover, command, chance(rng))
+                path.append(child)
+                break
+            chosen, top = None, -math.inf
+            for c in legal:
+                node.children[c].avail += 1
+            for c in legal:
+                child = node.children[c]
+                score = child.total / child.visits + self.exploration * math.sqrt(math.log(child.avail) / child.visits)
+                if score > top:
+                    chosen, top = c, score
+            node = node.children[chosen]
+            world = advance(game, world, mover, chosen, chance(rng))
+            path.append(node)
+            mover = actor(game, world, rng)
+        for _ in range(self.rollout):
+            mover = actor(game, world, rng)
+            if mover is None:
+                break
+            world = advance(game, world, mover, rng.choice(list(game.legal_commands(world, mover))), chance(rng))
+        reward = rewards(game, world, seats)
+        for n in path:
+            n.visits += 1
+            if n.actor is not None:
+                n.total += reward[n.actor]
 
     def _expansion(self, game: Any, world: Any, seat: int, untried: list[Any], rng: random.Random) -> Any:
         """The untried command a node below the root adds: at random, or (``expand`` greedy) the best by the

@@ -46,6 +46,9 @@ def _strategies(text: str) -> tuple[str, str]:
 @click.option("--expand", type=click.Choice(["random", "greedy"]), default="random",
               help="mcts: which untried command of the seat a node below the root adds first (greedy: the best "
                    "rated of --sample)")
+@click.option("--search", type=click.Choice(["own", "all"]), default="own",
+              help="mcts: whose decisions the tree keeps: the seat's own, valued by the game's outlook (own), or "
+                   "every seat's, won or lost at the cut by evaluate, random commands after the tree (all)")
 @click.option("--samples", type=click.IntRange(1), default=3, help="greedy: determinizations each command is rated on")
 @click.option("--bound", type=click.IntRange(1), default=5000, help="commands after which a game counts as not ended")
 @click.option("--seed", type=int, default=0, help="the first game's seed (game i: seed + i)")
@@ -56,7 +59,7 @@ def _strategies(text: str) -> tuple[str, str]:
               help="append one JSON line a game to this file as it ends (a long run's games survive its stop)")
 def bench_command(game_name: str, seats: int | None, games: int, names: str, budget: float, iterations: int,
                   rollout: int, exploration: float, epsilon: float, sample: int, width: int, policy: str, expand: str,
-                  samples: int,
+                  search: str, samples: int,
                   bound: int,
                   seed: int, processes: int, as_json: bool, log_path: str | None) -> None:
     """Win rates of strategy a against b with 95% confidence intervals (Wilson), and the share of games that end
@@ -77,7 +80,7 @@ def bench_command(game_name: str, seats: int | None, games: int, names: str, bud
         raise OperatorError(f"--processes {processes}: this machine has {os.cpu_count()} cores")
     settings = {"mcts": {"budget": budget, "iterations": iterations, "rollout": rollout, "width": width,
                          "exploration": exploration, "epsilon": epsilon, "sample": sample, "policy": policy,
-                         "expand": expand},
+                         "expand": expand, "search": search},
                 "greedy": {"samples": samples}}
     settings = {k: v for k, v in settings.items() if k in (a, b)}
 

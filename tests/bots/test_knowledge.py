@@ -13,7 +13,8 @@ from tests.bots.knowledge import SWAPS, positions
 STRATEGIES = {"greedy": {"samples": 2}, "mcts": {"budget": None, "iterations": 25, "rollout": 12}, "seeker": {},
               "mcts-random": {"budget": None, "iterations": 25, "rollout": 12, "policy": "random"},
               "mcts-seeker": {"budget": None, "iterations": 25, "rollout": 12, "policy": "seeker"},
-              "mcts-expand": {"budget": None, "iterations": 25, "rollout": 12, "expand": "greedy"}}
+              "mcts-expand": {"budget": None, "iterations": 25, "rollout": 12, "expand": "greedy"},
+              "mcts-all": {"budget": None, "iterations": 25, "rollout": 12, "search": "all"}}
 
 
 @pytest.mark.parametrize("name", sorted(SWAPS))

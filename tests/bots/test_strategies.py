@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import NamedTuple
 
 import pytest
 
@@ -65,6 +66,7 @@ def test_mcts_finds_a_winning_move_a_random_one_would_miss():
     ("mcts", {"budget": 0}, "bad_setting"),
     ("mcts", {"iterations": 0}, "bad_setting"),
     ("mcts", {"policy": "minimax"}, "bad_setting"),
+    ("mcts", {"search": "everyone"}, "bad_setting"),
     ("greedy", {"samples": 0}, "bad_setting"),
     ("greedy", {"depth": 2}, "bad_setting"),
 ])
@@ -412,3 +414,68 @@ def test_mcts_with_the_seeker_policy_plays_karawanes_bot_for_the_other_seats_and
         MctsStrategy(budget=None, iterations=6, rollout=6, policy="seeker").choose(spy, state, seat, random.Random(0))
         assert spy.calls and spy.calls[0] == seat  # the root's first command is the seeker's own
         assert len(spy.calls) > 1
+
+
+
+class _Moves(NamedTuple):
+    seats: int = 2
+    moves: tuple = ()
+
+
+class _Trap:
+    """Two seats, one decision each: seat 0 plays ``trap`` or ``safe``, seat 1 answers with one of four replies.
+    After ``trap`` seat 0 wins unless seat 1 answers ``r3``; after ``safe`` the game is a tie whatever the answer.
+    Against random answers ``trap`` is better (3 in 4 won), against the best answer ``safe`` (a tie, not a loss).
+    ``evaluate`` (before the end) says seat 0 leads once it played ``trap``."""
+
+    title = "Trap"
+
+    def legal_commands(self, state, seat):
+        return ["trap", "safe"] if not state.moves else ["r0", "r1", "r2", "r3"]
+
+    def decide(self, state, seat, command, chance):
+        return [command]
+
+    def evolve(self, state, event):
+        return state._replace(moves=(*state.moves, event))
+
+    def flow(self, state):
+        from contracts.table import Flow
+
+        return Flow("play", ((0,), (1,), ())[len(state.moves)])
+
+    def result(self, state):
+        from contracts.table import Result
+
+        if len(state.moves) < 2:
+            return None
+        first, answer = state.moves
+        winners = (0, 1) if first == "safe" else (1,) if answer == "r3" else (0,)
+        return Result(scores=tuple(int(s in winners) for s in (0, 1)), winners=winners)
+
+    def evaluate(self, state, seat):
+        lead = 1.0 if state.moves == ("trap",) else 0.0
+        return lead if seat == 0 else -lead
+
+    def determinize(self, state, seat, rng):
+        return state
+
+
+def test_mcts_search_all_answers_by_the_other_seats_best_reply_in_its_tree():
+    """``search`` all keeps seat 1's decisions in the tree, each valued by seat 1's own wins: it learns the reply
+    that beats ``trap`` and plays ``safe``; the seat's own tree with random answers plays ``trap``."""
+    game = _Trap()
+    every = strategy("mcts", budget=None, iterations=300, rollout=2, width=None, search="all")
+    assert [every.choose(game, _Moves(), 0, random.Random(k)) for k in range(4)] == ["safe"] * 4
+    own = strategy("mcts", budget=None, iterations=300, rollout=0, width=None, policy="random")
+    assert [own.choose(game, _Moves(), 0, random.Random(k)) for k in range(4)] == ["trap"] * 4
+
+
+def test_mcts_search_all_rewards_a_cut_by_who_leads_and_an_end_by_its_winners():
+    from services.bots.strategies import rewards
+
+    game = _Trap()
+    assert rewards(game, _Moves(moves=("trap",)), 2) == [1.0, 0.0]  # not over: seat 0 leads by evaluate
+    assert rewards(game, _Moves(moves=("safe",)), 2) == [0.5, 0.5]  # level: shared
+    assert rewards(game, _Moves(moves=("trap", "r3")), 2) == [0.0, 1.0]  # over: the winner's
+    assert rewards(game, _Moves(moves=("safe", "r3")), 2) == [0.5, 0.5]  # over: the winners share
