@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from contracts.envelope import Reply
 from contracts.table import CLOCK_TIMEOUT_POLICIES, UNDO_POLICIES, ClockOptions, ForkedFrom
 
 # The limits of a request (issue #8): over them, it is refused with a JSON error and changes nothing.
@@ -196,6 +197,35 @@ class Joined(msgspec.Struct, frozen=True):
 class ApiErrorBody(msgspec.Struct, frozen=True):
     code: str
     message: str
+
+
+# A seat's WebSocket carries its commands too (``/games/{game_id}/seats/{seat}/ws``): the client sends a
+# ``CommandFrame``, the gateway answers each with a ``CommandAnswer`` on the same socket, the outcome the POST
+# ``/games/{game_id}/seats/{seat}/commands`` gives the same body (``services.gateway.controllers.sockets``).
+COMMAND_FRAME = "souk.Command"
+COMMAND_ANSWER = "souk.CommandAnswer"
+
+
+class CommandFrame(Strict, tag_field="type", tag=COMMAND_FRAME):
+    """A command sent on a seat's WebSocket: the body of ``POST …/seats/{seat}/commands`` (``CommandRequest``)
+    with ``"type": "souk.Command"``; the socket's token is the seat's authorization."""
+
+    command_id: str  # as the POST's: unique per game and seat; resending it answers the first answer again
+    command: dict[str, Any]  # a tagged command, one of the view's ``legal``
+    expected_version: int | None = None  # as the POST's: refused as ``stale`` if the game has moved on
+
+
+class CommandAnswer(msgspec.Struct, frozen=True, omit_defaults=True, tag_field="type", tag=COMMAND_ANSWER):
+    """The gateway's answer, on the same socket, to one frame the client sent: what the POST would have answered,
+    its status (200: accepted) and its body, ``reply`` (the engine's ``Reply``) or ``error`` (the POST's
+    ``{"code", "message"}``). A frame that is no ``CommandFrame`` gets one too: 400 ``bad_frame``, its
+    ``command_id`` when one could be read, else empty. ``retry_after``: the POST's ``Retry-After`` (429, 503)."""
+
+    command_id: str
+    status: int
+    reply: Reply | None = None
+    error: ApiErrorBody | None = None
+    retry_after: int | None = None
 
 
 class ClockInfo(msgspec.Struct, frozen=True):

@@ -10,6 +10,8 @@ connection, one WebSocket following its view). A game's next command is a legal 
 to a seat the game awaits, POSTed with that view's version as ``expected_version``, one command in flight per
 game. Latency: from writing the request to the arrival, on the acting seat's WebSocket, of the view that includes
 the command (version >= the accepted reply's). ``--rate`` paces the commands evenly (per driver: rate / drivers).
+``--send ws``: each command goes as a ``souk.Command`` frame on the seat's WebSocket instead of a POST, and its
+``souk.CommandAnswer`` comes back on the same socket (the answer's time is then that frame's arrival).
 
 ``--mode fanout``: one game played as in ``play`` while ``--sockets`` more WebSockets (held by the drivers,
 spread over the spectator and every seat) follow it; latency: from a command's request to each socket's push of
@@ -191,6 +193,20 @@ class Socket(asyncio.Protocol):
         masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
         self.transport.write(bytes([0x80 | opcode, 0x80 | len(payload)]) + mask + masked)
 
+    def send_text(self, payload: bytes) -> None:
+        """One text frame, masked as a client's must be (the XOR done on one big integer, not byte by byte)."""
+        n = len(payload)
+        if n < 126:
+            head = bytes((0x81, 0x80 | n))
+        elif n < 65536:
+            head = bytes((0x81, 0x80 | 126)) + n.to_bytes(2, "big")
+        else:
+            head = bytes((0x81, 0x80 | 127)) + n.to_bytes(8, "big")
+        mask = secrets.token_bytes(4)
+        key = (mask * (n // 4 + 1))[:n]
+        masked = (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(n, "big")
+        self.transport.write(head + mask + masked)
+
     def close(self) -> None:
         if self.transport is not None and not self.transport.is_closing():
             with contextlib.suppress(Exception):
@@ -222,7 +238,17 @@ class _Error(msgspec.Struct):
     code: str = "?"
 
 
+class _Answer(msgspec.Struct):
+    """A ``souk.CommandAnswer`` frame (``--send ws``): the POST's status and body."""
+
+    status: int
+    reply: _Reply | None = None
+    error: _Error | None = None
+
+
+_ANSWER = b'{"type":"souk.CommandAnswer"'
 _view_decoder = msgspec.json.Decoder(_View)
+_answer_decoder = msgspec.json.Decoder(_Answer)
 _reply_decoder = msgspec.json.Decoder(_Reply)
 _error_decoder = msgspec.json.Decoder(_Error)
 
@@ -270,15 +296,17 @@ class Pacer:
 
 
 class SeatClient:
-    """A player: its HTTP connection, its WebSocket, the newest view pushed to it."""
+    """A player: its HTTP connection, its WebSocket, the newest view pushed to it; ``ws_send``: its commands go
+    over its WebSocket (``command``), one in flight."""
 
-    def __init__(self, game: PlayedGame, seat: int, token: str) -> None:
-        self.game, self.seat, self.token = game, seat, token
+    def __init__(self, game: PlayedGame, seat: int, token: str, ws_send: bool = False) -> None:
+        self.game, self.seat, self.token, self.ws_send = game, seat, token, ws_send
         self.http = Http(game.host, game.port)
         self.view: _View | None = None
         self.arrivals: collections.deque[tuple[int, float]] = collections.deque(maxlen=16)
         self.waiting: tuple[int, asyncio.Future] | None = None
         self.socket: Socket | None = None
+        self.answer: asyncio.Future | None = None
 
     @property
     def path(self) -> str:
@@ -289,6 +317,10 @@ class SeatClient:
                                         self.on_text)
 
     def on_text(self, text: bytes, arrival: float) -> None:
+        if text.startswith(_ANSWER):
+            if self.answer is not None and not self.answer.done():
+                self.answer.set_result((_answer_decoder.decode(text), arrival))
+            return
         view = _view_decoder.decode(text)
         if self.game.counted is not None:
             self.game.counted(len(text), arrival)
@@ -302,6 +334,15 @@ class SeatClient:
         if self.waiting is not None and view.version >= self.waiting[0] and not self.waiting[1].done():
             self.waiting[1].set_result(arrival)
         self.game.saw(view)
+
+    async def command(self, frame: bytes) -> tuple[_Answer, float]:
+        """Sends a ``souk.Command`` frame; its answer and when it arrived."""
+        self.answer = asyncio.get_running_loop().create_future()
+        self.socket.send_text(frame)
+        try:
+            return await asyncio.wait_for(self.answer, STALL_S)
+        finally:
+            self.answer = None
 
     async def pushed(self, version: int) -> float:
         """When the view of ``version`` (or a newer one) arrived on this seat's socket (waiting for it)."""
@@ -347,13 +388,14 @@ class PlayedGame:
 
 
 async def new_game(souk, host: str, port: int, game: str, seats: int, rng: random.Random,
-                   counted=None) -> PlayedGame:
-    """A game created and every seat taken through the SDK; each seat's socket open."""
+                   counted=None, ws_send: bool = False) -> PlayedGame:
+    """A game created and every seat taken through the SDK; each seat's socket open (``ws_send``: its commands
+    go over it)."""
     created = await souk.create(game, "bench", seats, seed=rng.randbytes(32).hex(), unfair=True)
     played = PlayedGame(host, port, created.game_id, counted)
     for s in range(seats):
         joined = await souk.join(created.game_id, f"p{s}", s, entropy=rng.randbytes(32).hex())
-        played.seats.append(SeatClient(played, s, joined.token))
+        played.seats.append(SeatClient(played, s, joined.token, ws_send))
     await asyncio.gather(*(seat.start() for seat in played.seats))
     return played
 
@@ -379,23 +421,37 @@ async def play(played: PlayedGame, rng: random.Random, pacer: Pacer, window: Win
 
 async def _send(played: PlayedGame, seat: SeatClient, rng: random.Random, pacer: Pacer, window: Window,
                 stats: Stats) -> None:
-    """One command of ``seat``: posted, then its view awaited on the seat's WebSocket."""
+    """One command of ``seat``: posted (or sent on its WebSocket), then its view awaited on the seat's WebSocket."""
     command = rng.choice(seat.view.legal)
     version = seat.view.version
     await pacer.wait()
-    body = b'{"command_id":"%s","command":%s,"expected_version":%d}' % (
-        secrets.token_hex(12).encode(), bytes(command), version)
-    sent = time.monotonic()
-    status, raw = await seat.http.request("POST", f"{seat.path}/commands", body, seat.token)
-    if status != 200:
-        code = _error_decoder.decode(raw).code if raw else str(status)
+    if seat.ws_send:
+        frame = b'{"type":"souk.Command","command_id":"%s","command":%s,"expected_version":%d}' % (
+            secrets.token_hex(12).encode(), bytes(command), version)
+        sent = time.monotonic()
+        try:
+            answer, answered = await seat.command(frame)
+        except TimeoutError:
+            stats.stalls += 1
+            await _resync(played)
+            return
+        status, reply, code = answer.status, answer.reply, answer.error.code if answer.error else "?"
+    else:
+        body = b'{"command_id":"%s","command":%s,"expected_version":%d}' % (
+            secrets.token_hex(12).encode(), bytes(command), version)
+        sent = time.monotonic()
+        status, raw = await seat.http.request("POST", f"{seat.path}/commands", body, seat.token)
+        answered = time.monotonic()
+        if status == 200:
+            reply, code = _reply_decoder.decode(raw), ""
+        else:
+            reply, code = None, _error_decoder.decode(raw).code if raw else str(status)
+    if status != 200 or reply is None:
         if window.open(time.monotonic()):
             stats.rejected[code] = stats.rejected.get(code, 0) + 1
         if status >= 500 or status == 429:
             await asyncio.sleep(0.05)
         return
-    answered = time.monotonic()
-    reply = _reply_decoder.decode(raw)
     stats.sent_at[reply.version] = sent
     if window.open(answered):
         stats.answers.append(answered - sent)
@@ -431,8 +487,9 @@ async def drive_games(base: str, config: dict, window: Window, stats: Stats, rea
             stats.push_bytes += size
 
     async with SoukClient(base) as souk:
-        games = [await new_game(souk, url.hostname, url.port, config["game"], config["seats"], rng, counted)
-                 for _ in range(config["games"])]
+        ws_send = config.get("send") == "ws"
+        games = [await new_game(souk, url.hostname, url.port, config["game"], config["seats"], rng, counted,
+                                ws_send) for _ in range(config["games"])]
         ready.set()
 
         async def keep_playing(played: PlayedGame) -> None:
@@ -445,7 +502,7 @@ async def drive_games(base: str, config: dict, window: Window, stats: Stats, rea
                     stats.games_finished += 1
                 if not window.done():
                     played = await new_game(souk, url.hostname, url.port, config["game"], config["seats"], rng,
-                                            counted)
+                                            counted, ws_send)
 
         results = await asyncio.gather(*(keep_playing(g) for g in games), return_exceptions=True)
         stats.errors += [f"{type(r).__name__}: {r}" for r in results if isinstance(r, BaseException)]
@@ -769,7 +826,8 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
     n = options["drivers"]
     per = [options["games"] // n + (i < options["games"] % n) for i in range(n)]
     configs = [{"index": i, "mode": "play", "game": options["game"], "seats": seats, "games": per[i],
-                "rate": options["rate"] / n, "seed": options["seed"] * 1000 + i, "at_once": options.get("at_once", False)}
+                "rate": options["rate"] / n, "seed": options["seed"] * 1000 + i, "at_once": options.get("at_once", False),
+                "send": options.get("send", "http")}
                for i in range(n) if per[i]]
     _start_drivers(ctx, base, configs, results, drivers, controls)
     _wait_all(results, drivers, "ready", 300)
@@ -802,6 +860,7 @@ def _bench_play(options, seats, base, cluster, ctx, results, drivers, controls) 
         # is the push to the seat's socket
         "answer_p50_ms": _pct(answers, 0.50), "answer_p99_ms": _pct(answers, 0.99),
         "rejected": rejected, "at_once": options.get("at_once", False),
+        "send": options.get("send", "http"),  # how the seats sent their commands: POSTs, or frames on their sockets
         # simultaneous seats: the commands refused because another seat's answer moved the game first (stale)
         "stale_per_command": round(rejected.get("stale", 0) / len(latencies), 3) if latencies else 0.0,
         "stalls": sum(d["stalls"] for d in done.values()),
@@ -848,7 +907,8 @@ async def _fanout(options, seats, base, cluster, ctx, results, drivers, controls
     deadline = float("inf")  # set once the first game's sockets are all open
     async with SoukClient(base) as souk:
         while time.monotonic() < deadline:
-            played = await new_game(souk, url.hostname, url.port, options["game"], seats, rng)
+            played = await new_game(souk, url.hostname, url.port, options["game"], seats, rng,
+                                    ws_send=options.get("send") == "ws")
             tokens = [s.token for s in played.seats]
             for control, count in zip(controls, per):
                 control.put((played.game_id, tokens, count))
@@ -901,6 +961,7 @@ async def _fanout(options, seats, base, cluster, ctx, results, drivers, controls
         "push_max_ms": round(push[-1] * 1000, 2) if push else 0.0,
         "command_p99_ms": _pct(sorted(stats.latencies), 0.99), "wrong_audience": wrong,
         "sockets_closed_early": closed_early, "rejected": stats.rejected, "stalls": stats.stalls,
+        "send": options.get("send", "http"),
         "cpu_cores": {k: round(v / measured, 2) for k, v in cpu_used.items()} if measured else {},
         "cpu_us_per_command": {k: round(v / max(1, commands) * 1e6) for k, v in cpu_used.items()},
     }
@@ -918,4 +979,6 @@ def _command_line(options: dict) -> str:
     parts.append(f"--games {options['games']}" if options["mode"] == "play" else f"--sockets {options['sockets']}")
     if options.get("at_once"):
         parts.append("--at-once")
+    if options.get("send", "http") != "http":
+        parts.append(f"--send {options['send']}")
     return " ".join(parts)

@@ -9,8 +9,9 @@ minimal 4-player game (``peer_js/game.mjs``): one move, ``tick``, one move a tur
 as soon as its state says it is its turn; a match ends after ``--peer-moves`` moves (about a random Samarkand game's
 length) and a new one is created and joined through the Lobby API, as Souk's drivers create new games.
 
-Souk: ``souk bench http --mode play`` (services/bench/http.py) with the same N, every seat its own client (HTTP in,
-its view pushed on its WebSocket), the event store's ``appendfsync always``. Souk has no game as minimal as the
+Souk: ``souk bench http --mode play --send ws`` (services/bench/http.py) with the same N, every seat its own client
+(its commands sent as frames on the WebSocket its view is pushed on, as the peer's clients send their moves on
+their socket.io connection; ``--souk-send http``: POSTed), the event store's ``appendfsync always``. Souk has no game as minimal as the
 peer's: it plays Samarkand with 4 seats, each command a random legal command of the newest view (the cheapest real
 game: its commands are a real rulebook's).
 
@@ -165,13 +166,14 @@ def run_peer(cache: Path, matches: int, seconds: float, warmup: float, moves: in
 SOUK_PROCESSES = ("serve", "gateway", "engine", "projector", "redis_events", "redis_views")
 
 
-def run_souk(matches: int, seconds: float, warmup: float, target: str, seed: int) -> dict:
-    """``souk bench http --mode play`` with ``matches`` Samarkand games of 4 seats, fsync always."""
+def run_souk(matches: int, seconds: float, warmup: float, target: str, seed: int, send: str = "ws") -> dict:
+    """``souk bench http --mode play --send {send}`` with ``matches`` Samarkand games of 4 seats, fsync always."""
     from services.bench.http import run_bench
 
     figures = run_bench({"mode": "play", "target": target, "gateways": 1, "url": None, "game": SOUK_GAME,
                          "seats": SOUK_SEATS, "games": matches, "sockets": 0, "seconds": seconds, "warmup": warmup,
-                         "rate": 0.0, "drivers": 1, "at_once": False, "fsync": "always", "seed": seed})
+                         "rate": 0.0, "drivers": 1, "at_once": False, "fsync": "always", "seed": seed,
+                         "send": send})
     if figures["errors"]:
         raise BenchError(f"souk bench http failed: {figures['errors']}")
     if figures["event_store_appendfsync"] != "always":  # the issue's condition: every accepted move on disk
@@ -186,19 +188,24 @@ def run_souk(matches: int, seconds: float, warmup: float, target: str, seed: int
             "clients_cpu_us_per_command": per.get("drivers", 0),
             "redis_calls_per_command": figures.get("redis_calls_per_command", {}),
             "pushes_per_command": figures.get("pushes_per_command"), "bytes_per_push": figures.get("bytes_per_push"),
-            "event_store_appendfsync": figures["event_store_appendfsync"], "bench_http": figures["command"]}
+            "event_store_appendfsync": figures["event_store_appendfsync"], "bench_http": figures["command"],
+            "send": figures["send"]}
 
 
 # --- interleaved -------------------------------------------------------------------------------------------------
+
+SENT = {"ws": "each seat's commands sent on the WebSocket its view is pushed on (souk.Command frames)",
+        "http": "each seat's commands POSTed, its view pushed on its WebSocket"}
 
 def _median(values: list[float]) -> float:
     return round(statistics.median(values), 2) if values else 0.0
 
 
 def run_peer_bench(matches: tuple[int, ...], seconds: float, warmup: float, rounds: int, cache: Path,
-                   target: str = "split", moves: int = 400, seed: int = 1, progress=None) -> dict:
+                   target: str = "split", moves: int = 400, seed: int = 1, progress=None, send: str = "ws") -> dict:
     """Peer and Souk for each N in ``matches``, interleaved (peer N, Souk N, peer next N, ...), ``rounds`` times;
-    per N the median of the rounds' figures. ``progress(text)`` is told each run's result as it comes."""
+    per N the median of the rounds' figures. ``progress(text)`` is told each run's result as it comes. ``send``:
+    how Souk's seats send their commands (``ws``: on their WebSockets; ``http``: POSTs)."""
     folder = install(cache)
     load_before = os.getloadavg()
     runs: list[dict] = []
@@ -209,7 +216,7 @@ def run_peer_bench(matches: tuple[int, ...], seconds: float, warmup: float, roun
             if progress:
                 progress(f"round {r + 1} N={n} peer: {peer['moves_per_s']} moves/s, p50 {peer['p50_ms']} ms, "
                          f"p99 {peer['p99_ms']} ms, server {peer['server_cpu_us_per_move']} µs/move")
-            souk = run_souk(n, seconds, warmup, target, seed + r)
+            souk = run_souk(n, seconds, warmup, target, seed + r, send)
             runs.append({"round": r + 1, "matches": n, "side": "souk", **souk})
             if progress:
                 progress(f"round {r + 1} N={n} souk: {souk['commands_per_s']} commands/s, p50 {souk['p50_ms']} ms, "
@@ -238,15 +245,18 @@ def run_peer_bench(matches: tuple[int, ...], seconds: float, warmup: float, roun
     return {
         "peer": f"{PEER}: its Server (in-memory storage, socket.io) and its Clients (socket.io), a 4-seat game of "
                 f"one server-side move a turn (peer_js/game.mjs), matches of {moves} moves",
-        "souk": f"souk bench http --mode play --target {target} --game {SOUK_GAME} --seats {SOUK_SEATS}, "
-                f"appendfsync always: Samarkand's random legal commands (Souk has no game as minimal as the peer's)",
+        "souk": f"souk bench http --mode play --target {target} --game {SOUK_GAME} --seats {SOUK_SEATS} "
+                f"--send {send}, appendfsync always: Samarkand's random legal commands (Souk has no game as minimal "
+                f"as the peer's), {SENT[send]}",
+        "souk_send": send,
         "latency": "move or command sent -> the mover receives its new state (p50/p99: median of the rounds')",
         "seconds": seconds, "warmup": warmup, "rounds": rounds, "cache": str(folder),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "table": table, "runs": runs,
         "command": (f"souk bench peer --matches {','.join(map(str, matches))} --seconds {seconds:g} "
-                    f"--warmup {warmup:g} --rounds {rounds} --target {target} --peer-moves {moves}"),
+                    f"--warmup {warmup:g} --rounds {rounds} --target {target} --peer-moves {moves} "
+                    f"--souk-send {send}"),
     }
 
 

@@ -7,6 +7,8 @@ commands a ``command_id``. Any other answer that is not a success raises ``SoukE
 Views come back as ``TableView`` with ``legal`` holding the game's command Structs and ``view`` its view Struct;
 ``follow()`` iterates over the views pushed on the WebSocket, reconnecting after a lost connection with ``?from=``
 the last version it received (``follow(missed=True)`` also yields the history entries it missed meanwhile).
+A seat's ``follow(commands=True)`` also carries its ``send``s while its socket is open (a ``souk.Command`` frame,
+answered on the socket as the POST would answer); closed or lost, ``send`` POSTs as it does without it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,19 @@ from httpx_ws import (
     aconnect_ws,
 )
 
-from contracts.api import Audit, BotsSeated, Created, Forked, GameInfo, Joined, LegalCommands, Webhook
+from contracts.api import (
+    COMMAND_ANSWER,
+    Audit,
+    BotsSeated,
+    CommandAnswer,
+    CommandFrame,
+    Created,
+    Forked,
+    GameInfo,
+    Joined,
+    LegalCommands,
+    Webhook,
+)
 from contracts.base import upcast_event
 from contracts.envelope import Reply
 from contracts.readmodels import HistoryEntry, HistoryPage, LobbyEntry, TableView
@@ -292,14 +306,15 @@ class SoukClient:
                 return
             after = page.next_after
 
-    async def _follow(self, path: str, params: dict[str, str], seat: Seat | None,
-                      missed: bool = False, presence: bool = False) -> AsyncIterator[TableView | HistoryPage]:
+    async def _follow(self, path: str, params: dict[str, str], seat: Seat | None, missed: bool = False,
+                      presence: bool = False, link: _Link | None = None) -> AsyncIterator[TableView | HistoryPage]:
         """Views from the socket, newer ones only: after a reconnection (``?from=`` the last version received) the
         server sends the history entries missed, then its current view, which may be one already yielded. With
         ``missed``, those entries are yielded too (a ``HistoryPage``, each entry once). With ``presence``, a view
         of the version last yielded is yielded again when its ``presence`` differs from the one yielded (a seat
-        came or went: the server's presence push). Ends after the game's last view (status over or cancelled)."""
-        frames = pumped(self._socket_frames(path, params, _Received()))
+        came or went: the server's presence push). Ends after the game's last view (status over or cancelled).
+        ``link``: the seat's commands go over this socket while it is open (``Seat.send``)."""
+        frames = pumped(self._socket_frames(path, params, _Received(), link))
         last = last_entry = -1
         seen: tuple = ()  # the presence of the view last yielded
         try:
@@ -328,24 +343,35 @@ class SoukClient:
         finally:
             await frames.aclose()
 
-    async def _socket_frames(self, path: str, params: dict[str, str], received: _Received) -> AsyncIterator[str]:
+    async def _socket_frames(self, path: str, params: dict[str, str], received: _Received,
+                             link: _Link | None = None) -> AsyncIterator[str]:
         """Connects, yields every text frame, and connects again after a lost connection (backoff from 50 ms
         doubling to 2 s) with ``?from=`` the newest view's version received. A refusal (close code 44xx, an upgrade
         refused with a 4xx other than 429), a connection failing for ``reconnect_for`` seconds, or any other error
-        is raised. Iterated by a task of its own (``pumped``): httpx-ws's task group stays in that task."""
+        is raised. Iterated by a task of its own (``pumped``): httpx-ws's task group stays in that task. With
+        ``link``, the socket is offered to the seat's ``send`` while it is open, and the command answers that come
+        on it go to the sends waiting for them (never yielded)."""
         delay, failing_since = 0.05, None
         while True:
             query = params if received.version < 0 else {**params, "from": str(received.version)}
             try:
                 async with aconnect_ws(path, self.http, params=query, max_message_size_bytes=MAX_FRAME) as ws:
+                    if link is not None:
+                        link.ws = ws
                     while True:
                         text = await ws.receive_text()
+                        if text.startswith(_ANSWER):
+                            if link is not None:
+                                link.answered(_answer.decode(text))
+                            continue
                         kind = _frame.decode(text)
                         if kind.next_after is None:  # a view
                             received.version = max(received.version, kind.version)
                         delay, failing_since = 0.05, None
                         yield text
             except Exception as exc:
+                if link is not None:
+                    link.lost()
                 if asyncio.current_task().cancelling():
                     # httpx-ws's anyio task group can turn a cancellation that comes as the socket fails into
                     # that failure: this task was cancelled all the same
@@ -359,6 +385,51 @@ class SoukClient:
                 raise SoukError(0, "unreachable", f"no WebSocket for {self.reconnect_for} s")
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
+
+
+class _Link:
+    """A seat's follow() socket as its ``send`` uses it (``follow(commands=True)``): the socket while it is open,
+    and the sends waiting for their answers, by command id."""
+
+    def __init__(self) -> None:
+        self.ws: Any = None
+        self.waiting: dict[str, asyncio.Future] = {}
+
+    def answered(self, answer: CommandAnswer) -> None:
+        future = self.waiting.pop(answer.command_id, None)
+        if future is not None and not future.done():
+            future.set_result(answer)
+
+    def lost(self) -> None:
+        """The socket is gone: the sends waiting on it go over HTTP (the same command ids: never played twice)."""
+        self.ws = None
+        waiting, self.waiting = self.waiting, {}
+        for future in waiting.values():
+            if not future.done():
+                future.set_result(None)
+
+    async def send(self, frame: CommandFrame, timeout: float) -> CommandAnswer | None:
+        """The frame's answer on the socket; None when there is no socket, it was lost, or no answer came within
+        ``timeout`` (the caller sends the same command over HTTP)."""
+        ws = self.ws
+        if ws is None:
+            return None
+        future = self.waiting.get(frame.command_id)
+        if future is None:
+            future = self.waiting[frame.command_id] = asyncio.get_running_loop().create_future()
+        try:
+            await ws.send_text(_encode(frame).decode())
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except Exception:  # noqa: BLE001 - a socket that failed or an answer that did not come: HTTP's turn
+            return None
+        finally:
+            if future.done() or self.waiting.get(frame.command_id) is future:
+                self.waiting.pop(frame.command_id, None)
+
+
+_ANSWER = f'{{"type":"{COMMAND_ANSWER}"'
+_answer = msgspec.json.Decoder(CommandAnswer)
+_encode = msgspec.json.Encoder().encode
 
 
 class _Frame(msgspec.Struct):
@@ -459,6 +530,7 @@ class Seat:
         self.game_id, self.seat, self.token = joined.game_id, joined.seat, joined.token
         self.webhook_secret = joined.webhook_secret  # signs the POSTs to the join's webhook (None without one)
         self.version: int | None = None  # the newest version this handle saw (view, legal, follow)
+        self._link: _Link | None = None  # follow(commands=True): the socket send() uses while it is open
 
     def __repr__(self) -> str:
         return f"Seat({self.game_id!r}, seat={self.seat}, version={self.version})"
@@ -498,8 +570,27 @@ class Seat:
                    command_id: str | None = None) -> Reply:
         """Sends a command (a game's command Struct, or its JSON as a dict). ``expected_version``: by default the
         version of the newest view this handle saw (refused as 409 ``stale`` if the game moved on since); None
-        sends without the check. Resent with the same ``command_id`` after a failure: never applied twice."""
-        return await self._post("commands", {"command": msgspec.to_builtins(command)}, expected_version, command_id)
+        sends without the check. Resent with the same ``command_id`` after a failure: never applied twice. While a
+        ``follow(commands=True)`` of this handle has its socket open, the command goes over it (the same answer
+        and errors as the POST's); a socket lost or an answer not come goes over HTTP, with the same id."""
+        body = {"command": msgspec.to_builtins(command)}
+        link = self._link
+        if link is not None and link.ws is not None:
+            if expected_version is LATEST:
+                expected_version = self.version
+            command_id = command_id or secrets.token_hex(16)
+            answer = await link.send(CommandFrame(command_id, body["command"], expected_version),
+                                     self.client.http.timeout.read or 15.0)
+            if answer is not None:
+                if answer.reply is not None:
+                    return answer.reply
+                error = answer.error
+                failure = SoukError(answer.status, error.code if error else "?", error.message if error else "",
+                                    answer.retry_after)
+                if not failure.retryable:
+                    raise failure
+                # retryable (429, 5xx, ...): the HTTP path resends it as it resends its own
+        return await self._post("commands", body, expected_version, command_id)
 
     async def undo(self, to_version: int, *, expected_version: int | None | object = LATEST,
                    command_id: str | None = None) -> Reply:
@@ -549,12 +640,29 @@ class Seat:
         response = await self.client._call("POST", f"{self._path}/{route}", json=body, token=self.token)
         return msgspec.json.decode(response.content, type=Reply)
 
-    def follow(self, missed: bool = False, presence: bool = False) -> AsyncIterator[TableView | HistoryPage]:
+    def follow(self, missed: bool = False, presence: bool = False, commands: bool = False
+               ) -> AsyncIterator[TableView | HistoryPage]:
         """This seat's views as the WebSocket pushes them: the current one at once, then each change. After a
         lost connection it reconnects with ``?from=`` the newest version received and goes on from the newest
         version it yielded (never an older one, never one twice); with ``missed``, the history entries of what
         happened while it was away come first, as a ``HistoryPage`` (as this seat's history shows them). With
         ``presence``, the presence pushes too: the view of the same version again whenever its ``presence``
         changed (a seat connected or left); without it, each version once (bots play versions). Ends after the
-        game's last view; a refused socket (4401 bad token, 4404 no game) raises SoukError."""
-        return self.client._follow(f"{self._path}/ws", {"token": self.token}, self, missed, presence)
+        game's last view; a refused socket (4401 bad token, 4404 no game) raises SoukError. With ``commands``,
+        this handle's ``send`` goes over the socket while it is open (the POST otherwise): one connection for
+        both ways, and less work for the gateway than a request (README, WebSocket)."""
+        if not commands:
+            return self.client._follow(f"{self._path}/ws", {"token": self.token}, self, missed, presence)
+        return self._linked(missed, presence)
+
+    async def _linked(self, missed: bool, presence: bool) -> AsyncIterator[TableView | HistoryPage]:
+        link = self._link = _Link()
+        frames = self.client._follow(f"{self._path}/ws", {"token": self.token}, self, missed, presence, link)
+        try:
+            async for item in frames:
+                yield item
+        finally:
+            link.lost()
+            if self._link is link:
+                self._link = None
+            await frames.aclose()

@@ -44,6 +44,7 @@ GENERIC = {
     "LegalCommands": {"legal": "CommandOf<G>[]"},
     "HistoryEntry": {"type": 'EventOf<G>["type"]', "event": "EventOf<G>"},
     "HistoryPage": {"entries": "HistoryEntry<G>[]"},
+    "CommandFrame": {"command": "CommandOf<G>"},
 }
 TYPE_PARAMETER = "<G extends GameName = GameName>"
 

@@ -5,8 +5,11 @@ with ``?token=``), each pushing ``TableView`` JSON text frames: the current view
 ``?from=N`` (the last version the client saw) first sends the history entries it missed (``HistoryPage``
 frames), then the current view: the reconnection contract. ``?since=N`` only skips the views it has. When a seat
 connects or leaves, the view is pushed again: the same version, its ``presence`` changed. A refused socket
-is accepted, then closed with 4000 + the HTTP status (``x-close-codes``). The payloads are typed from contracts/
-as the OpenAPI document types them (every game's views and commands, ``services.gateway.openapi``).
+is accepted, then closed with 4000 + the HTTP status (``x-close-codes``). A seat's socket carries its commands too:
+the client sends ``CommandFrame`` frames (the POST …/commands body with ``"type": "souk.Command"``), each answered
+on the socket by a ``CommandAnswer`` (the POST's status and body), the operation ``receiveSeatCommand`` and its
+reply. The payloads are typed from contracts/ as the OpenAPI document types them (every game's views and commands,
+``services.gateway.openapi``).
 
 It names no internal host: the only server is the gateway, as the client reached it.
 """
@@ -18,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from contracts.api import CommandAnswer, CommandFrame
 from contracts.readmodels import HistoryPage, TableView, ViewPatch
 from domain.kernel import games
 from services.gateway.openapi import REF, SEAT_COMMAND, wire_components
@@ -48,14 +52,18 @@ GAME_ID = {"description": "The game's id (POST /games answers it)"}
 
 @cache
 def _components() -> dict[str, Any]:
-    _, found = msgspec.json.schema_components([TableView, HistoryPage, ViewPatch], ref_template=REF + "{name}")
+    _, found = msgspec.json.schema_components([TableView, HistoryPage, ViewPatch, CommandFrame, CommandAnswer],
+                                              ref_template=REF + "{name}")
     schemas = {**found, **wire_components(set(found))}
     table_view = schemas["TableView"]
     table_view["properties"]["view"] = {
         "oneOf": [{"$ref": f"{REF}{name}.View"} for name in sorted(games())] + [{"type": "null"}],
         "description": "The game's own view for this seat (its game's tagged View); null before the start"}
     table_view["properties"]["legal"] = {"type": "array", "items": {"$ref": REF + SEAT_COMMAND},
-                                         "description": "The commands this seat may send now (POST them back)"}
+                                         "description": "The commands this seat may send now (POST them back, "
+                                                        "or send them on the seat's socket)"}
+    schemas["CommandFrame"]["properties"]["command"] = {"$ref": REF + SEAT_COMMAND,
+                                                        "description": "One of the view's legal commands"}
     return {
         "schemas": {name: _asyncapi_schema(schema) for name, schema in sorted(schemas.items())},
         "messages": {"view": {
@@ -75,7 +83,22 @@ def _components() -> dict[str, Any]:
                 "summary": "Only on a socket opened with ?patch=1, after a whole view: the RFC 6902 patch from the "
                            "view of version `from` this socket was sent last to the view of `version`; a client "
                            "that holds another view reconnects with ?from= (the view then comes whole)",
-                "payload": {"$ref": REF + "ViewPatch"}}},
+                "payload": {"$ref": REF + "ViewPatch"}},
+            "command": {
+                "name": "command", "title": "A command of the seat", "contentType": "application/json",
+                "summary": "Sent by the client on a seat's socket: the body of POST /games/{game_id}/seats/{seat}/"
+                           "commands with \"type\": \"souk.Command\"; the socket's token authorizes it as the "
+                           "POST's Authorization does. Answered by one commandAnswer; frames are handled one at a "
+                           "time, in the order sent. Its view comes as every view does (before or after the answer)",
+                "payload": {"$ref": REF + "CommandFrame"}},
+            "commandAnswer": {
+                "name": "commandAnswer", "title": "The answer to a frame the client sent",
+                "contentType": "application/json",
+                "summary": "What the POST would have answered the same body: its status (200 accepted) and its body "
+                           "(reply, or error: {code, message}; retry_after: its Retry-After). A frame that is no "
+                           "command: 400 bad_frame; a command on a spectator's socket: 403 not_a_seat. The socket "
+                           "stays open",
+                "payload": {"$ref": REF + "CommandAnswer"}}},
     }
 
 
@@ -94,13 +117,16 @@ def _asyncapi_schema(schema: Any) -> Any:
 def document(host: str, secure: bool = False) -> dict[str, Any]:
     """The document, its server the gateway as reached at ``host`` (``secure``: over TLS)."""
     messages = {"missed": {"$ref": "#/components/messages/missed"}, "view": {"$ref": "#/components/messages/view"},
-                "patch": {"$ref": "#/components/messages/patch"}}
+                "patch": {"$ref": "#/components/messages/patch"},
+                "command": {"$ref": "#/components/messages/command"},
+                "commandAnswer": {"$ref": "#/components/messages/commandAnswer"}}
     close = {"x-close-codes": CLOSE_CODES}
     channels = {
         "spectatorView": {
             "address": "/games/{game_id}/ws", "title": "What a spectator sees",
             "description": "Opened by anyone. Pushes the spectator view at once and after every change, and "
-                           "again (the same version) when a seat connects or leaves.",
+                           "again (the same version) when a seat connects or leaves. A command sent on it is "
+                           "answered 403 not_a_seat.",
             "parameters": {"game_id": GAME_ID}, "messages": messages,
             "bindings": {"ws": {"method": "GET", "bindingVersion": "0.1.0", "query": {
                 "type": "object", "properties": {"from": FROM, "since": SINCE, "patch": PATCH}}}},
@@ -112,7 +138,8 @@ def document(host: str, secure: bool = False) -> dict[str, Any]:
                            "Pushes the seat's view (its secrets and legal commands included) at once and after "
                            "every change, and again (the same version) when a seat connects or leaves. While it is "
                            "open, the seat is connected (presence), since it opened. A missing or bad token: the "
-                           "socket is accepted, then closed with 4401.",
+                           "socket is accepted, then closed with 4401. It carries the seat's commands too: each "
+                           "command frame is answered on it (receiveSeatCommand).",
             "parameters": {"game_id": GAME_ID, "seat": {"description": "The seat's number, from 0"}},
             "messages": messages,
             "bindings": {"ws": {"method": "GET", "bindingVersion": "0.1.0", "query": {
@@ -131,13 +158,21 @@ def document(host: str, secure: bool = False) -> dict[str, Any]:
                          {"$ref": f"#/channels/{name}/messages/patch"}]}
         for name in channels
     }
+    operations["receiveSeatCommand"] = {
+        "action": "receive", "channel": {"$ref": "#/channels/seatView"},
+        "summary": "The gateway takes a seat's command on its socket, as POST /games/{game_id}/seats/{seat}/commands "
+                   "takes it (the same rate limits, checks, idempotency by command_id), and answers it there",
+        "messages": [{"$ref": "#/channels/seatView/messages/command"}],
+        "reply": {"channel": {"$ref": "#/channels/seatView"},
+                  "messages": [{"$ref": "#/channels/seatView/messages/commandAnswer"}]}}
     return {
         "asyncapi": "3.0.0",
         "info": {"title": "Souk WebSockets", "version": "0.1.0", "description": (
             "The WebSockets a frontend opens on the gateway to follow a game. Every frame is a TableView (JSON text)"
             ", but on a socket opened with ?from=: the HistoryPage frames of what was missed come first, and on one "
-            "opened with ?patch=1: ViewPatch frames after the first view; the client "
-            "sends nothing. Reconnect with ?from=<last version seen>: the history entries missed, then the current "
+            "opened with ?patch=1: ViewPatch frames after the first view; on a seat's socket the client may send its "
+            "commands (CommandFrame), each answered there by a CommandAnswer with the POST's status and body. "
+            "Reconnect with ?from=<last version seen>: the history entries missed, then the current "
             "view, then every change (?since= skips the views seen, and sends no history). Close codes: "
             "x-close-codes of each channel. Presence: when a seat connects (a socket with its token on any gateway, "
             "or a request with its token) or leaves (its last socket closed, its gateway's lease or its request's "

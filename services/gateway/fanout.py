@@ -181,13 +181,15 @@ def wire_of(socket: WebSocket) -> Wire | None:
 
 
 async def push_views(updates: Updates, socket: WebSocket, game_id: str, audience: str, since: int = -1,
-                     prelude: Callable[[], Awaitable[int | None]] | None = None, patches: bool = False) -> None:
+                     prelude: Callable[[], Awaitable[int | None]] | None = None, patches: bool = False,
+                     on_frame: Callable[[str | bytes], Awaitable[None]] | None = None) -> None:
     """Accepts ``socket``, then sends the audience's view now and after every change, straight to the wire when
     there is one (see the module), else through ASGI. With ``since`` (``?since=N``: the last version the client
     saw), a view is sent only if it is newer. ``prelude``: sends what comes first (``?from=``: the records
     missed, then the current view) and returns the version the client then has (None: it closed the socket).
     With ``patches``, the views after the first whole one go as JSON Patch frames where they can (see the
-    module). Returns when the client leaves."""
+    module). ``on_frame``: given each frame the client sends (text or bytes), one at a time, in order (the next
+    is read when it returns); without it they are read and dropped. Returns when the client leaves."""
     await socket.accept()
     if prelude is not None:
         sent = await prelude()
@@ -197,12 +199,18 @@ async def push_views(updates: Updates, socket: WebSocket, game_id: str, audience
     wire = wire_of(socket)
     async with updates.follow(game_id, audience, since=since, wire=wire, patches=patches) as follower:
 
-        async def drain() -> None:  # notices the client leaving
+        async def drain() -> None:  # the client's frames, and notices the client leaving
             try:
                 while True:
-                    await socket.receive_data(mode="text")
+                    event = await socket.receive()
+                    if event["type"] == "websocket.disconnect":
+                        break
+                    if on_frame is not None:
+                        text = event.get("text")
+                        await on_frame(text if text is not None else event.get("bytes") or b"")
             except (WebSocketDisconnect, Exception):  # noqa: BLE001
-                follower.close()
+                pass
+            follower.close()
 
         reader = asyncio.create_task(drain())
         try:

@@ -72,10 +72,15 @@ async def test_the_asyncapi_document_describes_the_client_websockets_typed_and_n
             assert set(re.findall(r"\{(\w+)\}", channel["address"])) == set(channel["parameters"])
             assert {"4401", "4404"} <= set(channel["x-close-codes"])
             assert {"since", "from", "patch"} <= set(channel["bindings"]["ws"]["query"]["properties"])
-            assert set(channel["messages"]) == {"missed", "view", "patch"}
+            assert set(channel["messages"]) == {"missed", "view", "patch", "command", "commandAnswer"}
         assert channels["seatView"]["bindings"]["ws"]["query"]["required"] == ["token"]
-        for operation in document["operations"].values():
-            assert operation["action"] == "send"
+        operations = document["operations"]
+        assert {name: o["action"] for name, o in operations.items()} == {
+            "sendSpectatorView": "send", "sendSeatView": "send", "receiveSeatCommand": "receive"}
+        reply = operations["receiveSeatCommand"]["reply"]  # a seat's command is answered on its socket
+        assert reply["channel"]["$ref"] == "#/channels/seatView"
+        assert reply["messages"] == [{"$ref": "#/channels/seatView/messages/commandAnswer"}]
+        for operation in operations.values():
             channel = operation["channel"]["$ref"]
             pointer(document, channel)
             assert operation["messages"] and all(m["$ref"].startswith(f"{channel}/messages/")
@@ -117,6 +122,27 @@ async def test_the_asyncapi_document_describes_the_client_websockets_typed_and_n
             frame = json.loads(await ws.receive_text())
         assert "patch" in frame and frame["from"] == first["version"], frame
         assert not list(patches.iter_errors(frame))
+        # a command on the seat's socket, its answer, and a bad frame's answer fit theirs
+        messages = document["components"]["messages"]
+        commands, answers = (jsonschema_rs.Draft202012Validator(
+            {**pointer(document, messages[m]["payload"]["$ref"]), "components": document["components"]})
+            for m in ("command", "commandAnswer"))
+        view = (await client.get(f"/games/{game_id}/view")).json()
+        seat = view["flow"]["awaiting"][0]
+        async with aconnect_ws(f"{souk_url}/games/{game_id}/seats/{seat}/ws?token={tokens[seat]}", client) as ws:
+            mine = json.loads(await ws.receive_text())
+            sent = {"type": "souk.Command", "command_id": "asyncapi-ws", "command": mine["legal"][0],
+                    "expected_version": mine["version"]}
+            assert not list(commands.iter_errors(sent))
+            assert list(commands.iter_errors({**sent, "type": "souk.Nope"}))
+            got = []
+            for raw in (json.dumps(sent), "nonsense"):
+                await ws.send_text(raw)
+                while (frame := json.loads(await ws.receive_text())).get("type") != "souk.CommandAnswer":
+                    pass
+                got.append(frame)
+        assert got[0]["status"] == 200 and got[1]["error"]["code"] == "bad_frame"
+        assert all(not list(answers.iter_errors(frame)) for frame in got), got
 
 
 async def test_the_official_asyncapi_parser_reads_the_document_without_an_error_or_a_warning(souk_url, asyncapi_parser,

@@ -195,3 +195,50 @@ async def test_follow_reconnects_from_the_last_version_received_and_yields_what_
         assert blocker.urls[-1].params["from"] == str(first.version)  # every reconnection resumed from there
         assert all(url.params.get("from") == str(first.version) for url in blocker.urls[1:])
         await frames.aclose()
+
+
+async def test_follow_with_commands_sends_the_seats_commands_on_its_socket_and_http_once_it_is_closed(souk_url):
+    """``follow(commands=True)``: while the socket is open ``send`` goes over it (no POST), with the POST's
+    answers and errors; once the follow ends, ``send`` POSTs again."""
+    posted: list[str] = []
+
+    async def seen(request: httpx.Request) -> None:
+        if request.method == "POST" and request.url.path.endswith("/commands"):
+            posted.append(request.url.path)
+
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30, event_hooks={"request": [seen]}) as http:
+        souk, created, players = await two_players(http, "sdk ws commands")
+
+        accepted: list[int] = []
+
+        async def play(seat: Seat, rng: random.Random) -> None:
+            async for view in seat.follow(commands=True):  # until 10 commands are in (each pushes to both)
+                if len(accepted) >= 10 or view.status != "playing":
+                    break
+                if seat.seat in view.flow.awaiting:
+                    try:
+                        reply = await seat.send(rng.choice(view.legal))
+                        assert reply.status == "accepted" and reply.seat == seat.seat
+                        accepted.append(reply.version)
+                    except SoukError as exc:
+                        assert exc.status == 409 and exc.code == "stale", exc
+
+        await asyncio.wait_for(asyncio.gather(*(play(p, random.Random(p.seat)) for p in players)), 60)
+        assert len(accepted) >= 10 and accepted == sorted(set(accepted))
+        assert posted == []  # every command went on a socket
+        # a command the rules refuse: the same SoukError as over HTTP, on the socket too
+        frames = players[0].follow(commands=True)
+        view = await frames.__anext__()
+        waiting = 1 - view.flow.awaiting[0] if len(view.flow.awaiting) == 1 else None
+        if waiting is not None:
+            with pytest.raises(SoukError) as refused:
+                await players[waiting].send(view.legal[0] if view.legal else {"type": "yspahan.EndTurn"},
+                                            expected_version=None)
+            assert refused.value.code in ("not_your_turn", "not_awaited") and refused.value.status == 422
+        await frames.aclose()
+        assert posted == [f"/games/{created.game_id}/seats/{waiting}/commands"] if waiting == 1 else posted == []
+        seat = players[view.flow.awaiting[0]]
+        legal = (await seat.legal()).legal
+        reply = await seat.send(legal[0])  # no follow open: POSTed
+        assert reply.status == "accepted" and posted[-1] == f"/games/{created.game_id}/seats/{seat.seat}/commands"
+        await souk.aclose()

@@ -91,3 +91,30 @@ class TestOpenGamesAtOnce:
                     for i in range(3)] == [201, 201, 429]
             resent = await client.post("/games", json=body)  # the quota is full, but this game is one of the three
             assert resent.status_code == 201 and resent.json()["game_id"] == first.json()["game_id"]
+
+
+async def test_commands_over_a_seats_socket_take_from_the_tokens_rate_as_posts_do(souk_url):
+    """Each command frame takes from the client's and the token's budgets as a POST does: over them it is answered
+    429 ``rate_limited`` with ``retry_after`` on the socket, is not played, and the socket stays open."""
+    import json
+
+    from httpx_ws import aconnect_ws
+
+    async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
+        game_id = (await client.post("/games", json={"game": "samarkand", "title": "t", "seats": 3})).json()["game_id"]
+        tokens = await join_all(client, game_id, 3)
+        version = (await client.get(f"/games/{game_id}/view")).json()["version"]
+        answers = []
+        async with aconnect_ws(f"{souk_url}/games/{game_id}/seats/0/ws?token={tokens[0]}", client) as ws:
+            for n in range(8):
+                await ws.send_text(json.dumps({"type": "souk.Command", "command_id": f"c{n}",
+                                               "command": {"type": "samarkand.Nope"}}))
+                while (got := json.loads(await asyncio.wait_for(ws.receive_text(), 10))).get("type") != \
+                        "souk.CommandAnswer":
+                    pass
+                answers.append(got)
+        limited = [a for a in answers if a["status"] == 429]
+        assert len(limited) >= 2 and all(a["status"] in (400, 429) for a in answers)
+        assert limited[0]["error"]["code"] == "rate_limited" and limited[0]["retry_after"] >= 1
+        assert [a["command_id"] for a in answers] == [f"c{n}" for n in range(8)]
+        assert (await client.get(f"/games/{game_id}/view")).json()["version"] == version

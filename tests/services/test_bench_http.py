@@ -38,6 +38,18 @@ def test_the_play_mode_plays_games_over_http_and_prints_sane_figures_with_the_cp
     assert calls["redis_views"]["(reads)"] >= 1 and "info" not in calls["redis_events"]
 
 
+def test_send_ws_plays_with_commands_sent_on_the_seats_sockets_and_says_so():
+    """``--send ws``: no command is POSTed (the gateway's access log would show POSTs: none but the setup's); each
+    is answered on its seat's socket and its view pushed there."""
+    figures = _run("--games", "4", "--seconds", "2", "--warmup", "0.3", "--target", "split", "--send", "ws")
+    assert figures["commands"] > 20 and figures["rejected"] == {} and figures["stalls"] == 0
+    assert figures["errors"] == [] and figures["send"] == "ws"
+    assert figures["command"].endswith("--send ws")
+    assert 0 < figures["answer_p50_ms"] <= figures["p99_ms"]
+    assert figures["pushes_per_command"] >= 1  # the answers are not counted as pushes
+    assert figures["cpu_us_per_command"]["gateway"] > 0
+
+
 def test_split_with_two_gateway_processes_counts_the_cpu_of_both():
     figures = _run("--games", "4", "--seconds", "2", "--warmup", "0.3", "--target", "split", "--gateways", "2")
     assert figures["commands"] > 20 and figures["errors"] == [] and figures["stalls"] == 0

@@ -43,6 +43,9 @@ def test_one_match_a_side_gives_moves_commands_latencies_and_the_server_cpu_of_b
     # interleaved: the peer, then Souk
     assert [r["side"] for r in result["runs"]] == ["peer", "souk"]
     assert result["runs"][1]["bench_http"].startswith("souk bench http --mode play --target split")
+    # Souk's seats send their commands on their sockets, as the peer's send their moves, and it says so
+    assert result["runs"][1]["bench_http"].endswith("--send ws") and result["runs"][1]["send"] == "ws"
+    assert result["souk_send"] == "ws" and "--send ws" in result["souk"] and "--souk-send ws" in result["command"]
     assert "--game samarkand" in result["runs"][1]["bench_http"]  # fsync always: the default, not named
     assert "--fsync" not in result["runs"][1]["bench_http"]
     assert result["runs"][1]["event_store_appendfsync"] == "always"  # CONFIG GET on the running event store

@@ -20,6 +20,7 @@ import type {
   Rematch,
   Reply,
 } from "./wire.js";
+import type { CommandFrame } from "./wire.js";
 
 export interface SoukClientOptions {
   /** The server's URL; "" (the default) in a page the gateway serves: same origin. */
@@ -208,7 +209,7 @@ export class SoukClient {
 
   /** @internal */
   follower<G extends GameName>(path: string, handlers: FollowHandlers<G>, options: FollowOptions,
-    saw?: (version: number) => void): Follow {
+    saw?: (version: number) => void): Follower<G> {
     const url = this.transport.url(path);
     return new Follower<G>({ url, WebSocket: this.WebSocket, saw, openTimeoutMs: this.openTimeoutMs }, handlers,
       options);
@@ -221,6 +222,8 @@ export class Seat<G extends GameName = GameName> {
   version: number | null = null;
   /** Signs the POSTs to the join's webhook (null without one). */
   webhookSecret: string | null = null;
+  /** follow(…, { commands: true }): the socket send() uses while it is open. */
+  private linked: Follower<G> | null = null;
 
   constructor(readonly client: SoukClient, readonly gameId: string, readonly seat: number, readonly token: string) {}
 
@@ -253,8 +256,28 @@ export class Seat<G extends GameName = GameName> {
   }
 
   /** Sends a command (one of the view's `legal`, as it is); resent with the same command id: never applied twice.
-   * Refused: SoukError (422 the rule's code, 409 stale, ...). */
-  send(command: CommandOf<G>, options: SendOptions = {}): Promise<Reply> {
+   * Refused: SoukError (422 the rule's code, 409 stale, ...). While a follow of this handle opened with
+   * `{ commands: true }` is open, the command goes on its socket (the same answers and errors); a socket that is
+   * not open, or lost before the answer, and a failure a resend may cure: over HTTP, with the same command id. */
+  async send(command: CommandOf<G>, options: SendOptions = {}): Promise<Reply> {
+    const linked = this.linked;
+    if (linked !== null && linked.canSend) {
+      const expected = options.expectedVersion === undefined ? this.version : options.expectedVersion;
+      const frame: CommandFrame<G> = { type: "souk.Command", command_id: options.commandId ?? randomId(), command };
+      if (expected !== null) frame.expected_version = expected;
+      const answer = await linked.command(frame, this.client.transport.timeoutMs);
+      if (answer !== null) {
+        if (answer.status === 200 && answer.reply) {
+          if (answer.reply.status === "accepted" && answer.reply.version) this.saw(answer.reply.version);
+          return answer.reply;
+        }
+        const error = new SoukError(answer.status, answer.error?.code ?? "bad_answer", answer.error?.message ?? "",
+          answer.retry_after ?? null);
+        if (!error.retryable) throw error;
+      }
+      return this.post("commands", { command }, { ...options, commandId: frame.command_id,
+        expectedVersion: expected });
+    }
     return this.post("commands", { command }, options);
   }
 
@@ -290,10 +313,20 @@ export class Seat<G extends GameName = GameName> {
     return seat;
   }
 
-  /** This seat's views, live (see Follow). */
+  /** This seat's views, live (see Follow); `{ commands: true }`: send() goes over its socket while it is open. */
   follow(handlers: FollowHandlers<G>, options: FollowOptions = {}): Follow {
-    return this.client.follower(`${this.path}/ws?token=${enc(this.token)}`, handlers, options,
+    const follower = this.client.follower(`${this.path}/ws?token=${enc(this.token)}`, handlers, options,
       (version) => this.saw(version));
+    if (!options.commands) return follower;
+    this.linked = follower;
+    return {
+      close: () => {
+        if (this.linked === follower) this.linked = null;
+        follower.close();
+      },
+      get status() { return follower.status; },
+      get version() { return follower.version; },
+    };
   }
 
   private async post(route: string, body: Record<string, unknown>, options: SendOptions): Promise<Reply> {

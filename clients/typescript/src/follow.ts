@@ -3,7 +3,7 @@
 
 import { SoukError } from "./errors.js";
 import { applyPatch, type PatchOperation } from "./patch.js";
-import type { AnyTableView, GameName, HistoryPage } from "./wire.js";
+import type { AnyTableView, CommandAnswer, CommandFrame, GameName, HistoryPage } from "./wire.js";
 
 export type FollowStatus = "connecting" | "open" | "down" | "closed";
 
@@ -31,6 +31,9 @@ export interface FollowOptions {
   patches?: boolean;
   /** The newest version the caller already has: the socket starts with what happened after it (?from=). */
   from?: number;
+  /** A seat's follow only: its handle's `send` goes over this socket while it is open (a `souk.Command` frame,
+   * answered on the socket with what the POST would answer), over HTTP otherwise. Default false. */
+  commands?: boolean;
 }
 
 /** The WebSocket constructor this library needs (the browser's, Node 22's, or the `ws` package's). */
@@ -40,6 +43,8 @@ export type WebSocketLike = new (url: string) => {
   onclose: ((event: { code: number; reason: string }) => void) | null;
   onerror: ((event: unknown) => void) | null;
   close(code?: number, reason?: string): void;
+  /** Needed only to send commands on the socket (FollowOptions.commands). */
+  send?(data: string): void;
   readonly readyState: number;
 };
 
@@ -95,6 +100,8 @@ export class Follower<G extends GameName = GameName> implements Follow {
   private opening: ReturnType<typeof setTimeout> | null = null; // gives up a connection that does not open
   private delay: number;
   private readonly Socket: WebSocketLike;
+  // commands sent on the socket, waiting for their answer, by command id (null: the socket was lost first)
+  private readonly waiting = new Map<string, (answer: CommandAnswer | null) => void>();
 
   constructor(
     private readonly config: FollowerConfig,
@@ -116,6 +123,41 @@ export class Follower<G extends GameName = GameName> implements Follow {
     return this.newest;
   }
 
+  /** Sends a command frame on the open socket; its answer, or null when the socket is not open, is lost before the
+   * answer, or none comes within `timeoutMs` (then send it over HTTP, with the same command id). */
+  command(frame: CommandFrame<G>, timeoutMs: number): Promise<CommandAnswer | null> {
+    const socket = this.socket;
+    if (socket === null || socket.readyState !== 1 || socket.send === undefined || this.state !== "open") {
+      return Promise.resolve(null);
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(null), timeoutMs);
+      const done = (answer: CommandAnswer | null) => {
+        clearTimeout(timer);
+        if (this.waiting.get(frame.command_id) === done) this.waiting.delete(frame.command_id);
+        resolve(answer);
+      };
+      this.waiting.get(frame.command_id)?.(null); // the same id sent again: the newer send waits for the answer
+      this.waiting.set(frame.command_id, done);
+      try {
+        socket.send!(JSON.stringify(frame));
+      } catch {
+        done(null);
+      }
+    });
+  }
+
+  /** Whether a command would go on the socket now. */
+  get canSend(): boolean {
+    return this.socket !== null && this.socket.readyState === 1 && this.state === "open";
+  }
+
+  private dropWaiting(): void {
+    const waiting = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const done of waiting) done(null);
+  }
+
   close(): void {
     if (this.state === "closed") return;
     if (this.timer !== null) clearTimeout(this.timer);
@@ -133,6 +175,7 @@ export class Follower<G extends GameName = GameName> implements Follow {
   }
 
   private setStatus(status: FollowStatus, detail?: string): void {
+    if (status !== "open") this.dropWaiting();
     this.state = status;
     this.handlers.onStatus?.(status, detail);
   }
@@ -187,6 +230,7 @@ export class Follower<G extends GameName = GameName> implements Follow {
 
   /** The connection is lost (or never made): "down", and connect again after the backoff. */
   private lost(detail: string): void {
+    this.dropWaiting();
     if (this.state === "closed") return;
     this.setStatus("down", detail);
     this.timer = setTimeout(() => {
@@ -211,6 +255,11 @@ export class Follower<G extends GameName = GameName> implements Follow {
       frame = JSON.parse(text) as Record<string, unknown>;
     } catch {
       this.resync("a frame that is not JSON");
+      return;
+    }
+    if (frame.type === "souk.CommandAnswer") { // the answer to a command sent on this socket
+      const answer = frame as unknown as CommandAnswer;
+      this.waiting.get(answer.command_id)?.(answer);
       return;
     }
     if ("next_after" in frame) {

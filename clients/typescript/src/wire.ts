@@ -88,6 +88,21 @@ export interface ClockInfo {
   policies: string[];  // default ["bot", "absent", "forfeit"]
 }
 
+/**
+ * The gateway's answer, on the same socket, to one frame the client sent: what the POST would have answered,
+ * its status (200: accepted) and its body, ``reply`` (the engine's ``Reply``) or ``error`` (the POST's
+ * ``{"code", "message"}``). A frame that is no ``CommandFrame`` gets one too: 400 ``bad_frame``, its
+ * ``command_id`` when one could be read, else empty. ``retry_after``: the POST's ``Retry-After`` (429, 503).
+ */
+export interface CommandAnswer {
+  type: "souk.CommandAnswer";
+  command_id: string;
+  status: number;
+  reply?: Reply | null;  // default null
+  error?: ApiErrorBody | null;  // default null
+  retry_after?: number | null;  // default null
+}
+
 export interface CommandEnvelope {
   command_id: string;
   game_id: string;
@@ -98,6 +113,17 @@ export interface CommandEnvelope {
   sent_at?: number;  // default 0.0
   expected_version?: number | null;  // default null
   traceparent?: string;  // default ""
+}
+
+/**
+ * A command sent on a seat's WebSocket: the body of ``POST …/seats/{seat}/commands`` (``CommandRequest``)
+ * with ``"type": "souk.Command"``; the socket's token is the seat's authorization.
+ */
+export interface CommandFrame<G extends GameName = GameName> {
+  type: "souk.Command";
+  command_id: string;
+  command: CommandOf<G>;
+  expected_version?: number | null;  // default null
 }
 
 /**

@@ -87,3 +87,73 @@ test("without a WebSocket constructor, follow() says so clearly", () => {
     globalThis.WebSocket = saved;
   }
 });
+
+test("a seat's send goes on its followed socket opened with commands, and over HTTP when it is not open",
+  { timeout: 120_000 }, async () => {
+    const posted = [];
+    const fetch = (url, init) => {
+      if (init?.method === "POST" && String(url).endsWith("/commands")) posted.push(String(url));
+      return globalThis.fetch(url, init);
+    };
+    const net = flakyWebSocket();
+    const frames = [];
+    class Counting extends net.WebSocket {
+      send(data) {
+        frames.push(JSON.parse(data));
+        super.send(data);
+      }
+    }
+    const client = new lib.SoukClient({ baseUrl: SOUK_URL, WebSocket: Counting, fetch });
+    const { seats } = await startedGame(client, "yspahan", "ws commands");
+    const latest = [null, null];
+    const follows = seats.map((seat, n) => seat.follow({ onView: (view) => { latest[n] = view; } },
+      { commands: true }));
+    await until(() => follows.every((f) => f.status === "open") && latest.every((v) => v !== null), 10000, "open");
+    const turn = async () => {
+      await until(() => latest[0].version === latest[1].version && latest[0].flow.awaiting.length > 0, 10000,
+        "both seats on the newest view");
+      const n = latest[0].flow.awaiting[0];
+      return { n, view: latest[n] };
+    };
+    let accepted = 0;
+    while (accepted < 6) {
+      const { n, view } = await turn();
+      const reply = await seats[n].send(view.legal[0], { expectedVersion: view.version });
+      assert.equal(reply.status, "accepted");
+      assert.equal(seats[n].version, reply.version);
+      accepted++;
+      await until(() => latest[n].version >= reply.version, 10000, "the view pushed");
+    }
+    assert.deepEqual(posted, []); // every command went on a socket
+    assert.equal(frames.filter((f) => f.type === "souk.Command").length, 6);
+    assert.ok(frames.every((f) => typeof f.command_id === "string" && typeof f.expected_version === "number"));
+
+    // refused on the socket: the same SoukError as over HTTP
+    const { n, view } = await turn();
+    const other = 1 - n;
+    await assert.rejects(seats[other].send(view.legal[0], { expectedVersion: null }),
+      (error) => error instanceof lib.SoukError && error.status === 422 && error.code === "not_your_turn");
+    await assert.rejects(seats[n].send(view.legal[0], { expectedVersion: view.version - 1 }),
+      (error) => error instanceof lib.SoukError && error.status === 409 && error.code === "stale");
+    assert.deepEqual(posted, []);
+
+    // the socket lost: HTTP (then reconnected, the socket again); closed: HTTP
+    net.offline = true;
+    net.cut();
+    await until(() => follows[n].status === "down", 5000, "down");
+    const byHttp = await seats[n].send(view.legal[0], { expectedVersion: view.version });
+    assert.equal(byHttp.status, "accepted");
+    assert.equal(posted.length, 1);
+    net.offline = false;
+    await until(() => follows.every((f) => f.status === "open"), 15000, "reopened");
+    const next = await turn();
+    const again = await seats[next.n].send(next.view.legal[0], { expectedVersion: next.view.version });
+    assert.equal(again.status, "accepted");
+    assert.equal(posted.length, 1);
+    for (const follow of follows) follow.close();
+    const last = await seats[again.seat === next.n ? next.n : next.n].legal();
+    const awaited = last.legal.length > 0 ? seats[next.n] : seats[1 - next.n];
+    const legal = (await awaited.legal()).legal;
+    await awaited.send(legal[0]);
+    assert.equal(posted.length, 2);
+  });

@@ -33,6 +33,9 @@ from services.bench.http import GAMES, run_bench
 @click.option("--at-once", is_flag=True, default=False,
               help="play: every seat the game awaits sends at the same moment (each on its own newest view, with its "
                    "version as expected_version); stale_per_command counts what that costs")
+@click.option("--send", type=click.Choice(["http", "ws"]), default="http",
+              help="play: how the seats send their commands: POSTs (http), or souk.Command frames on the WebSocket "
+                   "each seat follows its view on (ws), answered on it")
 @click.option("--fsync", type=click.Choice(["always", "everysec"]), default="always",
               help="the event store's appendfsync (what `souk serve` runs by default)")
 @click.option("--seed", type=int, default=1)

@@ -33,17 +33,22 @@ def _matches(ctx, param, value: str) -> tuple[int, ...]:
               help="Souk as `souk serve` (one process) or `souk engine`, `souk projector`, `souk gateway`")
 @click.option("--peer-moves", type=click.IntRange(4), default=400,
               help="moves a boardgame.io match lasts (a random 4-seat Samarkand game is about 400 commands)")
+@click.option("--souk-send", type=click.Choice(["ws", "http"]), default="ws",
+              help="how Souk's seats send their commands: on the WebSocket their view is pushed on (as the peer's "
+                   "clients send their moves on their socket.io connection), or POSTed")
 @click.option("--seed", type=int, default=1)
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object (every run's figures too)")
 def command(matches: tuple[int, ...], seconds: float, warmup: float, rounds: int, cache: Path, target: str,
-            peer_moves: int, seed: int, as_json: bool) -> None:
+            peer_moves: int, seed: int, souk_send: str, as_json: bool) -> None:
     """Souk against boardgame.io 0.50.2 on this machine, interleaved: boardgame.io's own server and socket.io
-    clients (a minimal 4-seat game) and `souk bench http` (4-seat Samarkand, fsync always) with the same N matches,
+    clients (a minimal 4-seat game) and `souk bench http --send ws` (4-seat Samarkand, fsync always: commands sent on
+    the seats' WebSockets) with the same N matches,
     every seat its own client. Prints per N: moves/s and commands/s, their ratio, latency p50/p99 (move sent to the
     mover's new state) and the server processes' CPU per move."""
     try:
         result = run_peer_bench(matches, seconds, warmup, rounds, cache, target, peer_moves, seed,
-                                progress=None if as_json else lambda text: click.echo(text, err=True))
+                                progress=None if as_json else lambda text: click.echo(text, err=True),
+                                send=souk_send)
     except BenchError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(json.dumps(result) if as_json else format_table(result))

@@ -10,6 +10,13 @@ than V. ``?patch=1``: after the first whole view, each view comes as a JSON Patc
 A socket holds no Redis connection and reads nothing itself: the views come from ``Updates``, which reads each
 new view once for every socket following it. A refused socket is accepted, then closed with 4000 + the HTTP
 status (a browser's WebSocket sees the close code, never an HTTP status refused at the handshake).
+
+A seat's socket carries its commands too (``Commands``): the client sends a ``CommandFrame`` (the POST
+``…/seats/{seat}/commands`` body with ``"type": "souk.Command"``), the gateway answers each frame with a
+``CommandAnswer`` on the same socket: the POST's status and body, through the POST's own steps (the client's and the
+token's rate, the body decoded strictly, the token checked, ``controllers.seats.send_checked``). Frames are handled
+one at a time, in the order sent. A frame that is no command (not JSON, another ``type``) is answered 400
+``bad_frame``, a spectator's command 403 ``not_a_seat``; the socket stays open either way.
 """
 
 from __future__ import annotations
@@ -17,21 +24,23 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import structlog
 from litestar import WebSocket, websocket
 from litestar.params import FromPath
 
-from contracts.api import MAX_INT
+from contracts.api import COMMAND_FRAME, MAX_BODY_BYTES, MAX_INT, ApiErrorBody, CommandAnswer, CommandFrame
 from contracts.readmodels import HistoryPage
 from services.gateway import fanout
-from services.gateway.dependencies import GatewayDep
+from services.gateway.dependencies import Gateway, GatewayDep
 from services.gateway.errors import ApiError, answer_of, not_an_integer
-from services.gateway.inputs import in_range
+from services.gateway.inputs import _decoder, decode, in_range
 from services.gateway.listeners import Updates
 from services.gateway.openapi import AllowingController
 from services.gateway.stores import Reads
 from services.store import keys
 from services.store.codec import encoder
 
+log = structlog.get_logger("souk.gateway")
 
 class SocketsController(AllowingController):
     path = "/games/{game_id:str}"
@@ -47,14 +56,16 @@ class SocketsController(AllowingController):
         except Exception as exc:  # noqa: BLE001 - answer_of re-raises what is no refusal
             await refuse_or_raise(socket, exc)
             return
-        await push_views(gateway.updates, socket, game_id, None, since(socket), gateway.reads)
+        await push_views(gateway.updates, socket, game_id, None, since(socket), gateway.reads,
+                         Commands(gateway, socket, game_id, None).on_frame)
 
     @websocket("/seats/{seat:int}/ws")
     async def seat_socket(self, socket: WebSocket, game_id: FromPath[str], seat: FromPath[int],
                           gateway: GatewayDep) -> None:
         """Pushes this seat's view at once and after every change. Authenticate with ``?token=``. Refused, the
         socket is accepted, then closed with code 4000 + the HTTP status (4401: a missing or bad token; 4404: no
-        such game; 4429: over the client's or the token's rate) and the error's code as the reason."""
+        such game; 4429: over the client's or the token's rate) and the error's code as the reason. Carries the
+        seat's commands too: a ``CommandFrame`` is answered with a ``CommandAnswer`` (the module)."""
         try:
             await gateway.limits.check_request(socket)
             # not "seen" for a minute as a request is: the socket holds the seat's presence while it is open
@@ -62,7 +73,115 @@ class SocketsController(AllowingController):
         except Exception as exc:  # noqa: BLE001 - answer_of re-raises what is no refusal
             await refuse_or_raise(socket, exc)
             return
-        await push_views(gateway.updates, socket, game_id, seat, since(socket), gateway.reads)
+        await push_views(gateway.updates, socket, game_id, seat, since(socket), gateway.reads,
+                         Commands(gateway, socket, game_id, seat).on_frame)
+
+
+_frame_decoder = _decoder(CommandFrame)
+_encode = msgspec.json.Encoder().encode
+
+
+class _Named(msgspec.Struct):
+    """What is read of a frame that is no command: its ``type`` and ``command_id`` (for the answer) if any."""
+
+    type: Any = None
+    command_id: Any = None
+
+
+class Commands:
+    """The commands a socket carries (see the module): each frame decoded and sent as the POST sends its body, and
+    answered on the socket, straight to the wire where there is one (``fanout.Wire``), else through ASGI."""
+
+    __slots__ = ("game_id", "gateway", "seat", "socket", "wire")
+
+    def __init__(self, gateway: Gateway, socket: WebSocket, game_id: str, seat: int | None) -> None:
+        self.gateway, self.socket, self.game_id, self.seat = gateway, socket, game_id, seat
+        self.wire: fanout.Wire | None | bool = False  # False: not looked for yet (the socket is accepted first)
+
+    async def on_frame(self, raw: str | bytes) -> None:
+        body = raw.encode() if isinstance(raw, str) else raw
+        command_id = ""
+        try:
+            if len(body) > MAX_BODY_BYTES:
+                raise ApiError(413, "body_too_large", f"the frame is over {MAX_BODY_BYTES} bytes")
+            frame = _command_frame(body)
+            command_id = frame.command_id
+            answer = await self._send(frame)
+        except Exception as exc:  # noqa: BLE001 - every frame is answered; what is no refusal is a bug, answered 500
+            answer = self._refusal(command_id or _command_id(body), exc)
+        await self._answer(answer)
+
+    async def _send(self, frame: CommandFrame) -> CommandAnswer:
+        """The POST's steps (``fastpath``: before_request, the body, the token, ``send_checked``) for one frame."""
+        from services.gateway.controllers.seats import send_checked
+
+        gateway = self.gateway
+        await gateway.limits.check_request(self.socket)  # a command takes from the client's and token's budgets
+        if self.seat is None:
+            raise ApiError(403, "not_a_seat", "a spectator's socket carries no commands: send them on the seat's "
+                                              "socket (/games/{game_id}/seats/{seat}/ws?token=) or POST them")
+        # the token as the socket was opened with, checked again as each POST's is (a seat given back loses it);
+        # not "seen": the open socket holds the seat's presence
+        hashed = await gateway.auth.authorize(self.game_id, self.seat, self.socket.query_params.get("token"),
+                                              seen=False)
+        reply = await send_checked(gateway, self.game_id, self.seat, hashed, frame)
+        return CommandAnswer(frame.command_id, 200, reply=reply)
+
+    @staticmethod
+    def _refusal(command_id: str, exc: Exception) -> CommandAnswer:
+        answer = answer_of(exc)
+        if answer is None:
+            log.exception("gateway_error", error=str(exc))
+            answer = ApiError(500, "internal_error", "the server failed; the command may be resent")
+        elif answer.code == "store_unavailable":
+            log.warning("store_unavailable", error=str(exc))
+        retry = (answer.headers or {}).get("Retry-After")
+        return CommandAnswer(command_id, answer.status_code, error=ApiErrorBody(answer.code, answer.message),
+                             retry_after=int(retry) if retry and retry.isdigit() else None)
+
+    async def _answer(self, answer: CommandAnswer) -> None:
+        payload = _encode(answer)
+        if self.wire is False:
+            self.wire = fanout.wire_of(self.socket)
+        wire = self.wire
+        if wire is not None and wire is not False:
+            if wire.usable():
+                wire.write(fanout.text_frame(payload))
+            return
+        await self.socket.send_data(payload.decode(), mode="text")
+
+
+def _command_frame(body: bytes) -> CommandFrame:
+    """The frame as a command, decoded as the POST decodes its body (400 ``bad_request`` for what does not fit);
+    400 ``bad_frame`` when it is no JSON object of ``"type": "souk.Command"``."""
+    try:
+        frame = decode(body, _frame_decoder)
+    except ApiError as exc:
+        if _named(body).type != COMMAND_FRAME:
+            raise _bad_frame(exc.message) from None
+        raise
+    if _named(body).type != COMMAND_FRAME:  # msgspec takes a lone tagged struct without its tag
+        raise _bad_frame("no type")
+    return frame
+
+
+def _bad_frame(why: str) -> ApiError:
+    return ApiError(400, "bad_frame", f'a client sends command frames only: a JSON object with "type": '
+                                      f'"{COMMAND_FRAME}", "command_id", "command" (and "expected_version"), not this '
+                                      f'({why})')
+
+
+def _named(body: bytes) -> _Named:
+    """The frame's ``type`` and ``command_id`` as far as they can be read (None where they cannot)."""
+    try:
+        return msgspec.json.decode(body, type=_Named)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _Named()
+
+
+def _command_id(body: bytes) -> str:
+    found = _named(body).command_id
+    return found if isinstance(found, str) and len(found) <= 100 else ""
 
 
 def closing_bad_paths(handler: Any, routes: list) -> Any:
@@ -126,12 +245,13 @@ def start_from(socket: WebSocket) -> int | None:
 
 
 async def push_views(updates: Updates, socket: WebSocket, game_id: str, seat: int | None, since: int = -1,
-                     reads: Reads | None = None) -> None:
+                     reads: Reads | None = None, on_frame: Any = None) -> None:
     """Sends the view now and after every change, framed once for every socket of its audience and written
     straight to the wire where uvicorn's wsproto serves the socket (``services.gateway.fanout``). A client
     reconnecting with ``?since=N`` gets the current view only if it is newer than N, then every change; with
     ``?from=N`` (and ``reads``), the history entries it missed first (see the module). A seat's socket holds its
-    presence while it is open (``reads.presence``): the views pushed, its own first, show it connected."""
+    presence while it is open (``reads.presence``): the views pushed, its own first, show it connected.
+    ``on_frame``: given each frame the client sends (``Commands.on_frame``)."""
     prelude = None
     patches = patching(socket)
     if reads is not None:
@@ -144,10 +264,10 @@ async def push_views(updates: Updates, socket: WebSocket, game_id: str, seat: in
             async def prelude() -> int | None:
                 return await catch_up(reads, socket, game_id, seat, start)
     if seat is None or reads is None or reads.presence is None:
-        await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude, patches)
+        await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude, patches, on_frame)
         return
     async with reads.presence.socket(game_id, seat):
-        await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude, patches)
+        await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude, patches, on_frame)
 
 
 CATCH_UP_PAGE = 500  # history entries per frame of a ?from= catch-up

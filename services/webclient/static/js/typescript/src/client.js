@@ -117,6 +117,8 @@ export class Seat {
     version = null;
     /** Signs the POSTs to the join's webhook (null without one). */
     webhookSecret = null;
+    /** follow(…, { commands: true }): the socket send() uses while it is open. */
+    linked = null;
     constructor(client, gameId, seat, token) {
         this.client = client;
         this.gameId = gameId;
@@ -147,8 +149,30 @@ export class Seat {
         return this.client.transport.json("GET", `${this.path}/history`, { query: { after, limit }, token: this.token });
     }
     /** Sends a command (one of the view's `legal`, as it is); resent with the same command id: never applied twice.
-     * Refused: SoukError (422 the rule's code, 409 stale, ...). */
-    send(command, options = {}) {
+     * Refused: SoukError (422 the rule's code, 409 stale, ...). While a follow of this handle opened with
+     * `{ commands: true }` is open, the command goes on its socket (the same answers and errors); a socket that is
+     * not open, or lost before the answer, and a failure a resend may cure: over HTTP, with the same command id. */
+    async send(command, options = {}) {
+        const linked = this.linked;
+        if (linked !== null && linked.canSend) {
+            const expected = options.expectedVersion === undefined ? this.version : options.expectedVersion;
+            const frame = { type: "souk.Command", command_id: options.commandId ?? randomId(), command };
+            if (expected !== null)
+                frame.expected_version = expected;
+            const answer = await linked.command(frame, this.client.transport.timeoutMs);
+            if (answer !== null) {
+                if (answer.status === 200 && answer.reply) {
+                    if (answer.reply.status === "accepted" && answer.reply.version)
+                        this.saw(answer.reply.version);
+                    return answer.reply;
+                }
+                const error = new SoukError(answer.status, answer.error?.code ?? "bad_answer", answer.error?.message ?? "", answer.retry_after ?? null);
+                if (!error.retryable)
+                    throw error;
+            }
+            return this.post("commands", { command }, { ...options, commandId: frame.command_id,
+                expectedVersion: expected });
+        }
         return this.post("commands", { command }, options);
     }
     /** Takes back this seat's last command(s): back to `toVersion` (one of the view's `undo.to_versions`). */
@@ -176,9 +200,21 @@ export class Seat {
         seat.saw(rematch.version);
         return seat;
     }
-    /** This seat's views, live (see Follow). */
+    /** This seat's views, live (see Follow); `{ commands: true }`: send() goes over its socket while it is open. */
     follow(handlers, options = {}) {
-        return this.client.follower(`${this.path}/ws?token=${enc(this.token)}`, handlers, options, (version) => this.saw(version));
+        const follower = this.client.follower(`${this.path}/ws?token=${enc(this.token)}`, handlers, options, (version) => this.saw(version));
+        if (!options.commands)
+            return follower;
+        this.linked = follower;
+        return {
+            close: () => {
+                if (this.linked === follower)
+                    this.linked = null;
+                follower.close();
+            },
+            get status() { return follower.status; },
+            get version() { return follower.version; },
+        };
     }
     async post(route, body, options) {
         const expected = options.expectedVersion === undefined ? this.version : options.expectedVersion;

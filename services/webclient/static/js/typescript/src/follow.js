@@ -35,6 +35,8 @@ export class Follower {
     opening = null; // gives up a connection that does not open
     delay;
     Socket;
+    // commands sent on the socket, waiting for their answer, by command id (null: the socket was lost first)
+    waiting = new Map();
     constructor(config, handlers, options = {}) {
         this.config = config;
         this.handlers = handlers;
@@ -51,6 +53,41 @@ export class Follower {
     }
     get version() {
         return this.newest;
+    }
+    /** Sends a command frame on the open socket; its answer, or null when the socket is not open, is lost before the
+     * answer, or none comes within `timeoutMs` (then send it over HTTP, with the same command id). */
+    command(frame, timeoutMs) {
+        const socket = this.socket;
+        if (socket === null || socket.readyState !== 1 || socket.send === undefined || this.state !== "open") {
+            return Promise.resolve(null);
+        }
+        return new Promise((resolve) => {
+            const timer = setTimeout(() => done(null), timeoutMs);
+            const done = (answer) => {
+                clearTimeout(timer);
+                if (this.waiting.get(frame.command_id) === done)
+                    this.waiting.delete(frame.command_id);
+                resolve(answer);
+            };
+            this.waiting.get(frame.command_id)?.(null); // the same id sent again: the newer send waits for the answer
+            this.waiting.set(frame.command_id, done);
+            try {
+                socket.send(JSON.stringify(frame));
+            }
+            catch {
+                done(null);
+            }
+        });
+    }
+    /** Whether a command would go on the socket now. */
+    get canSend() {
+        return this.socket !== null && this.socket.readyState === 1 && this.state === "open";
+    }
+    dropWaiting() {
+        const waiting = [...this.waiting.values()];
+        this.waiting.clear();
+        for (const done of waiting)
+            done(null);
     }
     close() {
         if (this.state === "closed")
@@ -70,6 +107,8 @@ export class Follower {
         this.opening = null;
     }
     setStatus(status, detail) {
+        if (status !== "open")
+            this.dropWaiting();
         this.state = status;
         this.handlers.onStatus?.(status, detail);
     }
@@ -128,6 +167,7 @@ export class Follower {
     }
     /** The connection is lost (or never made): "down", and connect again after the backoff. */
     lost(detail) {
+        this.dropWaiting();
         if (this.state === "closed")
             return;
         this.setStatus("down", detail);
@@ -153,6 +193,11 @@ export class Follower {
         }
         catch {
             this.resync("a frame that is not JSON");
+            return;
+        }
+        if (frame.type === "souk.CommandAnswer") { // the answer to a command sent on this socket
+            const answer = frame;
+            this.waiting.get(answer.command_id)?.(answer);
             return;
         }
         if ("next_after" in frame) {
