@@ -66,6 +66,9 @@ LISTENER_RECONNECTS = Counter("souk_listener_reconnects", "Times the gateway's p
                               "after losing its connection", ["listener"])
 HTTP_REQUESTS = Counter("souk_http_requests", "HTTP requests the gateway answered, by method, route template "
                         "(unmatched: no route) and status", ["method", "route", "status"])
+SOCKET_COMMANDS = Counter("souk_socket_commands", "Command frames the gateway answered on a seat's WebSocket (no HTTP "
+                          "request: souk_http_requests does not count them), by the answer's status and error code "
+                          "(empty when accepted)", ["status", "code"])
 HTTP_DURATION = Histogram("souk_http_request_duration_seconds", "How long the gateway took to answer an HTTP request "
                           "(from its head to the end of the answer), by method and route template",
                           ["method", "route"],

@@ -181,3 +181,31 @@ async def test_a_seat_given_back_loses_its_sockets_commands(ws_url):
             await ws.send_text(frame({"type": "yspahan.Pass"}, "gone"))
             answer = await answer_of(ws)
             assert (answer["status"], answer["error"]["code"]) == (401, "bad_token")
+
+
+def socket_commands(metrics: str) -> dict[tuple[str, str], float]:
+    """``souk_socket_commands_total`` by (status, code) from the gateway's /metrics."""
+    counted = {}
+    for line in metrics.splitlines():
+        if line.startswith("souk_socket_commands_total{"):
+            labels, value = line[len("souk_socket_commands_total{"):].split("} ")
+            named = dict(part.split("=", 1) for part in labels.split(","))
+            counted[(named["status"].strip('"'), named["code"].strip('"'))] = float(value)
+    return counted
+
+
+async def test_the_commands_a_socket_carries_are_counted_by_status_and_code_in_the_metrics(ws_url):
+    """A POST is counted by souk_http_requests; a command on a socket has no HTTP request: it has its own counter."""
+    async with httpx.AsyncClient(base_url=ws_url, timeout=30) as client:
+        before = socket_commands((await client.get("/metrics")).text)
+        game_id, tokens, view = await started(client)
+        seat = view["flow"]["awaiting"][0]
+        async with await seat_socket(ws_url, client, game_id, seat, tokens[seat]) as ws:
+            mine = json.loads(await ws.receive_text())
+            await ws.send_text(frame(mine["legal"][0], expected_version=mine["version"]))
+            assert (await answer_of(ws))["status"] == 200
+            await ws.send_text("not json")
+            assert (await answer_of(ws))["error"]["code"] == "bad_frame"
+        after = socket_commands((await client.get("/metrics")).text)
+    assert after.get(("200", ""), 0) - before.get(("200", ""), 0) == 1
+    assert after.get(("400", "bad_frame"), 0) - before.get(("400", "bad_frame"), 0) == 1

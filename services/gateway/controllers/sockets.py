@@ -37,6 +37,7 @@ from services.gateway.inputs import _decoder, decode, in_range
 from services.gateway.listeners import Updates
 from services.gateway.openapi import AllowingController
 from services.gateway.stores import Reads
+from services.runtime import metrics
 from services.store import keys
 from services.store.codec import encoder
 
@@ -140,6 +141,7 @@ class Commands:
                              retry_after=int(retry) if retry and retry.isdigit() else None)
 
     async def _answer(self, answer: CommandAnswer) -> None:
+        metrics.SOCKET_COMMANDS.labels(str(answer.status), answer.error.code if answer.error else "").inc()
         payload = _encode(answer)
         if self.wire is False:
             self.wire = fanout.wire_of(self.socket)
