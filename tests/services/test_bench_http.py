@@ -35,7 +35,9 @@ def test_the_play_mode_plays_games_over_http_and_prints_sane_figures_with_the_cp
     assert figures["pushes_per_command"] >= 1 and figures["bytes_per_push"] > 100
     calls = figures["redis_calls_per_command"]
     assert calls["redis_events"]["xadd"] >= 1 and calls["redis_events"]["(reads)"] >= 1
-    assert calls["redis_views"]["(reads)"] >= 1 and "info" not in calls["redis_events"]
+    # the read store's round trips: the projector's writes and the gateway's presence (views come pushed, not read
+    # back, since the push merge: under one a command when the projector batches)
+    assert calls["redis_views"]["(reads)"] > 0 and "info" not in calls["redis_events"]
 
 
 def test_send_ws_plays_with_commands_sent_on_the_seats_sockets_and_says_so():
