@@ -98,13 +98,20 @@ def answer_of(exc: BaseException) -> ApiError | None:
     return store_unavailable(found) if found is not None else None
 
 
-def on_crash(request: Request, exc: Exception) -> Response:
+def crash_answer(exc: BaseException) -> ApiError:
+    """The answer to an exception that is no ApiError, logged: a store's refusal (not our fault, and the client
+    may retry) as ``store_unavailable``, anything else (a bug) as 500 ``internal_error``. The route's exception
+    handler, its fast path and a socket's command frames all answer this way."""
     found = refusal(exc)
-    if found is not None:  # the store refused or is away: not our fault, and the client may retry
+    if found is not None:
         log.warning("store_unavailable", condition=found.condition, error=str(exc))
-        return on_api_error(request, store_unavailable(found))
+        return store_unavailable(found)
     log.exception("gateway_error", error=str(exc))
-    return error_response(HTTP_500_INTERNAL_SERVER_ERROR, "internal_error", "the server failed; the request may be retried")
+    return ApiError(HTTP_500_INTERNAL_SERVER_ERROR, "internal_error", "the server failed; the request may be retried")
+
+
+def on_crash(request: Request, exc: Exception) -> Response:
+    return on_api_error(request, crash_answer(exc))
 
 
 def raise_if_rejected(reply: Reply) -> None:

@@ -26,16 +26,13 @@ import re
 from typing import Any
 
 import msgspec
-import structlog
 from litestar._asgi.utils import is_valid_host
 
 from contracts.api import MAX_BODY_BYTES, ApiErrorBody, CommandRequest
-from services.gateway.errors import ApiError, store_unavailable
+from services.gateway.errors import ApiError, crash_answer
 from services.gateway.inputs import _decoder, decode
 from services.runtime import tracing
-from services.store.refusals import refusal
 
-log = structlog.get_logger("souk.gateway")
 
 _PATH = re.compile(r"/games/([^/]+)/seats/([0-9]{1,18})/commands")
 _JSON = (b"content-type", b"application/json")
@@ -119,16 +116,9 @@ def commands_fast_path(app: Any, gateway: Any, path_template: str, enabled: bool
             await _send_json(send, exc.status_code, _encode(ApiErrorBody(exc.code, exc.message)), exc.headers)
             return
         except Exception as exc:  # noqa: BLE001 - as errors.on_crash answers it
-            found = refusal(exc)
-            if found is not None:
-                log.warning("store_unavailable", condition=found.condition, error=str(exc))
-                answer = store_unavailable(found)
-                await _send_json(send, answer.status_code, _encode(ApiErrorBody(answer.code, answer.message)),
-                                 answer.headers)
-                return
-            log.exception("gateway_error", error=str(exc))
-            await _send_json(send, 500, _encode(ApiErrorBody(
-                "internal_error", "the server failed; the request may be retried")))
+            answer = crash_answer(exc)
+            await _send_json(send, answer.status_code, _encode(ApiErrorBody(answer.code, answer.message)),
+                             answer.headers)
             return
         await _send_json(send, 200, _encode(reply))
 

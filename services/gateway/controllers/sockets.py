@@ -24,7 +24,6 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-import structlog
 from litestar import WebSocket, websocket
 from litestar.params import FromPath
 
@@ -32,7 +31,7 @@ from contracts.api import COMMAND_FRAME, MAX_BODY_BYTES, MAX_INT, ApiErrorBody, 
 from contracts.readmodels import HistoryPage
 from services.gateway import fanout
 from services.gateway.dependencies import Gateway, GatewayDep
-from services.gateway.errors import ApiError, answer_of, not_an_integer
+from services.gateway.errors import ApiError, answer_of, crash_answer, not_an_integer
 from services.gateway.inputs import _decoder, decode, in_range
 from services.gateway.listeners import Updates
 from services.gateway.openapi import AllowingController
@@ -41,7 +40,6 @@ from services.runtime import metrics
 from services.store import keys
 from services.store.codec import encoder
 
-log = structlog.get_logger("souk.gateway")
 
 class SocketsController(AllowingController):
     path = "/games/{game_id:str}"
@@ -130,12 +128,7 @@ class Commands:
 
     @staticmethod
     def _refusal(command_id: str, exc: Exception) -> CommandAnswer:
-        answer = answer_of(exc)
-        if answer is None:
-            log.exception("gateway_error", error=str(exc))
-            answer = ApiError(500, "internal_error", "the server failed; the command may be resent")
-        elif answer.code == "store_unavailable":
-            log.warning("store_unavailable", error=str(exc))
+        answer = exc if isinstance(exc, ApiError) else crash_answer(exc)
         retry = (answer.headers or {}).get("Retry-After")
         return CommandAnswer(command_id, answer.status_code, error=ApiErrorBody(answer.code, answer.message),
                              retry_after=int(retry) if retry and retry.isdigit() else None)
