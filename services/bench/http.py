@@ -21,7 +21,8 @@ game ends, a new one starts and the sockets move to it.
 Setup (create, join) goes through the project's SDK (``services.client``); the measured path (command POSTs,
 pushed frames) uses a lean HTTP/1.1 keep-alive client and a lean WebSocket reader written on asyncio's
 protocols, so that the load generator's own cost (httpx costs several hundred µs a request) does not set the
-figures. Rate limits are turned off on the server under test (every client is 127.0.0.1).
+figures; for the same reason a driver plays its window with the garbage collector off (``_collector_paused``).
+Rate limits are turned off on the server under test (every client is 127.0.0.1).
 
 CPU per process: /proc/<pid>/stat for the server processes, the drivers and each redis-server, over the measured
 window only; ``cpu_us_per_command`` divides it by the commands measured. ``redis_calls_per_command`` (play): each
