@@ -9,6 +9,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from services.bench import http as driver
 from services.cli.bench import http as bench
 
 
@@ -88,3 +89,28 @@ def test_the_command_is_a_click_command_with_its_defaults_in_the_help():
     assert "--rate FLOAT RANGE" in text and "--sockets" in text and "[default: 64;" in text
     refused = CliRunner().invoke(bench.command, ["--games", "0"])
     assert refused.exit_code == 2 and "--games" in refused.output
+
+
+def test_a_driver_plays_its_window_without_the_garbage_collector_and_turns_it_back_on_after(monkeypatch):
+    """The driver's own collections would stop its loop mid-window and be timed as the server's latency."""
+    import asyncio
+    import gc
+    import queue
+
+    seen: list[bool] = []
+
+    async def drive_games(base, config, window, stats, ready):
+        ready.set()
+        while window.start == float("inf"):  # until the driver is told the window
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)
+        seen.append(gc.isenabled())
+
+    monkeypatch.setattr(driver, "drive_games", drive_games)
+    control, results = queue.Queue(), queue.Queue()
+    control.put((0.0, 1.0))
+    assert gc.isenabled()
+    asyncio.run(driver._driver("http://127.0.0.1:1", {"index": 0, "mode": "play"}, control, results))
+    assert seen == [False]
+    assert gc.isenabled()
+    assert [results.get_nowait()[0], results.get_nowait()[0]] == ["ready", "done"]
