@@ -245,7 +245,7 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: Pipel
         env = CommandEnvelope(f"{run_id}-{sent[0]}", game_id, raw, seat=seat, token_hash=token_hash,
                               reply_to=channel, sent_at=time.time(), expected_version=expected_version,
                               traceparent=tracing.child())  # as the gateway sends every command
-        await redis.call("XADD", keys.COMMANDS, "*", "c", encoder.encode(env))
+        await redis.call("XADD", keys.commands(keys.partition(game_id)), "*", "c", encoder.encode(env))
 
     async def new_game() -> None:
         game_id = uuid.uuid4().hex[:12]

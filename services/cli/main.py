@@ -538,6 +538,31 @@ def bench() -> None:
 
 
 @cli.group()
+def store() -> None:
+    """The event store."""
+
+
+@store.command()
+@store_options
+@click.pass_context
+def migrate(ctx: click.Context, **options: Any) -> None:
+    """Rename an event store's keys of the layout of before partitions to the partitions' (one partition; the
+    services must be stopped). A store that has its partitions is left as it is."""
+    from services.cli.stores import StoreError, migrate as migrate_store, resolve
+    from services.embedded.folder import EmbeddedError
+
+    try:
+        settings = resolve(settings_of(ctx, **options))
+        renamed = migrate_store(settings)
+    except (StoreError, EmbeddedError) as exc:
+        raise OperatorError(str(exc)) from None
+    if renamed is None:
+        click.echo("the event store has its partitions already: nothing to migrate")
+    else:
+        click.echo(f"renamed {renamed[0]} partition keys and {renamed[1]} game keys: the event store has 1 partition")
+
+
+@cli.group()
 def projections() -> None:
     """The read models."""
 
@@ -568,7 +593,8 @@ def rebuild(ctx: click.Context, force: bool, progress: bool | None, **options: A
                                     "first (or pass --force)")
             projector = Projector(views, RedisEventStore(events), snapshot_every=settings.snapshot_every)
             try:
-                with Progress(await events.zcard(keys.GAMES), "projecting games", progress) as bar:
+                games = sum([await events.zcard(keys.games(p)) for p in keys.PARTITIONS])
+                with Progress(games, "projecting games", progress) as bar:
                     return await projector.rebuild(progress=bar.advance)
             finally:
                 await projector.aclose()
@@ -585,11 +611,12 @@ async def _active_projectors(redis) -> list[str]:
     from services.store.streams import consumer_groups, idle_ms
 
     active = []
-    for group in await consumer_groups(redis, keys.EVENTS):  # `projector`, or `projector:i/N` for a partition
-        if group == keys.PROJECTOR_GROUP or group.startswith(f"{keys.PROJECTOR_GROUP}:"):
-            active += [c["name"].decode() if isinstance(c["name"], bytes) else c["name"]
-                       for c in await redis.xinfo_consumers(keys.EVENTS, group) if idle_ms(c) < 60_000]
-    return active
+    for stream in map(keys.events, keys.PARTITIONS):
+        for group in await consumer_groups(redis, stream):  # `projector`, or `projector:i/N` for a partition
+            if group == keys.PROJECTOR_GROUP or group.startswith(f"{keys.PROJECTOR_GROUP}:"):
+                active += [c["name"].decode() if isinstance(c["name"], bytes) else c["name"]
+                           for c in await redis.xinfo_consumers(stream, group) if idle_ms(c) < 60_000]
+    return sorted(set(active))
 
 
 # --- errors -----------------------------------------------------------------------------------------------------
