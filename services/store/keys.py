@@ -10,12 +10,12 @@ partition's hash tag (``souk:{p3}:game:<id>``): each partition has its own comma
 index, refusals, deadline index and webhook outbox, so all that one Lua script or transaction touches for a game
 lives in one Redis Cluster slot. The keys no script touches with a game's keys stay global: ``PARKED`` (the
 engine's parked commands), ``TOKEN_SECRET``, ``request`` (a create request's game id), ``ARCHIVED`` (tombstones),
-``replies`` (pub/sub), and the whole read store (views, history, lobby...: the projector's write script touches a
-game's read models with the lobby, one global hash; per-partition lobbies merged by the gateway would be its
-cluster-safe form, not done yet).
+``replies`` (pub/sub), the open games' expiry cursor (``services.engine.upkeep``), and the whole read store
+(views, history, lobby...: the projector's write script touches a game's read models with the lobby, one global
+hash; per-partition lobbies merged by the gateway would be its cluster-safe form, not done yet).
 
-Stores made before the partitions (no ``partitions`` in their role hash) have the old names (``OLD_LAYOUT``):
-``souk store migrate`` renames their keys to these.
+Stores made before the partitions (no ``partitions`` in their role hash) have the old names
+(``services.cli.stores.OLD_GLOBAL`` and ``OLD_GAME``): ``souk store migrate`` renames their keys to these.
 """
 
 from __future__ import annotations
