@@ -384,15 +384,19 @@ def _listen_processes(sock: socket.socket, settings: Settings) -> None:
     """uvicorn's process manager (``uvicorn.supervisors.Multiprocess``) on the bound socket: ``gateway_processes``
     children, each building the app from the environment (``services.gateway.app.from_env``) and accepting on
     the one socket; one that dies is started again; SIGTERM or SIGINT stops them all. The children get the stores
-    this process resolved (the data folder's embedded Redis included) and its log settings."""
+    this process resolved (the data folder's embedded Redis included), the event store's partitions and its log
+    settings."""
     import os
 
     from uvicorn.supervisors import Multiprocess
 
     from services.gateway.protocols import uvicorn_config
 
+    from services.store import keys
+
     os.environ.update({"REDIS_URL": settings.redis_url, "SOUK_VIEWS_REDIS_URL": settings.views_url,
-                       "SOUK_LOG_LEVEL": settings.log_level, "SOUK_LOG_FORMAT": settings.log_format})
+                       "SOUK_LOG_LEVEL": settings.log_level, "SOUK_LOG_FORMAT": settings.log_format,
+                       "SOUK_PARTITIONS": str(len(keys.PARTITIONS))})  # the store's, read by its check
     config = uvicorn_config("services.gateway.app:from_env", settings, factory=True,
                             workers=settings.gateway_processes, log_level="warning", log_config=None)
     url = _url(sock)
