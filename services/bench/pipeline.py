@@ -159,8 +159,10 @@ async def _redis_cpu(redis: Resp) -> float:
 
 
 async def bench_pipeline(args: Pipeline, seats: int) -> dict:
+    from services.cli.stores import check
     from services.embedded.redis import embedded_redis
     from services.embedded.redis import die_with_parent
+    from services.runtime.config import Settings
 
     # The machine's Python speed, before anything else runs: pipeline figures from different machines compare
     # only through it (the same code has measured 49.5 and 145 games/s here on different days).
@@ -172,6 +174,9 @@ async def bench_pipeline(args: Pipeline, seats: int) -> dict:
         servers = embedded_redis(tmp.name, args.fsync)
         url, views_url = servers[0].url, servers[1].url
     views_url = views_url or url
+    # The stores checked as every `souk` command does: a new event store records SOUK_PARTITIONS, and the driver
+    # queues each game's commands on its partition's stream, as the gateway does.
+    check(Settings.from_env(redis_url=url, views_redis_url=views_url))
     redis, views = Resp(url), Resp(views_url)
     env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning"}
     roles = [("engine", env)] + [("projector", {**env, "SOUK_PROJECTOR_PARTITION": f"{i}/{args.projectors}"})
