@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
@@ -158,11 +159,12 @@ async def _redis_cpu(redis: Resp) -> float:
     return float(values["used_cpu_sys"]) + float(values["used_cpu_user"])
 
 
-async def bench_pipeline(args: Pipeline, seats: int) -> dict:
-    from services.cli.stores import check
+async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str], None] | None = None) -> dict:
+    """``check(events_url, views_url)``: the stores checked as every `souk` command does (``services.cli.stores``,
+    given by the CLI: bench does not import it), so that a new event store records SOUK_PARTITIONS and the driver
+    queues each game's commands on its partition's stream, as the gateway does."""
     from services.embedded.redis import embedded_redis
     from services.embedded.redis import die_with_parent
-    from services.runtime.config import Settings
 
     # The machine's Python speed, before anything else runs: pipeline figures from different machines compare
     # only through it (the same code has measured 49.5 and 145 games/s here on different days).
@@ -174,9 +176,8 @@ async def bench_pipeline(args: Pipeline, seats: int) -> dict:
         servers = embedded_redis(tmp.name, args.fsync)
         url, views_url = servers[0].url, servers[1].url
     views_url = views_url or url
-    # The stores checked as every `souk` command does: a new event store records SOUK_PARTITIONS, and the driver
-    # queues each game's commands on its partition's stream, as the gateway does.
-    check(Settings.from_env(redis_url=url, views_redis_url=views_url))
+    if check is not None:
+        check(url, views_url)
     redis, views = Resp(url), Resp(views_url)
     env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning"}
     roles = [("engine", env)] + [("projector", {**env, "SOUK_PROJECTOR_PARTITION": f"{i}/{args.projectors}"})
