@@ -164,12 +164,17 @@ def control(server: Server) -> Iterator[str]:
         httpd.server_close()
 
 
-def node_test(library: Path, *files: str, env: dict[str, str] | None = None, timeout: float = 900) -> str:
+def node_test(library: Path, *files: str, env: dict[str, str] | None = None, timeout: float = 400) -> str:
     """Runs Node's test runner on ``files`` of clients/typescript/test, one file at a time; asserts it passed."""
-    done = subprocess.run(["node", "--test", "--experimental-websocket", "--test-concurrency=1",
-                           *(str(NODE_TESTS / f) for f in files)],
-                          capture_output=True, text=True, timeout=timeout, check=False, cwd=LIBRARY,
-                          env={**os.environ, "SOUK_CLIENT_DIST": str(library), **(env or {})})
+    # --test-force-exit: a failed test's sockets do not keep Node alive; a hang still shows what Node printed
+    try:
+        done = subprocess.run(["node", "--test", "--test-force-exit", "--experimental-websocket",
+                               "--test-concurrency=1", *(str(NODE_TESTS / f) for f in files)],
+                              capture_output=True, text=True, timeout=timeout, check=False, cwd=LIBRARY,
+                              env={**os.environ, "SOUK_CLIENT_DIST": str(library), **(env or {})})
+    except subprocess.TimeoutExpired as hung:
+        printed = (hung.stdout or b"").decode(errors="replace") if isinstance(hung.stdout, bytes) else hung.stdout or ""
+        pytest.fail(f"Node still running after {timeout} s; it printed:\n{printed[-20000:]}")
     assert done.returncode == 0, done.stdout[-20000:] + done.stderr[-5000:]
     assert "# fail 0" in done.stdout and "# pass 0" not in done.stdout, done.stdout[-5000:]
     return done.stdout
