@@ -137,3 +137,14 @@ def logging_set_up_is_put_back():
     yield
     root.handlers, root.level = handlers, level
     structlog.reset_defaults()
+
+
+@pytest.fixture(autouse=True)
+def partitions_put_back():
+    """A test that uses several partitions (``keys.use``), or runs `souk` in-process (it reads them from its store),
+    leaves the process's partitions as they were (one) for the next test."""
+    from services.store import keys
+
+    before = keys.PARTITIONS
+    yield
+    keys.PARTITIONS = before

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
@@ -158,7 +159,10 @@ async def _redis_cpu(redis: Resp) -> float:
     return float(values["used_cpu_sys"]) + float(values["used_cpu_user"])
 
 
-async def bench_pipeline(args: Pipeline, seats: int) -> dict:
+async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str], None] | None = None) -> dict:
+    """``check(events_url, views_url)``: the stores checked as every `souk` command does (``services.cli.stores``,
+    given by the CLI: bench does not import it), so that a new event store records SOUK_PARTITIONS and the driver
+    queues each game's commands on its partition's stream, as the gateway does."""
     from services.embedded.redis import embedded_redis
     from services.embedded.redis import die_with_parent
 
@@ -172,6 +176,8 @@ async def bench_pipeline(args: Pipeline, seats: int) -> dict:
         servers = embedded_redis(tmp.name, args.fsync)
         url, views_url = servers[0].url, servers[1].url
     views_url = views_url or url
+    if check is not None:
+        check(url, views_url)
     redis, views = Resp(url), Resp(views_url)
     env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning"}
     roles = [("engine", env)] + [("projector", {**env, "SOUK_PROJECTOR_PARTITION": f"{i}/{args.projectors}"})
@@ -245,7 +251,7 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: Pipel
         env = CommandEnvelope(f"{run_id}-{sent[0]}", game_id, raw, seat=seat, token_hash=token_hash,
                               reply_to=channel, sent_at=time.time(), expected_version=expected_version,
                               traceparent=tracing.child())  # as the gateway sends every command
-        await redis.call("XADD", keys.COMMANDS, "*", "c", encoder.encode(env))
+        await redis.call("XADD", keys.commands(keys.partition(game_id)), "*", "c", encoder.encode(env))
 
     async def new_game() -> None:
         game_id = uuid.uuid4().hex[:12]

@@ -52,7 +52,7 @@ async def play(engine, projector, events: aioredis.Redis, title: str, seats: int
     games' server seed, chosen (they are then ``unfair``): with ``rng``, the same games every time."""
     from services.store.streams import ensure_group
 
-    await ensure_group(events, keys.EVENTS, keys.PROJECTOR_GROUP)
+    await ensure_group(events, keys.events(0), keys.PROJECTOR_GROUP)
     ids = [uuid.uuid4().hex[:12] for _ in range(count)]
 
     def envelope(game_id: str, body: Any, seat: int | None, token: str | None = None) -> CommandEnvelope:
@@ -88,12 +88,12 @@ async def project_all(events: aioredis.Redis, projector, consumer: str = "bench"
     """Projects what the projector group has not read of ``souk:events`` yet (as a projector worker would), then
     returns."""
     while True:
-        read = await events.xreadgroup(keys.PROJECTOR_GROUP, consumer, {keys.EVENTS: ">"}, count=1000)
+        read = await events.xreadgroup(keys.PROJECTOR_GROUP, consumer, {keys.events(0): ">"}, count=1000)
         if not read:
             return
         entries = read[0][1]
         await projector.handle([fields for _, fields in entries])
-        await events.xack(keys.EVENTS, keys.PROJECTOR_GROUP, *[i for i, _ in entries])
+        await events.xack(keys.events(0), keys.PROJECTOR_GROUP, *[i for i, _ in entries])
 
 
 async def _usage(client: aioredis.Redis, key: str | bytes) -> int:
@@ -121,7 +121,7 @@ async def measure(events: aioredis.Redis, views: aioredis.Redis, by_title: dict[
                 volatile[owner].add(kind)
     result: dict[str, Any] = {}
     lengths = dict(zip(games, await asyncio.gather(*(events.xlen(keys.game_stream(g)) for g in games))))
-    bus = shared.pop(f"events:{keys.EVENTS}", 0)  # souk:events: charged to each game by its events
+    bus = shared.pop(f"events:{keys.events(0)}", 0)  # souk:events: charged to each game by its events
     shared_share = sum(shared.values()) / max(1, len(games))
     for title, ids in by_title.items():
         kinds: dict[str, float] = defaultdict(float)
@@ -131,7 +131,7 @@ async def measure(events: aioredis.Redis, views: aioredis.Redis, by_title: dict[
                 kinds[kind] += size / len(ids)
                 if kind in volatile[g]:
                     cache += size / len(ids)
-            kinds[f"{keys.EVENTS} (its entries' share)"] += bus * lengths[g] / max(1, sum(lengths.values())) / len(ids)
+            kinds[f"{keys.events(0)} (its entries' share)"] += bus * lengths[g] / max(1, sum(lengths.values())) / len(ids)
         kinds["lobby, indexes, souk:games... (an equal share)"] = shared_share
         total = sum(kinds.values())
         events_per_game = sum(lengths[g] for g in ids) / len(ids)
@@ -139,7 +139,7 @@ async def measure(events: aioredis.Redis, views: aioredis.Redis, by_title: dict[
                          "bytes_per_game": round(total), "cache_bytes": round(cache),
                          "steady_bytes_per_game": round(total - cache),
                          "by_kind": {k: round(v) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])}}
-    result["shared_keys"] = {f"events:{keys.EVENTS}": bus, **dict(sorted(shared.items(), key=lambda kv: -kv[1]))}
+    result["shared_keys"] = {f"events:{keys.events(0)}": bus, **dict(sorted(shared.items(), key=lambda kv: -kv[1]))}
     return result
 
 
@@ -190,7 +190,7 @@ async def _upkeep(events: aioredis.Redis) -> None:
     with contextlib.suppress(ImportError):
         from services.store.streams import trim_read
 
-        await trim_read(events, keys.EVENTS)
+        await trim_read(events, keys.events(0))
 
 
 async def _used(client: aioredis.Redis) -> int:

@@ -42,7 +42,8 @@ def command(ctx: click.Context, older_than: str, out: str, progress: bool | None
 async def _run(events_url: str, views_url: str, seconds: float, out: Path, progress: bool | None = None) -> Report:
     events, views = aioredis.Redis.from_url(events_url), aioredis.Redis.from_url(views_url or events_url)
     try:
-        candidates = await events.zcount(keys.GAMES, "-inf", repr(time.time() - seconds))
+        candidates = sum([await events.zcount(keys.games(p), "-inf", repr(time.time() - seconds))
+                          for p in keys.PARTITIONS])
         with Progress(candidates, "archiving games", progress) as bar:
             return await archive(events, views, seconds, out, progress=bar.advance)
     finally:

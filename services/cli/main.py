@@ -384,15 +384,19 @@ def _listen_processes(sock: socket.socket, settings: Settings) -> None:
     """uvicorn's process manager (``uvicorn.supervisors.Multiprocess``) on the bound socket: ``gateway_processes``
     children, each building the app from the environment (``services.gateway.app.from_env``) and accepting on
     the one socket; one that dies is started again; SIGTERM or SIGINT stops them all. The children get the stores
-    this process resolved (the data folder's embedded Redis included) and its log settings."""
+    this process resolved (the data folder's embedded Redis included), the event store's partitions and its log
+    settings."""
     import os
 
     from uvicorn.supervisors import Multiprocess
 
     from services.gateway.protocols import uvicorn_config
 
+    from services.store import keys
+
     os.environ.update({"REDIS_URL": settings.redis_url, "SOUK_VIEWS_REDIS_URL": settings.views_url,
-                       "SOUK_LOG_LEVEL": settings.log_level, "SOUK_LOG_FORMAT": settings.log_format})
+                       "SOUK_LOG_LEVEL": settings.log_level, "SOUK_LOG_FORMAT": settings.log_format,
+                       "SOUK_PARTITIONS": str(len(keys.PARTITIONS))})  # the store's, read by its check
     config = uvicorn_config("services.gateway.app:from_env", settings, factory=True,
                             workers=settings.gateway_processes, log_level="warning", log_config=None)
     url = _url(sock)
@@ -538,6 +542,31 @@ def bench() -> None:
 
 
 @cli.group()
+def store() -> None:
+    """The event store."""
+
+
+@store.command()
+@store_options
+@click.pass_context
+def migrate(ctx: click.Context, **options: Any) -> None:
+    """Rename an event store's keys of the layout of before partitions to the partitions' (one partition; the
+    services must be stopped). A store that has its partitions is left as it is."""
+    from services.cli.stores import StoreError, migrate as migrate_store, resolve
+    from services.embedded.folder import EmbeddedError
+
+    try:
+        settings = resolve(settings_of(ctx, **options))
+        renamed = migrate_store(settings)
+    except (StoreError, EmbeddedError) as exc:
+        raise OperatorError(str(exc)) from None
+    if renamed is None:
+        click.echo("the event store has its partitions already: nothing to migrate")
+    else:
+        click.echo(f"renamed {renamed[0]} partition keys and {renamed[1]} game keys: the event store has 1 partition")
+
+
+@cli.group()
 def projections() -> None:
     """The read models."""
 
@@ -568,7 +597,8 @@ def rebuild(ctx: click.Context, force: bool, progress: bool | None, **options: A
                                     "first (or pass --force)")
             projector = Projector(views, RedisEventStore(events), snapshot_every=settings.snapshot_every)
             try:
-                with Progress(await events.zcard(keys.GAMES), "projecting games", progress) as bar:
+                games = sum([await events.zcard(keys.games(p)) for p in keys.PARTITIONS])
+                with Progress(games, "projecting games", progress) as bar:
                     return await projector.rebuild(progress=bar.advance)
             finally:
                 await projector.aclose()
@@ -585,11 +615,12 @@ async def _active_projectors(redis) -> list[str]:
     from services.store.streams import consumer_groups, idle_ms
 
     active = []
-    for group in await consumer_groups(redis, keys.EVENTS):  # `projector`, or `projector:i/N` for a partition
-        if group == keys.PROJECTOR_GROUP or group.startswith(f"{keys.PROJECTOR_GROUP}:"):
-            active += [c["name"].decode() if isinstance(c["name"], bytes) else c["name"]
-                       for c in await redis.xinfo_consumers(keys.EVENTS, group) if idle_ms(c) < 60_000]
-    return active
+    for stream in map(keys.events, keys.PARTITIONS):
+        for group in await consumer_groups(redis, stream):  # `projector`, or `projector:i/N` for a partition
+            if group == keys.PROJECTOR_GROUP or group.startswith(f"{keys.PROJECTOR_GROUP}:"):
+                active += [c["name"].decode() if isinstance(c["name"], bytes) else c["name"]
+                           for c in await redis.xinfo_consumers(stream, group) if idle_ms(c) < 60_000]
+    return sorted(set(active))
 
 
 # --- errors -----------------------------------------------------------------------------------------------------

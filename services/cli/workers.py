@@ -67,7 +67,7 @@ class Workers:
                                      settings.outcome_window)
         # The engine's entries are acknowledged by the appends that answer them (one script: no XACK of their own)
         self.engine = Engine(self.redis, self.store, snapshot_every=settings.engine_snapshot_every,
-                             acknowledge=(keys.COMMANDS, keys.ENGINE_GROUP))
+                             acknowledge=keys.ENGINE_GROUP)
         self.partition = Partition.parse(settings.projector_partition)
         self.projector = Projector(self.views_redis, self.store, partition=self.partition,
                                    snapshot_every=settings.snapshot_every, trim_every_s=settings.trim_events_s,
@@ -78,17 +78,21 @@ class Workers:
                                      retry_s=settings.clock_retry_s, batch=settings.clock_batch,
                                      takeover=Takeover(settings.takeover_strategy, settings.takeover_budget))
         self.webhooks = WebhookWorker(self.redis, self.store, settings) if WEBHOOKS in roles else None
-        # The engine's and the projector's reads, each on a lean connection of its own (streams.lean_reads)
+        # The engine's, the projector's and the webhook worker's reads, each on a lean connection of its own
+        # (streams.lean_reads), each one XREADGROUP over every partition's stream.
         self.reads: list[Resp] = []
+        self.commands = [keys.commands(p) for p in keys.PARTITIONS]
+        self.events = [keys.events(p) for p in keys.PARTITIONS]
         if ENGINE in roles:
             batch_subscription(
-                self.broker, keys.COMMANDS, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
+                self.broker, self.commands, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:commands",
                 with_ids=True, acknowledges=True, lean=self._lean_read(),
-                description="Commands (field `c`: CommandEnvelope JSON). The engine decides them, appends the "
-                            "events to souk:game:{id} and souk:events, and answers on the envelope's reply_to.",
+                description="Commands (field `c`: CommandEnvelope JSON), one stream per partition "
+                            "(souk:{pN}:commands). The engine decides them, appends the events to the game's stream "
+                            "and its partition's events stream, and answers on the envelope's reply_to.",
             )
-            self.broker.publisher(stream=keys.EVENTS, title="souk:events (appended by the engine)",
+            self.broker.publisher(stream=self.events[0], title="souk:{pN}:events (appended by the engine)",
                                   description="Every game's events in commit order: fields g (game id), k (game), "
                                               "e (EventEnvelope JSON; see `souk schema`).")
             self.broker.publisher("souk:replies:{gateway}", title="souk:replies",
@@ -96,7 +100,7 @@ class Workers:
                                               "on the command's reply_to channel.")
         if PROJECTOR in roles:
             batch_subscription(
-                self.broker, keys.EVENTS, self.partition.group, f"projector-{settings.consumer}", self.on_events,
+                self.broker, self.events, self.partition.group, f"projector-{settings.consumer}", self.on_events,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:events",
                 with_ids=True, acknowledges=True, lean=self._lean_read(),
                 description="Events (field `e`: EventEnvelope JSON) folded into the read models. Group `projector`, "
@@ -108,8 +112,9 @@ class Workers:
 
         if self.webhooks is not None:
             batch_subscription(
-                self.broker, keys.EVENTS, keys.WEBHOOKS_GROUP, f"webhooks-{settings.consumer}", self.webhooks.handle,
+                self.broker, self.events, keys.WEBHOOKS_GROUP, f"webhooks-{settings.consumer}", self.webhooks.handle,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:events (webhooks)",
+                lean=self._lean_read(),
                 description="Events (field `e`: EventEnvelope JSON) read by the webhook worker (group `webhooks`): "
                             "the notices of games with webhooks go to the outbox (services/webhooks).",
             )
@@ -126,14 +131,17 @@ class Workers:
 
     async def _prepare(self) -> None:
         if ENGINE in self.roles:
-            await ensure_group(self.redis, keys.COMMANDS, keys.ENGINE_GROUP)
+            for stream in self.commands:
+                await ensure_group(self.redis, stream, keys.ENGINE_GROUP)
         if PROJECTOR in self.roles:
-            await ensure_group(self.redis, keys.EVENTS, self.partition.group)
+            for stream in self.events:
+                await ensure_group(self.redis, stream, self.partition.group)
             rebuilt = await self.projector.initialise()
             if rebuilt is not None:
                 log.info("read_store_initialised", games=rebuilt)
         if self.webhooks is not None:
-            await ensure_group(self.redis, keys.EVENTS, keys.WEBHOOKS_GROUP)
+            for stream in self.events:
+                await ensure_group(self.redis, stream, keys.WEBHOOKS_GROUP)
 
     async def start(self) -> None:
         await self.prepare()
@@ -168,10 +176,11 @@ class Workers:
             await asyncio.sleep(self.settings.upkeep_s)
             try:
                 expired = await expire_open_games(self.redis, self.settings.open_game_ttl_s)
-                trimmed = await trim_acknowledged(self.redis, keys.COMMANDS, keys.ENGINE_GROUP)
+                trimmed = sum([await trim_acknowledged(self.redis, stream, keys.ENGINE_GROUP)
+                               for stream in self.commands])
                 forgotten = await self.store.forget_refusals()
                 dropped = []
-                for stream in (keys.COMMANDS, keys.EVENTS):
+                for stream in self.commands + self.events:
                     dropped += await drop_stale_consumers(self.redis, stream, self.settings.stale_consumer_ms)
             except Exception as exc:  # noqa: BLE001 - tried again next time
                 log.warning("upkeep_failed", error=str(exc))
@@ -240,7 +249,7 @@ class Workers:
                 await self.engine.park(None, "envelope_unreadable", str(exc), raw=fields.get(b"c", b""))
                 parked.append(entry.decode())
         if parked:
-            await self.store.acknowledge(keys.COMMANDS, keys.ENGINE_GROUP, parked)
+            await self.store.acknowledge(entries.stream, keys.ENGINE_GROUP, parked)
         await self.engine.handle(envelopes, ids)  # answers each sender on its reply_to channel
 
     async def on_events(self, entries: IdentifiedEntries) -> None:
@@ -248,7 +257,7 @@ class Workers:
         acknowledged in the partition's group with one XACK on the store's lean connection (a batch whose
         projection raised stays pending, and comes again)."""
         await self.projector.handle([fields for _, fields in entries])
-        await self.store.acknowledge(keys.EVENTS, self.partition.group, [entry for entry, _ in entries])
+        await self.store.acknowledge(entries.stream, self.partition.group, [entry for entry, _ in entries])
 
     def asyncapi(self) -> AsyncAPI:
         return AsyncAPI(self.broker, title="Souk streams", version="0.1.0",

@@ -101,7 +101,8 @@ class ClockWorker:
     """Polls the deadline index and sends what is due. ``fire_due`` is one pass (tests call it); ``run`` loops."""
 
     def __init__(self, redis: aioredis.Redis, store: EventStore, *, poll_s: float = 0.05, retry_s: float = 2.0,
-                 batch: int = 100, takeover: Takeover = Takeover(), partition: int = 0) -> None:
+                 batch: int = 100, takeover: Takeover = Takeover(), partitions: tuple[int, ...] | None = None
+                 ) -> None:
         if takeover.name not in STRATEGIES:
             raise ValueError(f"unknown takeover strategy {takeover.name!r}")
         self.redis = redis
@@ -109,7 +110,8 @@ class ClockWorker:
         self.loader = Engine(redis, store, cache_size=1, snapshot_every=0)
         self.poll_s, self.retry_s, self.batch = poll_s, retry_s, batch
         self.takeover = takeover
-        self.partition = partition  # the partition whose deadline index it polls (``keys.deadlines``)
+        # The partitions whose deadline indexes it polls (``keys.deadlines``); None: every partition of the store.
+        self.partitions = partitions
         self._send = redis.register_script(_SEND)
         self._reschedule = redis.register_script(_RESCHEDULE)
         self.sent = 0  # commands sent since the start (tests and logs)
@@ -130,16 +132,24 @@ class ClockWorker:
 
     async def pause(self) -> float:
         """Until the earliest instant in the index (at least a millisecond), or ``poll_s`` if that is later."""
-        first = await self.redis.zrange(keys.deadlines(self.partition), 0, 0, withscores=True)
-        if not first:
+        firsts = [first[0][1] for p in self._partitions()
+                  if (first := await self.redis.zrange(keys.deadlines(p), 0, 0, withscores=True))]
+        if not firsts:
             return self.poll_s
-        return min(self.poll_s, max(0.001, first[0][1] - time.time()))
+        return min(self.poll_s, max(0.001, min(firsts) - time.time()))
+
+    def _partitions(self) -> tuple[int, ...]:
+        return keys.PARTITIONS if self.partitions is None else self.partitions
 
     async def fire_due(self, now: float | None = None) -> int:
         """One pass over the games due at ``now`` (default: this machine's clock); returns how many were due."""
         now = time.time() if now is None else now
-        due = await self.redis.zrangebyscore(keys.deadlines(self.partition), "-inf", repr(now), start=0,
-                                             num=self.batch, withscores=True)
+        due = []
+        for partition in self._partitions():  # up to a batch, the first partitions first
+            due += await self.redis.zrangebyscore(keys.deadlines(partition), "-inf", repr(now), start=0,
+                                                  num=self.batch - len(due), withscores=True)
+            if len(due) >= self.batch:
+                break
         # the games at once: each waits on its own reads (and a bot's thinking), not on the others'
         await asyncio.gather(*(self._fire_one(m.decode() if isinstance(m, bytes) else m, score, now)
                                for m, score in due))
@@ -170,7 +180,8 @@ class ClockWorker:
                                    args=[game_id, repr(score), "" if upcoming is None else repr(upcoming)])
             return 0
         envelopes = [encoder.encode(await self._envelope(game_id, table, d)) for d in dues]
-        sent = await self._send(keys=[keys.game_deadlines(game_id), keys.COMMANDS, keys.game_stream(game_id)],
+        sent = await self._send(keys=[keys.game_deadlines(game_id), keys.commands(keys.partition(game_id)),
+                                      keys.game_stream(game_id)],
                                 args=[game_id, table.version, repr(now + self.retry_s), *envelopes])
         if sent:
             self.sent += len(envelopes)

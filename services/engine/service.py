@@ -160,11 +160,12 @@ def fold_with_since(envelopes: Sequence[EventEnvelope], table: tbl.Table = tbl.E
 
 class Engine:
     def __init__(self, redis: aioredis.Redis, store: EventStore, cache_size: int = 20_000,
-                 snapshot_every: int = 100, acknowledge: tuple[str, str] | None = None) -> None:
+                 snapshot_every: int = 100, acknowledge: str | None = None) -> None:
         self.redis = redis
         self.store = store
-        # (stream, group): ``handle``'s entries are read from that group, and each is acknowledged there when its
-        # command is answered for good, by the append that records its outcome (``Acks``); None: not acknowledged.
+        # A group: ``handle``'s entries are read from that group of their games' partitions' command streams, and
+        # each is acknowledged there when its command is answered for good, by the append that records its outcome
+        # (``Acks``); None: not acknowledged.
         self.acknowledge = acknowledge
         self.snapshot_every = snapshot_every  # a snapshot of a game's slot every this many events (0: none)
         self.cache: Lru[str, Slot] = Lru(cache_size)
@@ -257,9 +258,9 @@ class Engine:
                      entry_ids: Sequence[bytes | str] | None = None) -> list[Reply]:
         """Decide and append a batch; returns one reply per command, in the batch's order. Each reply is also
         published on its command's ``reply_to`` channel (by the store's script, in the append itself).
-        ``entry_ids``: each command's ``souk:commands`` entry id (the workers give them), which orders a seat's
-        commands (``superseded``); without them, commands are decided in the batch's order, unchecked. With them
-        and ``acknowledge``, each entry is acknowledged when its command is answered for good (in its append), and
+        ``entry_ids``: each command's entry id in its game's partition's command stream (the workers give them),
+        which orders a seat's commands (``superseded``); without them, commands are decided in the batch's order,
+        unchecked. With them and ``acknowledge``, each entry is acknowledged when its command is answered for good (in its append), and
         a command that is not (its game kept conflicting, the store failed) stays pending."""
         replies: dict[int, Reply] = {}
         pending = list(enumerate(batch))
@@ -304,7 +305,8 @@ class Engine:
                                            seat=env.seat)
                     await self.park(env, "game_unreadable", str(exc), replies[index])
                 if raw_ids is not None:  # answered (parked): no append will acknowledge it
-                    await self.store.acknowledge(*self.acknowledge, [raw_ids[index] for index, _ in items])
+                    await self.store.acknowledge(keys.commands(keys.partition(game_id)), self.acknowledge,
+                                                 [raw_ids[index] for index, _ in items])
                 continue
             for index, env in items:
                 logs.bind(game_id=game_id, seat=env.seat, command_id=env.command_id,
@@ -321,7 +323,7 @@ class Engine:
         if raw_ids is None:
             results = await self.store.append(appends)
         else:
-            results = await self.store.append(appends, Acks(*self.acknowledge, [raw_ids[i] for i, _, _, _ in decided]))
+            results = await self.store.append(appends, Acks(self.acknowledge, [raw_ids[i] for i, _, _, _ in decided]))
         broken: set[str] = set()
         done: list[tuple[Append, Slot]] = []
         for (index, env, append, reply), result in zip(decided, results):

@@ -19,17 +19,20 @@ _cancel = msgspec.Raw(encoder.encode(CancelGame("expired")))
 
 async def expire_open_games(redis: aioredis.Redis, ttl_s: float, now: float | None = None) -> int:
     """Queues a ``CancelGame("expired")`` for every game created more than ``ttl_s`` ago and not looked at
-    before (a cursor over ``souk:games``' creation times: each game is looked at once). The rules cancel the
-    ones still open and refuse the others; the command id is the same for every engine that sends it, so two
+    before (a cursor over the partitions' games indexes' creation times: each game is looked at once). The rules
+    cancel the ones still open and refuse the others; the command id is the same for every engine that sends it, so two
     engines doing this at once cancel a game once. Returns how many were queued."""
     now = time.time() if now is None else now
     until = now - ttl_s
     cursor = float(await redis.get(EXPIRY_CURSOR) or 0)
     if until <= cursor:
         return 0
-    game_ids = await redis.zrangebyscore(keys.GAMES, f"({cursor!r}", repr(until))
-    for game_id in game_ids:
-        env = CommandEnvelope("platform-expire", game_id.decode(), _cancel)
-        await redis.xadd(keys.COMMANDS, {"c": encoder.encode(env)})
+    queued = 0
+    for partition in keys.PARTITIONS:
+        game_ids = await redis.zrangebyscore(keys.games(partition), f"({cursor!r}", repr(until))
+        for game_id in game_ids:
+            env = CommandEnvelope("platform-expire", game_id.decode(), _cancel)
+            await redis.xadd(keys.commands(partition), {"c": encoder.encode(env)})
+        queued += len(game_ids)
     await redis.set(EXPIRY_CURSOR, repr(until))
-    return len(game_ids)
+    return queued

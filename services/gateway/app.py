@@ -27,6 +27,7 @@ from services.gateway.dependencies import Gateway
 from services.gateway.errors import ApiError, on_api_error, on_crash, on_http, on_validation
 from services.runtime import collector, logs, tracing
 from services.runtime.config import Settings
+from services.store import keys
 
 
 def create_app(settings: Settings, workers: Any = None, fast_commands: bool = True) -> Litestar:
@@ -68,8 +69,10 @@ def create_app(settings: Settings, workers: Any = None, fast_commands: bool = Tr
 
 def from_env() -> Litestar:
     """The app of one of `souk gateway --processes N`'s processes (uvicorn's factory, called in the process): the
-    settings from the environment, which the parent filled with the stores it resolved."""
+    settings from the environment, which the parent filled with the stores it resolved and the event store's
+    partitions it read (``SOUK_PARTITIONS``: the store's, not the setting's)."""
     settings = Settings.from_env()
+    keys.use(settings.partitions)
     logs.configure(settings.log_level, settings.log_format)
     app = create_app(settings)
     collector.tune()  # the app is built: freeze it out of the collector, collect less often (as _listen does)

@@ -38,7 +38,7 @@ class HealthReport(msgspec.Struct):
     status: str  # ok / event_store_out_of_memory / event_store_read_only / event_store_nearly_full / listener_down
     event_store: str  # ok, or its condition (services.store.refusals): out_of_memory, read_only, nearly_full
     read_store: str
-    streams: dict[str, dict[str, Any]]  # souk:commands and souk:events: length, last_id, groups
+    streams: dict[str, dict[str, Any]]  # each partition's commands and events streams: length, last_id, groups
     listeners: dict[str, dict[str, Any]]  # replies, updates: connected, since, reconnects, last_error
     parked: dict[str, Any]  # count, newest
     idle_consumers: list[dict[str, Any]]  # group, consumer, idle_ms, pending
@@ -63,9 +63,11 @@ async def report(stores: Stores, replies: Replies, updates: Updates, settings: S
             found = refusal(exc)
             said = f" ({found.condition})" if found else ""
             raise ApiError(503, "redis_unavailable", f"the {name} Redis does not answer{said}: {exc}") from None
-    streams = {stream: await stream_backlog(events, stream) for stream in (keys.COMMANDS, keys.EVENTS)}
+    every_stream = [s for p in keys.PARTITIONS for s in (keys.commands(p), keys.events(p))]
+    streams = {stream: await stream_backlog(events, stream) for stream in every_stream}
+    # every partition's events stream has the same groups (the workers make them on each)
     warnings = [f"projector partition {p} has never run: its games' views are not kept"
-                for p in Partition.missing(streams[keys.EVENTS]["groups"])]
+                for p in Partition.missing(streams[keys.events(0)]["groups"])]
     listeners = {lst.name: lst.state for lst in (replies, updates)}
     down = [name for name, state in listeners.items() if not state.connected]
     warnings += [f"the {name} listener has no Redis connection since {listeners[name].since}: "
@@ -76,7 +78,7 @@ async def report(stores: Stores, replies: Replies, updates: Updates, settings: S
     if parked["count"]:
         warnings.append(f"{parked['count']} commands are parked in {keys.PARKED}: the engine could not decide "
                         "them (see 'parked')")
-    idle = [c for stream in (keys.COMMANDS, keys.EVENTS)
+    idle = [c for stream in every_stream
             for c in await idle_consumers(events, stream, settings.idle_consumer_ms)]
     warnings += [f"consumer {c['consumer']} of group {c['group']} has not read for {c['idle_ms'] // 1000} s "
                  f"({c['pending']} entries pending)" for c in idle]
@@ -115,13 +117,17 @@ async def webhooks(events) -> dict[str, Any]:
     letters."""
     now = time.time()
     pipe = events.pipeline(transaction=False)
-    pipe.zcard(keys.WEBHOOK_OUTBOX)
-    pipe.zcount(keys.WEBHOOK_OUTBOX, "-inf", repr(now - WEBHOOKS_LATE_S))
-    pipe.zrange(keys.WEBHOOK_OUTBOX, 0, 0, withscores=True)
-    pipe.xlen(keys.WEBHOOK_DEAD)
-    deliveries, overdue, first, dead = await pipe.execute()
-    oldest = max(0.0, now - first[0][1]) if overdue and first else 0.0
-    return {"deliveries": deliveries, "overdue": overdue, "oldest_overdue_s": round(oldest, 1), "dead": dead}
+    for partition in keys.PARTITIONS:
+        pipe.zcard(keys.webhook_outbox(partition))
+        pipe.zcount(keys.webhook_outbox(partition), "-inf", repr(now - WEBHOOKS_LATE_S))
+        pipe.zrange(keys.webhook_outbox(partition), 0, 0, withscores=True)
+        pipe.xlen(keys.webhook_dead(partition))
+    found = await pipe.execute()
+    overdue = sum(found[1::4])
+    firsts = [f[0][1] for f in found[2::4] if f]
+    oldest = max(0.0, now - min(firsts)) if overdue and firsts else 0.0
+    return {"deliveries": sum(found[0::4]), "overdue": overdue, "oldest_overdue_s": round(oldest, 1),
+            "dead": sum(found[3::4])}
 
 
 async def deadlines(events, settings: Settings) -> dict[str, Any]:

@@ -239,7 +239,8 @@ class Replies(_Subscription):
             waiting = self.waiting[key] = _Waiting(env, asyncio.get_running_loop().create_future())
         waiting.senders += 1
         try:
-            await self.hot.call_again_if_lost("XADD", keys.COMMANDS, "*", "c", encoder.encode(env))
+            await self.hot.call_again_if_lost("XADD", keys.commands(keys.partition(env.game_id)), "*", "c",
+                                              encoder.encode(env))
             async with asyncio.timeout(self.timeout):  # no task a wait (asyncio.wait_for makes one)
                 return await asyncio.shield(waiting.answer)
         except TimeoutError:

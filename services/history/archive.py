@@ -101,7 +101,8 @@ async def archive(events: aioredis.Redis, views: aioredis.Redis, older_than_s: f
     report = Report()
     try:
         # a game ends after it was created: only those created before the cutoff can qualify
-        candidates = [g.decode() for g in await events.zrangebyscore(keys.GAMES, "-inf", repr(cutoff))]
+        candidates = [g.decode() for p in keys.PARTITIONS
+                      for g in await events.zrangebyscore(keys.games(p), "-inf", repr(cutoff))]
         for game_id in candidates:
             if progress is not None:
                 progress()
@@ -148,12 +149,15 @@ async def _archive_one(events: aioredis.Redis, views: aioredis.Redis, store: Red
     game = record.header.game
     # its refusals' entries in the refusals index (members '{game}\n{command key}'), from its outcomes' keys
     refused = [f"{game_id}\n{k.decode()}" for k in await events.hkeys(keys.outcomes(game_id))]
+    # The tombstone first (a global key), then the game's keys in one transaction (all in its partition's slot): a
+    # stop between the two leaves a game both kept and tombstoned, archived again by the next run.
+    await events.hset(ARCHIVED, game_id, encoder.encode(stone))
+    partition = keys.partition(game_id)
     pipe = events.pipeline(transaction=True)
-    pipe.hset(ARCHIVED, game_id, encoder.encode(stone))
     pipe.delete(*keys.game_keys(game_id))
     for start in range(0, len(refused), 1000):
-        pipe.zrem(keys.REFUSALS, *refused[start:start + 1000])
-    pipe.zrem(keys.GAMES, game_id)
+        pipe.zrem(keys.refusals(partition), *refused[start:start + 1000])
+    pipe.zrem(keys.games(partition), game_id)
     pipe.zrem(keys.game_deadlines(game_id), game_id)  # a finished game left it with its last append: in case it did not
     await pipe.execute()
     await forget_read_models(views, game_id, game)

@@ -93,7 +93,7 @@ async def wait_projected(events: aioredis.Redis, views: aioredis.Redis, timeout:
     deadline = time.monotonic() + timeout
     behind: list[str] = []
     while True:
-        ids = [g.decode() for g in await events.zrange(keys.GAMES, 0, -1)]
+        ids = [g.decode() for p in keys.PARTITIONS for g in await events.zrange(keys.games(p), 0, -1)]
         pipe = events.pipeline(transaction=False)
         for g in ids:
             pipe.xlen(keys.game_stream(g))
@@ -120,9 +120,9 @@ async def check(events_url: str, views_url: str, gateway: Client, ledger: Ledger
             problems.add("projection_behind", g)
         figures["projection_settle_s"] = round(time.monotonic() - started, 2)
 
-        game_ids = sorted({g.decode() for g in await events.zrange(keys.GAMES, 0, -1)}
-                          | {k.decode()[len(keys.game_stream("")):]
-                             async for k in events.scan_iter(match=keys.game_stream("*"), count=1000)})
+        game_ids = sorted({g.decode() for p in keys.PARTITIONS for g in await events.zrange(keys.games(p), 0, -1)}
+                          | {k.decode().rsplit(":", 1)[1] for p in keys.PARTITIONS
+                             async for k in events.scan_iter(match=keys.game_streams(p), count=1000)})
         streams: dict[str, list[EventEnvelope]] = {}
         for game_id in game_ids:
             streams[game_id] = await _stream(events, game_id, problems)
@@ -403,11 +403,27 @@ async def _get(client: Client, path: str, **kw: Any) -> Response | None:
 
 
 async def _events_stream(events: aioredis.Redis, streams: dict[str, list[EventEnvelope]], problems: Problems) -> None:
-    """``souk:events`` (what projectors read) holds each stored event exactly once, as stored."""
+    """The partitions' events streams (what projectors read) hold each stored event exactly once, as stored."""
     seen: Counter = Counter()
+    trims = [await _partition_events(events, keys.events(p), streams, problems, seen) for p in keys.PARTITIONS]
+    trimmed = -1 if min(trims) < 0 else sum(trims)
+    for key, n in seen.items():
+        if n > 1:
+            problems.add("duplicated", f"the events streams hold {key[0]} seq {key[1]} {n} times", n - 1)
+    total = sum(len(s) for s in streams.values())
+    if trimmed < 0:  # Redis < 7 does not count what was added
+        trimmed = total - len(seen) if len(seen) <= total else 0
+    if len(seen) + trimmed != total:
+        problems.add("events_stream", f"the events streams hold {len(seen)} distinct events, the game streams {total}")
+
+
+async def _partition_events(events: aioredis.Redis, stream: str, streams: dict[str, list[EventEnvelope]],
+                            problems: Problems, seen: Counter) -> int:
+    """One partition's events stream into ``seen``; returns how many entries were trimmed from it (-1: Redis
+    cannot tell)."""
     after = "-"
     for _ in range(100_000):
-        batch = await events.xrange(keys.EVENTS, min=after, count=5000)
+        batch = await events.xrange(stream, min=after, count=5000)
         for entry_id, fields in batch:
             env = event_envelope_decoder.decode(fields[b"e"])
             seen[(env.game_id, env.seq)] += 1
@@ -417,17 +433,13 @@ async def _events_stream(events: aioredis.Redis, streams: dict[str, list[EventEn
         if len(batch) < 5000:
             break
         after = "(" + batch[-1][0].decode()
-    for key, n in seen.items():
-        if n > 1:
-            problems.add("duplicated", f"souk:events holds {key[0]} seq {key[1]} {n} times", n - 1)
-    total = sum(len(s) for s in streams.values())
     try:  # trimmed behind every projector group (streams.trim_read): what it lacks must be what went
-        info = await events.xinfo_stream(keys.EVENTS)
-        trimmed = int(info["entries-added"]) - int(info["length"])
-    except (KeyError, ResponseError):  # Redis < 7 does not count what was added
-        trimmed = total - len(seen) if len(seen) <= total else 0
-    if len(seen) + trimmed != total:
-        problems.add("events_stream", f"souk:events holds {len(seen)} distinct events, the game streams {total}")
+        info = await events.xinfo_stream(stream)
+        return int(info["entries-added"]) - int(info["length"])
+    except ResponseError:  # no such stream: nothing was added to it
+        return 0
+    except KeyError:
+        return -1
 
 
 async def _compare_with_rebuild(events: aioredis.Redis, views: aioredis.Redis, game_ids: list[str],

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.store import keys
+
 
 def _consumer_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
@@ -28,6 +30,9 @@ class Settings:
     reclaim_idle_ms: int = 30_000  # pending entries idle this long are reclaimed from a dead consumer
     events_maxlen: int = 1_000_000  # approximate cap of the global events stream (game streams are never trimmed)
     projector_partition: str = "0/1"  # 'i/N': this projector projects the games of partition i of N
+    # The event store's partitions (``keys.partition``): recorded when a store is created (or migrated), read from it
+    # by every service after; this setting does not change a store that has them.
+    partitions: int = 1
     fsync: str = "always"  # the embedded event store's appendfsync: always (accepted = on disk) or everysec
     open_game_ttl_s: float = 86_400.0  # a game whose seats are not all taken this long after creation is cancelled
     refusal_ttl_s: int = 604_800  # a refused command's outcome is kept this long
@@ -253,6 +258,11 @@ def networks(text: str) -> tuple[str, ...]:
     return tuple(items)
 
 
+def partitions(text: str) -> int:
+    """The event store's number of partitions (``keys.checked``: an integer from 1 to 1024, code bad_partitions)."""
+    return keys.checked(text)
+
+
 def text(value: str) -> str:
     return value
 
@@ -274,6 +284,7 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "reclaim_idle_ms": ("SOUK_RECLAIM_IDLE_MS", not_negative),
     "events_maxlen": ("SOUK_EVENTS_MAXLEN", positive),
     "projector_partition": ("SOUK_PROJECTOR_PARTITION", partition),
+    "partitions": ("SOUK_PARTITIONS", partitions),
     "fsync": ("SOUK_FSYNC", one_of("always", "everysec")),
     "open_game_ttl_s": ("SOUK_OPEN_GAME_TTL_S", seconds),
     "refusal_ttl_s": ("SOUK_REFUSAL_TTL_S", not_negative),

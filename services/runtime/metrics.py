@@ -161,7 +161,8 @@ class Backlog(Collector):
 
     @staticmethod
     async def _read(redis: aioredis.Redis) -> dict[str, Any]:
-        streams = {stream: await stream_backlog(redis, stream) for stream in (keys.COMMANDS, keys.EVENTS)}
+        streams = {stream: await stream_backlog(redis, stream)
+                   for p in keys.PARTITIONS for stream in (keys.commands(p), keys.events(p))}
         return {"streams": streams, "parked": await redis.xlen(keys.PARKED)}
 
     def collect(self) -> Iterator[GaugeMetricFamily]:

@@ -2,13 +2,13 @@
 
 ``append`` takes a batch and runs one Lua script over it, atomically; each append in it stands alone and answers
 ``duplicate`` (with the first outcome) for a command key seen before, ``conflict`` (with the current version)
-for a stale writer, or ``ok``. On ``ok`` the events are in the game's stream *and* in the global ``souk:events``
-stream that projectors consume, and the command's outcome is recorded for idempotency, in one step.
+for a stale writer, or ``ok``. On ``ok`` the events are in the game's stream *and* in its partition's events
+stream that projectors consume (``keys.events``), and the command's outcome is recorded for idempotency, in one step.
 
 An append with no events records only its outcome (a refused command), under the same guards, so a refusal
 decided on a stale state conflicts instead of being recorded.
 
-An accepted command's append may carry its seat and its ``souk:commands`` entry id: on ``ok`` the id is recorded
+An accepted command's append may carry its seat and its command stream entry id: on ``ok`` the id is recorded
 as the seat's newest applied command (``keys.order``; the engine refuses the seat's commands received before it).
 
 An accepted append with events also writes the game's next deadline (``Append.next_due``) into the deadline index
@@ -18,9 +18,9 @@ step: the clock worker never sees a deadline of a state that was not stored, nor
 An append may name a pub/sub channel: the script publishes the recorded outcome there (the engine's answer to
 the sender costs no extra round trip).
 
-A batch may name a stream, a consumer group and, by append, the stream entry the append answers (``Acks``: the
-engine's ``souk:commands`` entries): the script acknowledges (XACK) the entries of the appends whose outcome it
-recorded (ok) or found recorded (duplicate), in the same step. An entry is thus acknowledged exactly when its
+A batch may name a consumer group and, by append, the stream entry the append answers (``Acks``: the engine's
+entries of its games' partitions' command streams): the script acknowledges (XACK) the entries of the appends
+whose outcome it recorded (ok) or found recorded (duplicate), in the same step. An entry is thus acknowledged exactly when its
 command is answered for good, never before, and a conflicted one stays pending (decided again, or reclaimed);
 the engine's batch needs no XACK of its own.
 
@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.exceptions import NoScriptError
 
 from contracts.envelope import GENESIS_HASH, EventEnvelope
 from services.store import keys
@@ -63,7 +64,7 @@ class Append:
     notify: str = ""  # a pub/sub channel that gets the outcome (ok) or the first outcome (duplicate)
     final: bool = False  # the events end the game: the outcomes of its accepted commands may go (the stream has them)
     stored: Sequence[bytes] = ()  # the events' game stream forms (codec.stored_forms), when the caller has them
-    seat_entry: tuple[int, str] | None = None  # (seat, souk:commands entry id): on ok, the seat's newest applied
+    seat_entry: tuple[int, str] | None = None  # (seat, command stream entry id): on ok, the seat's newest applied
     # On ok with events: the instant the game's next deadline falls due (``domain.table.next_due``), written into
     # the game's deadline index (``keys.game_deadlines``) in the same step; None: the game leaves it (no clock, or
     # over).
@@ -73,11 +74,12 @@ class Append:
 @dataclass(frozen=True, slots=True)
 class Acks:
     """The stream entries a batch of appends answers: ``ids[i]`` (``""``: none) is acknowledged in ``group`` of
-    ``stream`` when the ``i``-th append is ok or duplicate."""
+    the stream of its game's partition (``streams``: the partitions' command streams, where the gateway queues a
+    game's commands) when the ``i``-th append is ok or duplicate."""
 
-    stream: str
     group: str
     ids: Sequence[str]
+    streams: Callable[[int], str] = keys.commands
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +113,7 @@ class EventStore(Protocol):
     async def outcome(self, game_id: str, command_key: str) -> bytes | None: ...
 
     async def order(self, game_id: str) -> dict[int, str]:
-        """By seat, the ``souk:commands`` entry id of its newest applied command (those appended with one)."""
+        """By seat, the command stream entry id of its newest applied command (those appended with one)."""
 
     def game_ids(self) -> AsyncIterator[str]:
         """Every game ever created, in no particular order."""
@@ -121,32 +123,37 @@ class EventStore(Protocol):
 
 
 _APPEND = """
--- A batch of appends, each standing alone, in order. ARGV[1]: MessagePack of [maxlen, now, the games key, the
--- events stream, appends, the refusals key, the refusals' lifetime, the outcome window]; an append is [stream,
--- outcomes, head key, expected version, command key, outcome, game id, game, prev hash, new head, notify channel,
--- events, the ARGV index of its first stored form, final, order key, seat, its command's souk:commands entry id
--- ('': none), outcome order key, next due ('': none), the game's deadline index (``keys.game_deadlines``)].
+-- A batch of appends of one partition's games, each standing alone, in order. KEYS: the partition's games index,
+-- events stream, refusals and deadline index, the stream whose entries are acknowledged (the partition's commands),
+-- then five by append: the game's stream, outcomes, head, order and outcome order (every key in the partition's
+-- slot: ``keys``). ARGV[1]: MessagePack of [maxlen, now, appends, the refusals' lifetime, the outcome window,
+-- acks]; an append is [expected version, command key, outcome, game id, game, prev hash, new head, notify channel,
+-- events, the ARGV index of its first stored form, final, seat, its command's entry id ('': none), next due ('':
+-- none)].
 -- One packed argument instead of many: packing and parsing a batch's arguments one by one was a tenth of a
--- worker's time (measured in the projector). ``events`` are the whole JSON envelopes (for souk:events); the game
--- stream gets their stored forms (services/store/codec.py), which are binary: they follow as ARGV[2...] (Redis's
--- Lua MessagePack reads no binary type).
+-- worker's time (measured in the projector). ``events`` are the whole JSON envelopes (for the events stream); the
+-- game stream gets their stored forms (services/store/codec.py), which are binary: they follow as ARGV[2...]
+-- (Redis's Lua MessagePack reads no binary type).
 -- ``final``: these events end the game; the outcomes of its accepted commands go (the engine answers a resent
 -- one from the stream), but this command's own and the refusals (forgotten in their time) stay; the seats'
 -- order goes (a finished game applies no more commands).
--- An accepted outcome is kept among the game's latest ``window`` (batch[8]; 0: all): its key goes to the end of the
+-- An accepted outcome is kept among the game's latest ``window`` (batch[5]; 0: all): its key goes to the end of the
 -- outcome order list, and the oldest key beyond the window leaves the list and the outcomes (the engine answers a
 -- resend of that command from the game stream).
--- batch[9]: '' or [stream, group, entry ids by append ('': none)]: the entries of the appends that are ok or
--- duplicate are acknowledged (XACK) in that group, at the end, with one call (a thousand entries a call).
+-- batch[6]: '' or [group, entry ids by append ('': none)]: the entries of the appends that are ok or duplicate are
+-- acknowledged (XACK) in that group of KEYS[5], at the end, with one call (a thousand entries a call).
 local batch = cmsgpack.unpack(ARGV[1])
-local maxlen, now, games, all, refusals, refusal_ttl = batch[1], batch[2], batch[3], batch[4], batch[6], batch[7]
-local window, acks = batch[8], batch[9]
+local maxlen, now, refusal_ttl, window, acks = batch[1], batch[2], batch[4], batch[5], batch[6]
+local games, all, refusals, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local acked, ack_ids = {}, {}
-if acks ~= '' then ack_ids = acks[3] end
+if acks ~= '' then ack_ids = acks[2] end
 local results = {}
-for a = 1, #batch[5] do
-  local stream, outcomes, headkey, expected, ckey, outcome, game_id, game, prev, head, notify, events, first,
-    final, orderkey, seat, entry, outcome_order, due, deadlines = unpack(batch[5][a])
+for a = 1, #batch[3] do
+  local expected, ckey, outcome, game_id, game, prev, head, notify, events, first, final, seat, entry, due =
+    unpack(batch[3][a])
+  local k = 5 + 5 * (a - 1)
+  local stream, outcomes, headkey, orderkey, outcome_order = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4],
+    KEYS[k + 5]
   local n = #events
   local seen = false
   if ckey ~= '' then seen = redis.call('HGET', outcomes, ckey) end
@@ -199,7 +206,7 @@ for a = 1, #batch[5] do
   end
 end
 for i = 1, #acked, 1000 do  -- unpack takes a few thousand values at most: a big batch is acknowledged in parts
-  redis.call('XACK', acks[1], acks[2], unpack(acked, i, math.min(i + 999, #acked)))
+  redis.call('XACK', KEYS[5], acks[1], unpack(acked, i, math.min(i + 999, #acked)))
 end
 return results
 """ % GENESIS_HASH
@@ -217,28 +224,49 @@ class RedisEventStore:
         self._sha = hashlib.sha1(_APPEND.encode()).hexdigest()
 
     async def append(self, appends: Sequence[Append], acks: Acks | None = None) -> list[AppendResult]:
-        """One EVALSHA for the whole batch (keys are passed as arguments: the event store is a single Redis,
-        not a cluster), the XACK of ``acks`` in it. If the server forgot the script (a restart), nothing ran: it is
-        loaded and sent again."""
+        """One EVALSHA per partition the batch's games are in (its keys all in that partition's slot: ``keys``),
+        the XACK of ``acks`` in it; several partitions' scripts are sent together (one round trip). If the server
+        forgot the script (a restart), nothing ran: it is loaded and sent again."""
         if not appends:
             return []
+        by_partition: dict[int, list[int]] = {}
+        for index, a in enumerate(appends):
+            by_partition.setdefault(keys.partition(a.game_id), []).append(index)
+        calls = [self._script(p, [appends[i] for i in indexes],
+                              None if acks is None else [acks.ids[i] for i in indexes], acks)
+                 for p, indexes in by_partition.items()]
+        try:
+            replies = await self.lean.calls(*calls)
+        except NoScriptError:
+            await self.lean.call("SCRIPT", "LOAD", _APPEND)
+            replies = await self.lean.calls(*calls)
+        results: list[AppendResult] = [AppendResult(CONFLICT)] * len(appends)
+        for indexes, reply in zip(by_partition.values(), replies):
+            for i, r in zip(indexes, reply):
+                results[i] = _result(r)
+        return results
+
+    def _script(self, partition: int, appends: Sequence[Append], ack_ids: Sequence[str] | None,
+                acks: Acks | None) -> tuple:
+        """The EVALSHA of one partition's appends: its keys, then the packed batch and the stored forms."""
         # Strings throughout: Redis's Lua MessagePack reads no binary type (the JSON is UTF-8 text anyway); the
         # stored forms, binary, follow as arguments of their own.
         stored: list[bytes] = []
         packed = []
+        script_keys = [keys.games(partition), keys.events(partition), keys.refusals(partition),
+                       keys.deadlines(partition), (acks.streams if acks else keys.commands)(partition)]
         for a in appends:
             first = len(stored) + 2
             if a.envelopes:
                 stored += _stored(a)
-            packed.append((keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id),
-                           a.expected_version, a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash,
+            script_keys += (keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id),
+                            keys.order(a.game_id), keys.outcome_order(a.game_id))
+            packed.append((a.expected_version, a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash,
                            a.head, a.notify, [e.decode() for e in a.envelopes], first, int(a.final),
-                           keys.order(a.game_id), *_seat_entry(a), keys.outcome_order(a.game_id),
-                           "" if a.next_due is None else repr(a.next_due), keys.game_deadlines(a.game_id)))
-        batch = (str(self.events_maxlen), repr(time.time()), keys.GAMES, keys.EVENTS, packed, keys.REFUSALS,
-                 self.refusal_ttl_s, self.outcome_window,
-                 "" if acks is None else (acks.stream, acks.group, list(acks.ids)))
-        return [_result(r) for r in await self.lean.evalsha(self._sha, _APPEND, _pack(batch), *stored)]
+                           *_seat_entry(a), "" if a.next_due is None else repr(a.next_due)))
+        batch = (str(self.events_maxlen), repr(time.time()), packed, self.refusal_ttl_s, self.outcome_window,
+                 "" if acks is None else (acks.group, list(ack_ids)))
+        return ("EVALSHA", self._sha, len(script_keys), *script_keys, _pack(batch), *stored)
 
     async def acknowledge(self, stream: str, group: str, ids: Sequence[str]) -> None:
         if ids:
@@ -279,28 +307,33 @@ class RedisEventStore:
         return await self.redis.zscore(keys.game_deadlines(game_id), game_id)
 
     async def game_ids(self) -> AsyncIterator[str]:
-        async for game_id, _ in self.redis.zscan_iter(keys.GAMES):
-            yield game_id.decode()
+        for partition in keys.PARTITIONS:
+            async for game_id, _ in self.redis.zscan_iter(keys.games(partition)):
+                yield game_id.decode()
 
     async def trim_events(self) -> int:
-        """Trims ``souk:events`` behind every projector group (``streams.trim_read``): the game streams keep
-        every event; ``souk:events`` only carries them to the projectors. Returns the entries removed."""
-        return await trim_read(self.redis, keys.EVENTS)
+        """Trims each partition's events stream behind every projector group (``streams.trim_read``): the game
+        streams keep every event; the events streams only carry them to the projectors. Returns the entries
+        removed."""
+        return sum([await trim_read(self.redis, keys.events(p)) for p in keys.PARTITIONS])
 
     async def forget_refusals(self, now: float | None = None, limit: int = 1000) -> int:
         """Drops the outcomes of refusals recorded more than ``refusal_ttl_s`` ago (their command ids may then be
         decided again; an accepted command's outcome is kept for ever). Returns how many went."""
         now = time.time() if now is None else now
-        due = await self.redis.zrangebyscore(keys.REFUSALS, "-inf", repr(now), start=0, num=limit)
-        if not due:
-            return 0
-        pipe = self.redis.pipeline(transaction=True)
-        for member in due:
-            game_id, ckey = member.decode().split("\n", 1)
-            pipe.hdel(keys.outcomes(game_id), ckey)
-        pipe.zrem(keys.REFUSALS, *due)
-        await pipe.execute()
-        return len(due)
+        forgotten = 0
+        for partition in keys.PARTITIONS:  # a transaction per partition: its keys share a slot
+            due = await self.redis.zrangebyscore(keys.refusals(partition), "-inf", repr(now), start=0, num=limit)
+            if not due:
+                continue
+            pipe = self.redis.pipeline(transaction=True)
+            for member in due:
+                game_id, ckey = member.decode().split("\n", 1)
+                pipe.hdel(keys.outcomes(game_id), ckey)
+            pipe.zrem(keys.refusals(partition), *due)
+            await pipe.execute()
+            forgotten += len(due)
+        return forgotten
 
 
 def _tail(game_id: str, version: int, head: str, game: str, entries: list[tuple[bytes, bytes]]
@@ -355,8 +388,8 @@ class InMemoryEventStore:
     async def append(self, appends: Sequence[Append], acks: Acks | None = None) -> list[AppendResult]:
         results = [self._append(a) for a in appends]
         if acks is not None:
-            self.acked.extend((acks.stream, acks.group, i) for i, r in zip(acks.ids, results)
-                              if i and r.status != CONFLICT)
+            self.acked.extend((acks.streams(keys.partition(a.game_id)), acks.group, i)
+                              for a, i, r in zip(appends, acks.ids, results) if i and r.status != CONFLICT)
         return results
 
     def _append(self, a: Append) -> AppendResult:

@@ -3,22 +3,28 @@
 Two stores, which may be one Redis: the event store (REDIS_URL: commands, game streams, the events stream,
 outcomes, seeds, chain heads, the engine's snapshots; durable, AOF) and the read store (SOUK_VIEWS_REDIS_URL: views, history, lobby,
 projection positions, seat token hashes, update notifications; disposable, rebuilt from the events).
+
+The event store's games hash to P partitions (``partition``: CRC-32 of the game id modulo P; P fixed when the store
+is created, ``PARTITIONS``). Every key of a game, and every key a script touches with a game's keys, carries its
+partition's hash tag (``souk:{p3}:game:<id>``): each partition has its own command stream, events stream, games
+index, refusals, deadline index and webhook outbox, so all that one Lua script or transaction touches for a game
+lives in one Redis Cluster slot. The keys no script touches with a game's keys stay global: ``PARKED`` (the
+engine's parked commands), ``TOKEN_SECRET``, ``request`` (a create request's game id), ``ARCHIVED`` (tombstones),
+``replies`` (pub/sub), the open games' expiry cursor (``services.engine.upkeep``), and the whole read store
+(views, history, lobby...: the projector's write script touches a game's read models with the lobby, one global
+hash; per-partition lobbies merged by the gateway would be its cluster-safe form, not done yet).
+
+Stores made before the partitions (no ``partitions`` in their role hash) have the old names
+(``services.cli.stores.OLD_GLOBAL`` and ``OLD_GAME``): ``souk store migrate`` renames their keys to these.
 """
 
 from __future__ import annotations
 
-COMMANDS = "souk:commands"  # stream of CommandEnvelope
-EVENTS = "souk:events"  # stream of every game's events, in commit order
-GAMES = "souk:games"  # sorted set: game id -> creation time (every game ever created)
-REFUSALS = "souk:refusals"  # sorted set: '{game}\n{command key}' -> when its refusal's outcome is forgotten
-PARKED = "souk:parked"  # stream: commands the engine could not decide nor answer normally (for operators)
-# Sorted set: game id -> the instant (unix seconds) something of the game falls due next (``domain.table.next_due``:
-# a seat's deadline, a game timer, a bot's move). The engine writes it with each append, in the append's script;
-# the clock worker (``services.clock``) reads the due games. One per partition (``deadlines(partition)``; a game's:
-# ``game_deadlines(game_id)``): one partition today, named ``DEADLINES``.
-DEADLINES = "souk:deadlines"
+import zlib
+
 ENGINE_GROUP = "engine"
 PROJECTOR_GROUP = "projector"
+PARKED = "souk:parked"  # stream: commands the engine could not decide nor answer normally (for operators)
 
 
 def projector_group(index: int, count: int) -> str:
@@ -27,23 +33,81 @@ def projector_group(index: int, count: int) -> str:
     return PROJECTOR_GROUP if count == 1 else f"{PROJECTOR_GROUP}:{index}/{count}"
 
 
+# The event store's partitions. Their number P is fixed when the store is created and recorded in its role hash
+# (``services.cli.stores``: field ``partitions``); a service sets it here (``use``) from the store before it runs.
+PARTITIONS: tuple[int, ...] = (0,)
+MAX_PARTITIONS = 1024  # more than a Redis Cluster would ever have primaries; each partition costs a few keys
 
 
-PARTITIONS = (0,)  # the partitions of the games' keys (issue #22 will have several)
+class PartitionsError(ValueError):
+    """A number of partitions that is not one (``code``: ``bad_partitions``)."""
+
+    code = "bad_partitions"
+
+
+def checked(partitions: object) -> int:
+    """``partitions`` as a number of partitions: an integer from 1 to ``MAX_PARTITIONS`` (PartitionsError)."""
+    try:
+        count = int(str(partitions).strip())
+    except ValueError:
+        count = 0
+    if not 1 <= count <= MAX_PARTITIONS:
+        raise PartitionsError(f"bad_partitions: the partitions must be an integer from 1 to {MAX_PARTITIONS}, "
+                              f"not {partitions!r}")
+    return count
+
+
+def use(partitions: int) -> None:
+    """The number of partitions of the event store this process uses (read from its role hash)."""
+    global PARTITIONS
+    PARTITIONS = tuple(range(checked(partitions)))
 
 
 def partition(game_id: str) -> int:
-    """The partition a game's keys belong to: one today (0). Issue #22 (Redis Cluster) hashes the game ids over
-    several here, and names each partition's keys (its deadline index, its games' keys) in one slot."""
-    return 0
+    """The partition a game's keys belong to: CRC-32 of its id modulo P, the same in every process and every
+    release (Python's ``hash`` of a string changes with each process)."""
+    count = len(PARTITIONS)
+    return 0 if count == 1 else zlib.crc32(game_id.encode()) % count
+
+
+def tag(partition: int) -> str:
+    """The hash tag of ``partition``'s keys: ``{p3}``. Redis Cluster hashes only the tag, so every key of a
+    partition (its streams, indexes and games' keys) lives in one slot, and one script may touch them all."""
+    if partition not in PARTITIONS:
+        raise ValueError(f"no partition {partition}: the partitions are 0 to {len(PARTITIONS) - 1}")
+    return f"{{p{partition}}}"
+
+
+def _game(game_id: str) -> str:
+    return f"souk:{tag(partition(game_id))}"
+
+
+def commands(partition: int) -> str:
+    """Stream of CommandEnvelope of the partition's games: the gateway queues a command on its game's."""
+    return f"souk:{tag(partition)}:commands"
+
+
+def events(partition: int) -> str:
+    """Stream of the partition's games' events, in commit order (the projectors and webhook workers read every
+    partition's)."""
+    return f"souk:{tag(partition)}:events"
+
+
+def games(partition: int) -> str:
+    """Sorted set: game id -> creation time, of the partition's games (every game ever created in it)."""
+    return f"souk:{tag(partition)}:games"
+
+
+def refusals(partition: int) -> str:
+    """Sorted set: '{game}\\n{command key}' -> when the refusal's outcome is forgotten, of the partition's games."""
+    return f"souk:{tag(partition)}:refusals"
 
 
 def deadlines(partition: int) -> str:
-    """The deadline index of ``partition``: the one place its name is made (issue #22 puts each partition's in its
-    slot, e.g. ``souk:deadlines:{p}``). One partition today: ``DEADLINES``."""
-    if partition not in PARTITIONS:
-        raise ValueError(f"no partition {partition}: the partitions are {PARTITIONS}")
-    return DEADLINES
+    """Sorted set: game id -> the instant (unix seconds) something of the game falls due next
+    (``domain.table.next_due``: a seat's deadline, a game timer, a bot's move), of the partition's games. The engine
+    writes it with each append, in the append's script; the clock worker (``services.clock``) reads the due games."""
+    return f"souk:{tag(partition)}:deadlines"
 
 
 def game_deadlines(game_id: str) -> str:
@@ -61,59 +125,83 @@ def request(digest: str) -> str:
 
 
 def game_stream(game_id: str) -> str:
-    return f"souk:game:{game_id}"
+    return f"{_game(game_id)}:game:{game_id}"
+
+
+def game_streams(partition: int) -> str:
+    """The pattern of the partition's game streams' names (SCAN MATCH); a name's game id follows its last ':'."""
+    return f"souk:{tag(partition)}:game:*"
 
 
 def outcomes(game_id: str) -> str:
     """Hash: '{seat}:{command_id}' -> Reply JSON (idempotency: a command id seen before gets the same answer)."""
-    return f"souk:outcomes:{game_id}"
+    return f"{_game(game_id)}:outcomes:{game_id}"
 
 
 def outcome_order(game_id: str) -> str:
     """List: the command keys of the game's latest accepted outcomes kept in ``outcomes``, oldest first (at most
     ``SOUK_OUTCOME_WINDOW``: an older one goes; the engine answers its resend from the game stream)."""
-    return f"souk:outcomes:order:{game_id}"
+    return f"{_game(game_id)}:outcomes:order:{game_id}"
 
 
 def head(game_id: str) -> str:
     """The hash of the game's last event: appends are guarded by it as well as by the version."""
-    return f"souk:head:{game_id}"
+    return f"{_game(game_id)}:head:{game_id}"
 
 
 def engine_snapshot(game_id: str) -> str:
     """The engine's latest snapshot of a game in play (``services.engine.snapshots``): its cold load folds only the
     events after it. A cache, in the event store; deleted when the game ends."""
-    return f"souk:engine:snapshot:{game_id}"
+    return f"{_game(game_id)}:engine:snapshot:{game_id}"
 
 
 def seed(game_id: str) -> str:
-    return f"souk:seed:{game_id}"
+    return f"{_game(game_id)}:seed:{game_id}"
 
 
 def order(game_id: str) -> str:
-    """Hash: seat -> the ``souk:commands`` entry id of the seat's newest applied command, written with its events
+    """Hash: seat -> the ``commands`` entry id of the seat's newest applied command, written with its events
     (the engine refuses a command of the seat received before it: ``superseded``)."""
-    return f"souk:order:{game_id}"
+    return f"{_game(game_id)}:order:{game_id}"
 
 
 def webhooks(game_id: str) -> str:
     """Hash: the game's webhook registrations (``services.webhooks``): field ``game`` (made at creation: every
     seat's notices) and ``seat:{token hash}`` (made at a join: that seat's), each a Registration JSON (URL and
     secret). Not in the event log: the history and records would show the URLs and the secrets."""
-    return f"souk:webhooks:{game_id}"
+    return f"{_game(game_id)}:webhooks:{game_id}"
 
 
 def webhook_position(game_id: str) -> str:
     """The last event seq whose webhook notices are in the outbox, written with them (a redelivered event adds
     nothing: the tracking record of ``services.webhooks.worker``)."""
-    return f"souk:webhooks:position:{game_id}"
+    return f"{_game(game_id)}:webhooks:position:{game_id}"
 
 
-# The webhooks' outbox, partition-level keys like ``COMMANDS`` (``services.webhooks.outbox``).
-WEBHOOKS_GROUP = "webhooks"  # the webhook worker's consumer group on ``EVENTS``
-WEBHOOK_OUTBOX = "souk:webhooks:outbox"  # sorted set: delivery id -> when it is next tried (unix seconds)
-WEBHOOK_DELIVERIES = "souk:webhooks:deliveries"  # hash: delivery id -> Delivery JSON (the notice, attempts so far)
-WEBHOOK_DEAD = "souk:webhooks:dead"  # stream: deliveries given up on (for operators), with their last error
+# The webhooks' outbox, one per partition like its command stream (``services.webhooks.outbox``): its enqueue script
+# writes a game's webhook position with it.
+WEBHOOKS_GROUP = "webhooks"  # the webhook worker's consumer group on each partition's ``events``
+
+
+def webhook_outbox(partition: int) -> str:
+    """Sorted set: delivery id -> when it is next tried (unix seconds), of the partition's games."""
+    return f"souk:{tag(partition)}:webhooks:outbox"
+
+
+def webhook_deliveries(partition: int) -> str:
+    """Hash: delivery id -> Delivery JSON (the notice, attempts so far), of the partition's games."""
+    return f"souk:{tag(partition)}:webhooks:deliveries"
+
+
+def webhook_dead(partition: int) -> str:
+    """Stream: the partition's deliveries given up on (for operators), with their last error."""
+    return f"souk:{tag(partition)}:webhooks:dead"
+
+
+def partition_keys(partition: int) -> tuple[str, ...]:
+    """Every key of one partition that is not one game's (``souk store migrate`` renames them)."""
+    return (commands(partition), events(partition), games(partition), refusals(partition), deadlines(partition),
+            webhook_outbox(partition), webhook_deliveries(partition), webhook_dead(partition))
 
 
 def game_keys(game_id: str) -> tuple[str, ...]:

@@ -4,15 +4,16 @@
   entry written before it existed).
 - ``raw_parser`` / ``raw_decoder`` hand a batch handler the stream entries as Redis returned them
   (``list[dict[bytes, bytes]]``): FastStream's own JSON passes are skipped, msgspec decodes the fields.
-- ``batch_subscription`` subscribes a batch handler twice on the same group: one reader for new entries, and
-  one that reclaims entries left pending by a consumer that died (XAUTOCLAIM after ``reclaim_idle_ms``).
+- ``batch_subscription`` subscribes a batch handler on the same group of one or several streams (the partitions'):
+  one reader for new entries (with several streams, one XREADGROUP over them all, a batch per stream), and for each
+  stream one that reclaims entries left pending by a consumer that died (XAUTOCLAIM after ``reclaim_idle_ms``).
 - ``consumer_groups`` / ``stream_backlog``: each group's backlog on a stream (for the health endpoint and the CLI).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -29,7 +30,18 @@ from services.store.resp import Resp
 log = structlog.get_logger("souk.streams")
 
 Entries = list[dict[bytes, bytes]]
-IdentifiedEntries = list[tuple[bytes, dict[bytes, bytes]]]  # (entry id, fields)
+
+
+class IdentifiedEntries(list):
+    """A batch of one stream's entries with their ids, ``(entry id, fields)``, and the stream's name (``stream``):
+    a reader of several streams gets a batch of each, and acknowledges each in its own stream."""
+
+    __slots__ = ("stream",)
+
+    def __init__(self, entries=(), stream: str = "") -> None:
+        super().__init__(entries)
+        self.stream = stream
+
 
 # After a failed read (Redis restarting, a network cut) FastStream waits a fixed 5 s before reading again, so a
 # worker came back 5-10 s after its Redis did (issue #8 item 11). FastStream 0.7 has no setting for it; the
@@ -103,13 +115,14 @@ async def raw_decoder(message: Any, original: Callable[[Any], Awaitable[Any]]) -
 
 
 async def raw_decoder_with_ids(message: Any, original: Callable[[Any], Awaitable[Any]]) -> IdentifiedEntries:
-    """The entries with their stream ids (the engine orders a seat's commands by them)."""
-    return list(zip(message.raw_message["message_ids"], message.raw_message["data"]))
+    """The entries with their stream ids (the engine orders a seat's commands by them), and their stream."""
+    raw = message.raw_message
+    return IdentifiedEntries(zip(raw["message_ids"], raw["data"]), raw["channel"])
 
 
 def batch_subscription(
     broker: RedisBroker,
-    stream: str,
+    streams: str | Sequence[str],
     group: str,
     consumer: str,
     handler: Callable[[Any], Awaitable[None]],
@@ -126,7 +139,12 @@ def batch_subscription(
     acknowledges what it has done itself (the engine in its append script, the projector with the store's lean
     connection), and FastStream's acknowledgement middleware is not in the way (``AckPolicy.MANUAL``). Either way a
     batch whose handler raised stays pending (reclaimed after ``reclaim_idle_ms``). ``lean``: a connection of the
-    reader's own on which it sends its XREADGROUP (``lean_reads``)."""
+    reader's own on which it sends its XREADGROUP (``lean_reads``); it is needed to read several ``streams``
+    (FastStream's reader reads one)."""
+    streams = (streams,) if isinstance(streams, str) else tuple(streams)
+    if len(streams) > 1 and lean is None:
+        raise ValueError("a reader of several streams reads them on a lean connection: pass lean")
+    stream = streams[0]
     common = dict(parser=raw_parser, decoder=raw_decoder_with_ids if with_ids else raw_decoder,
                   ack_policy=AckPolicy.MANUAL if acknowledges else AckPolicy.REJECT_ON_ERROR)
     reader = broker.subscriber(
@@ -136,23 +154,27 @@ def batch_subscription(
     )
     reader(handler)
     if lean is not None:
-        lean_reads(reader, lean)
-    reclaimer = broker.subscriber(
-        stream=StreamSub(stream, group=group, consumer=f"{consumer}-reclaim", batch=True,
-                         min_idle_time=reclaim_idle_ms, polling_interval=1000),
-        title=f"{title or stream}-reclaim", include_in_schema=False, **common,
-    )
-    reclaimer(handler)
-    for subscriber in (reader, reclaimer):
-        _start_when_redis_answers(subscriber, stream)
+        lean_reads(reader, lean, streams)
+    _start_when_redis_answers(reader, stream)
+    for each in streams:
+        reclaimer = broker.subscriber(
+            stream=StreamSub(each, group=group, consumer=f"{consumer}-reclaim", batch=True,
+                             min_idle_time=reclaim_idle_ms, polling_interval=1000),
+            title=f"{title or stream}-reclaim" + (f"-{each}" if len(streams) > 1 else ""), include_in_schema=False,
+            **common,
+        )
+        reclaimer(handler)
+        _start_when_redis_answers(reclaimer, each)
 
 
-def lean_reads(subscriber: Any, lean: Resp) -> None:
+def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = ()) -> None:
     """The subscriber's XREADGROUP sent on ``lean`` (``services.store.resp``: hiredis packs it and parses the
     reply) instead of redis-py's client (its connection pool, retry wrapper and response callbacks), the reply
     given to FastStream as redis-py gives it (``[(stream, [(id, {field: value})])]``). The rest of the loop is
     FastStream's: the subscriber, its errors and their backoff (a lost connection fails the read; the next one
-    reconnects), the reclaimer. ``lean`` must be the reader's alone: a blocking read holds its connection."""
+    reconnects), the reclaimer. ``lean`` must be the reader's alone: a blocking read holds its connection.
+    ``streams``: the streams it reads in one XREADGROUP (default: the subscriber's one); FastStream hands the
+    handler a batch of each stream that had entries (``IdentifiedEntries.stream`` names it)."""
 
     async def xreadgroup(*, count: int | None, block: int | None, noack: bool = False) -> Any:
         sub = subscriber.stream_sub
@@ -163,7 +185,8 @@ def lean_reads(subscriber: Any, lean: Resp) -> None:
             args += ("BLOCK", block)
         if noack:
             args.append("NOACK")
-        reply = await lean.call(*args, "STREAMS", sub.name, subscriber.read_id)
+        names = streams or (sub.name,)
+        reply = await lean.call(*args, "STREAMS", *names, *[subscriber.read_id] * len(names))
         if not reply:
             return ()
         return [(name, [(entry, dict(zip(fields[::2], fields[1::2])) if fields else {})

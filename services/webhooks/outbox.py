@@ -1,6 +1,6 @@
 """The webhooks' outbox in the event store: deliveries (one notice to one registration) in a sorted set by when each
-is next tried (``keys.WEBHOOK_OUTBOX``), their bodies in a hash (``keys.WEBHOOK_DELIVERIES``), and the ones given up
-on in a stream for operators (``keys.WEBHOOK_DEAD``).
+is next tried (``keys.webhook_outbox``), their bodies in a hash (``keys.webhook_deliveries``), and the ones given up
+on in a stream for operators (``keys.webhook_dead``): one of each per partition, a delivery in its game's.
 
 - ``enqueue`` adds a game's new deliveries and the game's webhook position in one Lua call, only if the position is
   still the one they were made from: a redelivered event, or two workers on one game, add nothing twice.
@@ -87,43 +87,57 @@ async def enqueue(redis: aioredis.Redis, game_id: str, expected: int, position: 
     """Adds ``deliveries`` (each with when it is due) and removes the ``cancelled`` ids, and sets the game's
     position to ``position``, if it is still ``expected``. Returns whether it was."""
     batch = (str(position), [(d.id, repr(at), encode(d).decode()) for d, at in deliveries], cancelled)
-    written = await redis.eval(_ENQUEUE, 3, keys.webhook_position(game_id), keys.WEBHOOK_OUTBOX,
-                               keys.WEBHOOK_DELIVERIES, str(expected), _pack(batch))
+    partition = keys.partition(game_id)
+    written = await redis.eval(_ENQUEUE, 3, keys.webhook_position(game_id), keys.webhook_outbox(partition),
+                               keys.webhook_deliveries(partition), str(expected), _pack(batch))
     return bool(written)
 
 
-async def due(redis: aioredis.Redis, now: float, limit: int) -> list[str]:
-    return [m.decode() for m in await redis.zrangebyscore(keys.WEBHOOK_OUTBOX, "-inf", repr(now), start=0, num=limit)]
+async def due(redis: aioredis.Redis, now: float, limit: int) -> list[tuple[int, str]]:
+    """Up to ``limit`` deliveries due at ``now``: (partition, delivery id), the first partitions first."""
+    found: list[tuple[int, str]] = []
+    for partition in keys.PARTITIONS:
+        found += [(partition, m.decode()) for m in await redis.zrangebyscore(
+            keys.webhook_outbox(partition), "-inf", repr(now), start=0, num=limit - len(found))]
+        if len(found) >= limit:
+            break
+    return found
 
 
-async def claim(redis: aioredis.Redis, delivery: str, now: float, lease_s: float) -> Delivery | None:
-    raw = await redis.eval(_CLAIM, 2, keys.WEBHOOK_OUTBOX, keys.WEBHOOK_DELIVERIES, delivery, repr(now),
-                           repr(now + lease_s))
+async def claim(redis: aioredis.Redis, partition: int, delivery: str, now: float, lease_s: float) -> Delivery | None:
+    raw = await redis.eval(_CLAIM, 2, keys.webhook_outbox(partition), keys.webhook_deliveries(partition), delivery,
+                           repr(now), repr(now + lease_s))
     return decode(raw) if raw else None
 
 
 async def done(redis: aioredis.Redis, delivery: Delivery) -> None:
+    partition = keys.partition(delivery.game_id)
     pipe = redis.pipeline(transaction=True)
-    pipe.zrem(keys.WEBHOOK_OUTBOX, delivery.id)
-    pipe.hdel(keys.WEBHOOK_DELIVERIES, delivery.id)
+    pipe.zrem(keys.webhook_outbox(partition), delivery.id)
+    pipe.hdel(keys.webhook_deliveries(partition), delivery.id)
     await pipe.execute()
 
 
 async def retry(redis: aioredis.Redis, delivery: Delivery, at: float) -> None:
-    await redis.eval(_RETRY, 2, keys.WEBHOOK_OUTBOX, keys.WEBHOOK_DELIVERIES, delivery.id, repr(at),
-                     encode(delivery).decode())
+    partition = keys.partition(delivery.game_id)
+    await redis.eval(_RETRY, 2, keys.webhook_outbox(partition), keys.webhook_deliveries(partition), delivery.id,
+                     repr(at), encode(delivery).decode())
 
 
 async def dead(redis: aioredis.Redis, delivery: Delivery, reason: str, maxlen: int = 100_000) -> None:
     """Out of the outbox, into the dead letters (``souk webhooks --dead`` lists them), with why."""
+    partition = keys.partition(delivery.game_id)
     pipe = redis.pipeline(transaction=True)
-    pipe.zrem(keys.WEBHOOK_OUTBOX, delivery.id)
-    pipe.hdel(keys.WEBHOOK_DELIVERIES, delivery.id)
-    pipe.xadd(keys.WEBHOOK_DEAD, {"d": encode(delivery), "reason": reason}, maxlen=maxlen, approximate=True)
+    pipe.zrem(keys.webhook_outbox(partition), delivery.id)
+    pipe.hdel(keys.webhook_deliveries(partition), delivery.id)
+    pipe.xadd(keys.webhook_dead(partition), {"d": encode(delivery), "reason": reason}, maxlen=maxlen, approximate=True)
     await pipe.execute()
 
 
 async def dead_letters(redis: aioredis.Redis, count: int = 100) -> list[tuple[Delivery, str]]:
-    """The latest dead letters, newest first."""
-    entries = await redis.xrevrange(keys.WEBHOOK_DEAD, count=count)
-    return [(decode(fields[b"d"]), fields[b"reason"].decode()) for _, fields in entries]
+    """The latest dead letters (``count`` at most), newest first, from every partition."""
+    entries = []
+    for partition in keys.PARTITIONS:
+        entries += await redis.xrevrange(keys.webhook_dead(partition), count=count)
+    entries.sort(key=lambda e: tuple(map(int, e[0].split(b"-"))), reverse=True)
+    return [(decode(fields[b"d"]), fields[b"reason"].decode()) for _, fields in entries[:count]]

@@ -203,7 +203,7 @@ class WebhookWorker:
         now = self.clock()
         ids = await outbox.due(self.redis, now, limit)
         lease = 2 * self.settings.webhooks_timeout_s + 5.0  # past any attempt's end: then it was lost (a kill)
-        return [d for i in ids if (d := await outbox.claim(self.redis, i, now, lease)) is not None]
+        return [d for p, i in ids if (d := await outbox.claim(self.redis, p, i, now, lease)) is not None]
 
     def http(self) -> httpx.AsyncClient:
         if self._http is None:

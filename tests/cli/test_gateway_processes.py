@@ -106,3 +106,31 @@ def test_two_processes_serve_the_port_and_one_that_dies_comes_back(split):
     gateway.terminate()
     gateway.wait(timeout=20)
     _wait(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in children), "SIGTERM stopped every process")
+
+
+@pytest.fixture
+def four_partitions(redis_url):
+    """An event store created with four partitions, before the processes start (none of them is told: each reads
+    them from the store)."""
+    from services.cli.stores import check
+    from services.runtime.config import Settings
+
+    check(Settings(redis_url=redis_url, partitions=4), views=False)
+
+
+def test_each_process_uses_the_partitions_of_the_store_it_serves(four_partitions, split):
+    """The serving processes are spawned, not forked: they get the store's partitions from the parent, which read
+    them, and queue and read each game's keys in its partition."""
+    from services.store import keys
+
+    base, gateway, store = split
+    _wait(lambda: len(_children(gateway.pid)) == 2, "two serving processes")
+    for _ in range(6):  # games in several partitions
+        _play_a_little(base)
+    keys.use(4)
+    games = {p: [g.decode() for g in store.zrange(keys.games(p), 0, -1)] for p in keys.PARTITIONS}
+    assert sum(map(len, games.values())) == 6
+    assert all(keys.partition(g) == p and store.xlen(keys.game_stream(g)) > 4 for p in games for g in games[p])
+    # each command was queued on its game's partition's stream: the append that answered it acknowledged it there
+    _wait(lambda: all(store.xpending(keys.commands(p), keys.ENGINE_GROUP)["pending"] == 0 for p in keys.PARTITIONS),
+          "every command acknowledged in its stream")

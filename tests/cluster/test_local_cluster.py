@@ -172,3 +172,35 @@ def test_the_redis_cli_beside_the_server_is_preferred_and_none_at_all_is_said(tm
     monkeypatch.setattr("shutil.which", lambda name: None)
     with pytest.raises(ClusterError, match="no redis-cli beside .* nor on PATH"):
         redis_cli(str(tmp_path / "elsewhere" / "redis-server"))
+
+
+async def test_the_event_stores_append_script_runs_on_the_cluster_over_each_partitions_keys(redis_cluster):
+    """The store's own append script with its own keys (``keys``, four partitions): each partition's batch is one
+    call the cluster routes by its slot and runs, every key declared and local (a key of another slot, declared or
+    touched, would be refused)."""
+    import redis.asyncio as aioredis
+
+    from services.store import keys
+    from services.store.events import _APPEND, Acks, Append, RedisEventStore
+
+    keys.use(4)
+    client = RedisCluster.from_url(redis_cluster.url)
+    store = RedisEventStore(aioredis.Redis.from_url(redis_cluster.url))  # only to make its calls: never connects
+    games = {keys.partition(g): g for g in (f"g{n}" for n in range(100))}
+    try:
+        for partition, game_id in sorted(games.items()):
+            await client.xgroup_create(keys.commands(partition), keys.ENGINE_GROUP, id="0", mkstream=True)
+            entry = (await client.xadd(keys.commands(partition), {"c": b"x"})).decode()
+            await client.xreadgroup(keys.ENGINE_GROUP, "c", {keys.commands(partition): ">"})
+            refusal = Append(game_id, "tally", 0, (), "0:c1", b'{"status":"rejected"}')
+            call = store._script(partition, [refusal], [entry], Acks(keys.ENGINE_GROUP, [entry]))
+            _, _, count, *rest = call
+            [[status, version]] = await client.eval(_APPEND, count, *rest)
+            assert (status, version) == (b"ok", b"0")
+            assert await client.hget(keys.outcomes(game_id), "0:c1") == b'{"status":"rejected"}'
+            assert (await client.xpending(keys.commands(partition), keys.ENGINE_GROUP))["pending"] == 0
+        slots = {key_slot(keys.commands(p).encode()) for p in games}
+        assert len(slots) == 4 and len({redis_cluster.primary_for(keys.tag(p)).port for p in games}) > 1
+    finally:
+        await client.aclose()
+        await store.redis.aclose()

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.e2e.support import bearer, started_game
+from services.store import keys
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +34,7 @@ async def a_started_game(client: httpx.AsyncClient, seats: int = 3) -> tuple[str
 async def queued(client: httpx.AsyncClient) -> str:
     """The id of the last command the gateway queued (the stream's length would not do: the engine trims the
     commands it has answered)."""
-    return (await client.get("/health")).json()["streams"]["souk:commands"]["last_id"]
+    return (await client.get("/health")).json()["streams"][keys.commands(0)]["last_id"]
 
 
 async def test_integers_out_of_range_in_the_path_or_the_query_get_a_400_not_a_500(souk_url):

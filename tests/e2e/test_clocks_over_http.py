@@ -138,12 +138,12 @@ async def test_a_move_makes_its_deadline_moot(client, events_redis):
     [seat] = await awaited(client, game_id)
     first = (await client.get(f"/games/{game_id}/seats/{seat}/view", headers=bearer(tokens[seat]))).json()
     deadline = first["clock"]["seats"][seat]["deadline"]
-    assert events_redis.zscore(keys.DEADLINES, game_id) == pytest.approx(deadline, abs=1e-6)
+    assert events_redis.zscore(keys.deadlines(0), game_id) == pytest.approx(deadline, abs=1e-6)
     legal = first["legal"]
     r = await client.post(f"/games/{game_id}/seats/{seat}/commands", headers=bearer(tokens[seat]),
                           json={"command_id": "m1", "command": legal[0]})
     assert r.status_code == 200, r.text
-    assert events_redis.zscore(keys.DEADLINES, game_id) > deadline  # the next seat's, or the same seat's next
+    assert events_redis.zscore(keys.deadlines(0), game_id) > deadline  # the next seat's, or the same seat's next
     await asyncio.sleep(max(0.0, deadline - time.time()) + 0.5)  # past the old deadline, with the clock polling
     entries = await history(client, game_id)
     assert all(e["deadline"] != deadline for e in of(entries, "table.SeatTimedOut"))

@@ -8,6 +8,7 @@ import asyncio
 
 import httpx
 import pytest
+from services.store import keys
 
 pytestmark = pytest.mark.anyio
 
@@ -78,8 +79,8 @@ async def test_health_shows_parked_commands_and_consumers_that_stopped_reading(s
     import redis as redis_sync
 
     events = redis_sync.Redis.from_url(redis_url)
-    events.xadd("souk:commands", {"c": b"[" * 3000 + b"]" * 3000})  # an envelope nobody can read
-    events.xgroup_createconsumer("souk:commands", "engine", "a-worker-that-died")
+    events.xadd(keys.commands(0), {"c": b"[" * 3000 + b"]" * 3000})  # an envelope nobody can read
+    events.xgroup_createconsumer(keys.commands(0), "engine", "a-worker-that-died")
     async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
         for _ in range(100):
             health = (await client.get("/health")).json()

@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from services.history.audit import verify_game
 from services.embedded.redis import free_port
 from tests.e2e.support import join_all
+from services.store import keys
 
 pytestmark = pytest.mark.anyio
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -70,9 +71,9 @@ async def test_a_command_is_measured_and_followed_by_its_trace_id_across_the_pro
         assert sample(found, "souk_websockets_open") == 1
         assert sample(found, "souk_listener_connected", listener="replies") == 1
         assert sample(found, "souk_listener_connected", listener="updates") == 1
-        assert sample(found, "souk_stream_length", stream="souk:events") >= 4
-        assert sample(found, "souk_consumer_group_pending", stream="souk:commands", group="engine") is not None
-        assert sample(found, "souk_consumer_group_pending", stream="souk:events", group="projector") is not None
+        assert sample(found, "souk_stream_length", stream=keys.events(0)) >= 4
+        assert sample(found, "souk_consumer_group_pending", stream=keys.commands(0), group="engine") is not None
+        assert sample(found, "souk_consumer_group_pending", stream=keys.events(0), group="projector") is not None
         assert sample(found, "souk_parked_commands") == 0
         assert sample(found, "souk_backlog_age_seconds") < 5
         assert "/metrics" not in (await client.get("/schema/openapi.json")).json()["paths"]
@@ -109,8 +110,8 @@ def test_a_worker_serves_its_metrics_on_its_own_port_when_asked(redis_url, tmp_p
                     time.sleep(0.2)
             assert response is not None and response.status_code == 200, (tmp_path / "out").read_text()[-2000:]
             found = samples(response.text)
-            assert sample(found, "souk_stream_length", stream="souk:commands") == 0
-            assert sample(found, "souk_consumer_group_pending", stream="souk:commands", group="engine") == 0
+            assert sample(found, "souk_stream_length", stream=keys.commands(0)) == 0
+            assert sample(found, "souk_consumer_group_pending", stream=keys.commands(0), group="engine") == 0
         finally:
             worker.send_signal(signal.SIGTERM)
             assert worker.wait(timeout=15) == 0

@@ -15,6 +15,7 @@ from httpx_ws import aconnect_ws
 
 from services.history.audit import verify_audit, verify_history
 from tests.e2e.support import join_all
+from services.store import keys
 
 pytestmark = pytest.mark.anyio
 
@@ -166,13 +167,13 @@ async def test_health_shows_each_consumer_groups_backlog_and_a_partition_that_ne
         assert r.status_code == 201, r.text
         for _ in range(100):  # until the projector has read the game's first event
             health = (await client.get("/health")).json()
-            events = health["streams"]["souk:events"]
+            events = health["streams"][keys.events(0)]
             if all(events["groups"].get(g, {}).get("last_delivered_id") == events["last_id"]
                    for g in ("projector", "webhooks")):  # the projector and the webhook worker read it
                 break
             await asyncio.sleep(0.05)
         assert health["status"] == "ok" and health["warnings"] == []
-        commands, events = health["streams"]["souk:commands"], health["streams"]["souk:events"]
+        commands, events = health["streams"][keys.commands(0)], health["streams"][keys.events(0)]
         assert set(commands["groups"]) == {"engine"} and set(events["groups"]) == {"projector", "webhooks"}
         assert commands["length"] == 1 and events["length"] == 1
         for stream in (commands, events):
@@ -182,7 +183,7 @@ async def test_health_shows_each_consumer_groups_backlog_and_a_partition_that_ne
         # an operator starts partition 0 of 2 and forgets partition 1
         events = aioredis.Redis.from_url(redis_url)
         try:
-            await events.xgroup_create("souk:events", "projector:0/2", id="0")
+            await events.xgroup_create(keys.events(0), "projector:0/2", id="0")
         finally:
             await events.aclose()
         health = (await client.get("/health")).json()

@@ -48,7 +48,7 @@ async def test_finished_games_older_than_the_retention_become_records_and_leave_
         assert records.verify(record) == [] and record.header.game_id == game_id
         assert record.commands and verify_record(record).ok  # its commands, re-run by the rules
         assert await keys_of(events, game_id) == [] and await keys_of(views, game_id) == []
-        assert await events.zscore(keys.GAMES, game_id) is None
+        assert await events.zscore(keys.games(0), game_id) is None
         assert not await views.hexists(keys.LOBBY, game_id)
         for key in [k async for k in views.scan_iter(match="souk:lobby*")]:
             if await views.type(key) == b"zset":
@@ -156,12 +156,12 @@ async def test_archiving_a_game_removes_its_refusals_from_the_refusals_index(sto
                                                        seat=0)])
         assert reply.status == "rejected"
     await engine.store.aclose()
-    mine = [m for m in await events.zrange(keys.REFUSALS, 0, -1) if m.startswith(f"{game_id}\n".encode())]
+    mine = [m for m in await events.zrange(keys.refusals(0), 0, -1) if m.startswith(f"{game_id}\n".encode())]
     assert len(mine) >= 3
-    others = {m for m in await events.zrange(keys.REFUSALS, 0, -1) if not m.startswith(f"{game_id}\n".encode())}
+    others = {m for m in await events.zrange(keys.refusals(0), 0, -1) if not m.startswith(f"{game_id}\n".encode())}
     report = await archiving.archive(events, views, 0, tmp_path, now=time.time() + 10)
     assert game_id in report.archived, report
-    left = await events.zrange(keys.REFUSALS, 0, -1)
+    left = await events.zrange(keys.refusals(0), 0, -1)
     assert not [m for m in left if m.startswith(f"{game_id}\n".encode())]
     assert {m for m in left if any(m.startswith(f"{g}\n".encode()) for g in report.archived)} == set()
     assert others - {m for m in others if any(m.startswith(f"{g}\n".encode()) for g in report.archived)} <= set(left)

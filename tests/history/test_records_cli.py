@@ -49,12 +49,12 @@ async def test_export_verify_import_and_replay_from_the_command_line(stores, fin
     assert refused.returncode == 1
     assert refused.stdout.startswith(f"event {rolled['seq']} (yspahan.DiceRolled) differs from what the rules give")
 
-    games = await events.zcard(keys.GAMES)
+    games = await events.zcard(keys.games(0))
     not_imported = souk_process("import", str(tampered), "--redis-url", redis_url, env=clean_env())  # the real one
     assert not_imported.returncode == 1 and not_imported.stdout == ""
     assert not_imported.stderr.strip().startswith(f"souk: {tampered}: not imported: the record does not verify: "
                                                   f"event {rolled['seq']}")
-    assert len(not_imported.stderr.strip().splitlines()) == 1 and await events.zcard(keys.GAMES) == games
+    assert len(not_imported.stderr.strip().splitlines()) == 1 and await events.zcard(keys.games(0)) == games
 
     imported = await souk("import", str(path), "--redis-url", redis_url, env=env)
     assert imported.returncode == 0, imported.stderr

@@ -32,7 +32,7 @@ async def project(projector: Projector, events) -> None:
     from services.bench.storage import project_all
     from services.store.streams import ensure_group
 
-    await ensure_group(events, keys.EVENTS, keys.PROJECTOR_GROUP)
+    await ensure_group(events, keys.events(0), keys.PROJECTOR_GROUP)
     await project_all(events, projector, "test")
 
 
@@ -105,10 +105,10 @@ async def test_a_record_that_does_not_verify_is_not_imported_and_changes_nothing
     await store.aclose()
     document = json.loads(records.encode(record))
     document["commands"].pop(5)
-    games_before = await events.zcard(keys.GAMES)
+    games_before = await events.zcard(keys.games(0))
     with pytest.raises(records.RecordError, match="^not imported: the record does not verify: event"):
         await import_record(events, records.decode(json.dumps(document, separators=(",", ":")).encode()))
-    assert await events.zcard(keys.GAMES) == games_before
+    assert await events.zcard(keys.games(0)) == games_before
 
 
 async def test_a_running_game_has_no_record_yet_and_what_is_no_record_is_refused(stores, redis_url):

@@ -63,7 +63,7 @@ async def append_played(store: RedisEventStore, game_id: str, played: Played) ->
 
 
 async def project_all(events, projector: Projector) -> None:
-    await ensure_group(events, keys.EVENTS, keys.PROJECTOR_GROUP)
+    await ensure_group(events, keys.events(0), keys.PROJECTOR_GROUP)
     await bench_storage.project_all(events, projector, "test")
 
 

@@ -229,11 +229,11 @@ async def test_a_record_whose_header_lies_is_not_imported(played, redis_url):
 
     events = aioredis.Redis.from_url(redis_url)
     try:
-        before = await events.zcard(keys.GAMES)
+        before = await events.zcard(keys.games(0))
         for field in ("title", "players", "unfair", "created_at", "imported_from", "rematch_of"):
             with pytest.raises(records.RecordError, match=f"the header's {field} "):
                 await import_record(events, edited(played, HEADER_FORGERIES[field]), game_id=f"forged-{field}")
             assert not await events.exists(keys.seed(f"forged-{field}"))
-        assert await events.zcard(keys.GAMES) == before
+        assert await events.zcard(keys.games(0)) == before
     finally:
         await events.aclose()

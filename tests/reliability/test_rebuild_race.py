@@ -62,14 +62,14 @@ async def test_a_batch_projected_during_a_rebuild_keeps_its_games_lobby_entry_se
         await engine.handle([_command("X", CreateGame("samarkand", "race", 3), cid="create")]
                             + [_command("X", JoinSeat(f"p{s}", _token_hash(s), s), seat=s, cid=f"join-{s}")
                                for s in range(3)])
-        projected = [fields for _, fields in await events.xrange(keys.EVENTS)]
+        projected = [fields for _, fields in await events.xrange(keys.events(0))]
         await projector.handle(projected)
         table = (await engine.load("X")).table
         seat = tbl.flow(table).awaiting[0]
         play = get_game("samarkand").legal_commands(table.state, seat)[0]
         [reply] = await engine.handle([_command("X", play, seat=seat, token=_token_hash(seat), cid="play")])
         assert reply.status == "accepted"
-        batch = [fields for _, fields in await events.xrange(keys.EVENTS)][len(projected):]
+        batch = [fields for _, fields in await events.xrange(keys.events(0))][len(projected):]
 
         await views.flushdb()  # the read store is lost; the running projector rebuilds it
         handler: list[asyncio.Task] = []
@@ -106,7 +106,7 @@ async def test_a_batch_projected_during_a_rebuild_keeps_its_games_lobby_entry_se
         play = get_game("samarkand").legal_commands(table.state, seat)[0]
         [reply] = await engine.handle([_command("X", play, seat=seat, token=_token_hash(seat), cid="play-2")])
         assert reply.status == "accepted"
-        await projector.handle([fields for _, fields in await events.xrange(keys.EVENTS)][len(projected) + len(batch):])
+        await projector.handle([fields for _, fields in await events.xrange(keys.events(0))][len(projected) + len(batch):])
 
         await reference.rebuild()
         live, rebuilt = await _read_models(views, "X"), await _read_models(scratch, "X")

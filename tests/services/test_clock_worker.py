@@ -65,7 +65,7 @@ class Commands:
         self.redis, self.after = redis, "0-0"
 
     async def read(self) -> list[tuple[bytes, CommandEnvelope]]:
-        entries = await self.redis.xrange(keys.COMMANDS, min=f"({self.after}", max="+")
+        entries = await self.redis.xrange(keys.commands(0), min=f"({self.after}", max="+")
         if entries:
             self.after = entries[-1][0].decode()
         return [(entry, command_envelope_decoder.decode(fields[b"c"])) for entry, fields in entries]
@@ -314,33 +314,32 @@ async def test_the_commands_sent_and_their_lateness_are_metrics(engine, store, r
 async def test_a_worker_waits_until_the_next_due_instant_or_its_poll_whichever_comes_first(store, redis):
     clock = worker(redis, store, poll_s=0.5)
     assert await clock.pause() == 0.5  # nothing in the index
-    await redis.zadd(keys.DEADLINES, {"soon": time.time() + 0.1})
+    await redis.zadd(keys.deadlines(0), {"soon": time.time() + 0.1})
     assert 0.05 < await clock.pause() <= 0.1
-    await redis.zadd(keys.DEADLINES, {"past": time.time() - 5})
+    await redis.zadd(keys.deadlines(0), {"past": time.time() - 5})
     assert await clock.pause() == 0.001
-    await redis.zrem(keys.DEADLINES, "soon", "past")
-    await redis.zadd(keys.DEADLINES, {"later": time.time() + 60})
+    await redis.zrem(keys.deadlines(0), "soon", "past")
+    await redis.zadd(keys.deadlines(0), {"later": time.time() + 60})
     assert await clock.pause() == 0.5
 
 
-async def test_a_games_deadline_index_is_named_by_its_partition_in_one_place(engine, store, redis, monkeypatch):
-    """Issue #22 will hash games over partitions, each partition's keys in one Redis Cluster slot: the engine's
-    append, the store's read, the worker's poll and its sends all take the index's name from ``keys.deadlines``
-    of the game's partition (``keys.partition``), so changing those two changes every one of them."""
-    monkeypatch.setattr(keys, "PARTITIONS", (0, 3))
-    monkeypatch.setattr(keys, "partition", lambda game_id: 3 if game_id.startswith("p3-") else 0)
-    monkeypatch.setattr(keys, "deadlines", lambda partition: f"souk:deadlines:{{{partition}}}")
-    await started(engine, "p3-g", {"per_decision": 0.05, "on_timeout": "forfeit"})
-    assert await redis.zscore(keys.DEADLINES, "p3-g") is None
-    due = await redis.zscore("souk:deadlines:{3}", "p3-g")
-    assert due is not None and await store.deadline("p3-g") == due
+async def test_a_games_deadline_is_in_its_partitions_index_and_only_that_partitions_worker_fires_it(
+        engine, store, redis):
+    """With four partitions, the engine's append, the store's read, the worker's poll and its sends all use the
+    deadline index of the game's partition (``keys.game_deadlines``), and its command goes to that partition's
+    command stream."""
+    keys.use(4)
+    game_id = next(g for g in (f"g{n}" for n in range(100)) if keys.partition(g) == 3)
+    await started(engine, game_id, {"per_decision": 0.05, "on_timeout": "forfeit"})
+    assert await redis.zscore(keys.deadlines(0), game_id) is None
+    due = await redis.zscore(keys.deadlines(3), game_id)
+    assert due is not None and await store.deadline(game_id) == due
     await wait_until(due)
-    assert await worker(redis, store, partition=0).fire_due() == 0  # another partition's worker: not its game
-    commands = Commands(redis)
-    assert await worker(redis, store, partition=3).fire_due() == 1
-    [(_, sent)] = await commands.read()
+    assert await worker(redis, store, partitions=(0, 1, 2)).fire_due() == 0  # other partitions' worker: not its game
+    assert await worker(redis, store).fire_due() == 1  # every partition's
+    [(_, sent)] = [(i, command_envelope_decoder.decode(f[b"c"])) for i, f in await redis.xrange(keys.commands(3))]
     assert msgspec.json.decode(sent.body)["type"] == "table.Timeout"
-    assert await redis.zscore("souk:deadlines:{3}", "p3-g") > due  # looked at again after the retry delay
+    assert await redis.zscore(keys.deadlines(3), game_id) > due  # looked at again after the retry delay
     [reply] = await engine.handle([sent])
     assert reply.status == "accepted"
-    assert await redis.zscore("souk:deadlines:{3}", "p3-g") is None  # over: out of its index
+    assert await redis.zscore(keys.deadlines(3), game_id) is None  # over: out of its index

@@ -44,17 +44,17 @@ async def outcome(redis: aioredis.Redis, env, timeout: float = 10.0):
 
 
 async def queued(redis: aioredis.Redis, env) -> bytes:
-    return await redis.xadd(keys.COMMANDS, {"c": encoder.encode(env)})
+    return await redis.xadd(keys.commands(0), {"c": encoder.encode(env)})
 
 
 async def test_a_command_whose_engine_died_is_refused_once_the_seats_next_command_was_applied(redis, redis_url,
                                                                                              engine):
     turn = await started(engine)  # tally at version 5, ``turn`` to play
-    await ensure_group(redis, keys.COMMANDS, keys.ENGINE_GROUP)
+    await ensure_group(redis, keys.commands(0), keys.ENGINE_GROUP)
     lost = cmd("g1", Add(1), seat=turn, token=th(turn), cid="lost")  # its sender was answered 504
     await queued(redis, lost)
     # An engine reads it and dies before deciding it: the entry stays pending under that consumer.
-    [[_, entries]] = await redis.xreadgroup(keys.ENGINE_GROUP, "engine-that-died", {keys.COMMANDS: ">"})
+    [[_, entries]] = await redis.xreadgroup(keys.ENGINE_GROUP, "engine-that-died", {keys.commands(0): ">"})
     assert len(entries) == 1
 
     workers = Workers(Settings(redis_url=redis_url, views_redis_url=redis_url, reclaim_idle_ms=1_000),
@@ -212,7 +212,7 @@ async def test_over_http_a_command_answered_504_is_never_played_after_the_seats_
             await engine.stop()  # the engine is away
             lost = await send(turn, "lost", 1)
             assert (lost.status_code, lost.json()["code"]) == (504, "engine_timeout")
-            taken = await redis.xreadgroup(keys.ENGINE_GROUP, "engine-that-died", {keys.COMMANDS: ">"})
+            taken = await redis.xreadgroup(keys.ENGINE_GROUP, "engine-that-died", {keys.commands(0): ">"})
             assert len(taken[0][1]) == 1  # an engine read it, then died holding it
 
             engine = Workers(settings, roles=(ENGINE,))

@@ -222,10 +222,12 @@ async def test_a_command_whose_rules_raise_is_refused_not_retried_for_ever(engin
 async def test_an_unreadable_envelope_is_parked_for_an_operator_and_acknowledged(redis, redis_url):
     from services.runtime.config import Settings
     from services.cli.workers import Workers
+    from services.store.streams import IdentifiedEntries
 
     workers = Workers(Settings(redis_url=redis_url))
     try:
-        await workers.on_commands([(b"1-0", {b"c": b"[" * 3000 + b"]" * 3000}), (b"2-0", {b"x": b"no c field"})])
+        await workers.on_commands(IdentifiedEntries([(b"1-0", {b"c": b"[" * 3000 + b"]" * 3000}),
+                                                     (b"2-0", {b"x": b"no c field"})], keys.commands(0)))
         parked = await redis.xrange(keys.PARKED)
         assert [f[b"reason"] for _, f in parked] == [b"envelope_unreadable"] * 2
     finally:

@@ -20,6 +20,7 @@ from litestar.testing import AsyncTestClient
 from services.embedded.redis import RedisServer, binary_version, bundled_binary
 from services.gateway import create_app
 from services.runtime.config import Settings
+from services.store import keys
 
 pytestmark = pytest.mark.anyio
 
@@ -176,7 +177,7 @@ async def test_health_is_503_while_a_script_keeps_the_event_store_busy(tmp_path)
 async def test_health_warns_of_deadlines_long_overdue_as_when_no_clock_worker_runs(redis, redis_url):
     views_url = redis_url.rsplit("/", 1)[0] + "/1"
     now = time.time()
-    await redis.zadd("souk:deadlines", {"soon": now + 60, "just": now - 1, "old": now - 120, "older": now - 300})
+    await redis.zadd(keys.deadlines(0), {"soon": now + 60, "just": now - 1, "old": now - 120, "older": now - 300})
     async with AsyncTestClient(create_app(Settings(redis_url=redis_url, views_redis_url=views_url))) as client:
         r = await client.get("/health")
     assert r.status_code == 200, r.text

@@ -42,7 +42,7 @@ async def played(redis, seed: str | None = None) -> tuple[Engine, str]:
         [reply] = await engine.handle([cmd("g1", Add(3), seat=turn, token=th(turn), cid=f"v{slot.table.version}")])
         assert reply.status == "accepted"
     projector = Projector(redis, engine.store)
-    await projector.handle([fields for _, fields in await redis.xrange(keys.EVENTS)])
+    await projector.handle([fields for _, fields in await redis.xrange(keys.events(0))])
     await projector.aclose()
     return engine, "g1"
 

@@ -348,7 +348,7 @@ async def _value(result: object) -> object:
 
 
 async def commands_queued(redis: aioredis.Redis, count: int) -> bool:
-    return await redis.xlen(keys.COMMANDS) == count
+    return await redis.xlen(keys.commands(0)) == count
 
 
 def test_an_idle_listener_under_uvloop_keeps_its_connection_when_redis_answers_its_pings_at_once(redis_url, monkeypatch):
@@ -393,7 +393,7 @@ async def played(redis: aioredis.Redis) -> tuple[Engine, Projector, int]:
 
 
 async def projected(redis: aioredis.Redis, projector: Projector) -> None:
-    entries = await redis.xrange(keys.EVENTS)
+    entries = await redis.xrange(keys.events(0))
     await projector.handle([fields for _, fields in entries])  # those already projected are skipped
 
 

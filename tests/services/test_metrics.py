@@ -44,7 +44,7 @@ async def test_commands_are_counted_by_game_and_outcome_once_and_their_latency_o
     assert value("souk_commands_total", game="tally", outcome="rejected", code="not_your_turn") == refused + 1
     assert value("souk_commands_total", game="none", outcome="rejected", code="game_not_found") == missing + 1
     projector = Projector(redis, store)
-    await projector.handle([fields for _, fields in await redis.xrange(keys.EVENTS)])
+    await projector.handle([fields for _, fields in await redis.xrange(keys.events(0))])
     # sent_at is set only on "a" (the others were sent without one): one observation, from 1970
     assert value("souk_command_latency_seconds_count", game="tally") == observed + 1
     assert value("souk_command_latency_seconds_bucket", game="tally", le="30.0") == within_30s  # it took decades
@@ -58,17 +58,17 @@ async def test_the_backlog_is_read_from_redis_and_a_slow_reading_keeps_the_last_
     engine = Engine(redis, RedisEventStore(redis))
     from services.store.streams import ensure_group
 
-    await ensure_group(redis, keys.COMMANDS, keys.ENGINE_GROUP)
-    await redis.xadd(keys.COMMANDS, {"c": b"{}"})
-    await redis.xadd(keys.COMMANDS, {"c": b"{}"})
-    await redis.xreadgroup(keys.ENGINE_GROUP, "c1", {keys.COMMANDS: ">"}, count=1)
+    await ensure_group(redis, keys.commands(0), keys.ENGINE_GROUP)
+    await redis.xadd(keys.commands(0), {"c": b"{}"})
+    await redis.xadd(keys.commands(0), {"c": b"{}"})
+    await redis.xreadgroup(keys.ENGINE_GROUP, "c1", {keys.commands(0): ">"}, count=1)
     await engine.park(None, "envelope_unreadable", "test", raw=b"x")
     backlog = metrics.Backlog()
     assert list(backlog.collect()) == []  # nothing read yet: nothing reported
     assert await backlog.refresh(redis)
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for m in backlog.collect() for s in m.samples}
-    group = (("group", "engine"), ("stream", "souk:commands"))
-    assert samples[("souk_stream_length", (("stream", "souk:commands"),))] == 2
+    group = (("group", "engine"), ("stream", keys.commands(0)))
+    assert samples[("souk_stream_length", (("stream", keys.commands(0)),))] == 2
     assert samples[("souk_consumer_group_pending", group)] == 1
     if ("souk_consumer_group_lag", group) in samples:  # Redis 7+
         assert samples[("souk_consumer_group_lag", group)] == 1

@@ -24,7 +24,7 @@ view_of = msgspec.json.Decoder(TableView).decode
 
 
 async def project_all(redis, projector: Projector) -> None:
-    entries = await redis.xrange(keys.EVENTS)
+    entries = await redis.xrange(keys.events(0))
     await projector.handle([fields for _, fields in entries])
 
 
@@ -74,7 +74,7 @@ async def test_a_projector_without_cache_catches_up_from_the_store(redis):
     turn = await started(engine)
     await project_all(redis, Projector(redis, store))
     [reply] = await engine.handle([cmd("g1", Add(2), seat=turn, token=th(turn))])
-    entries = await redis.xrange(keys.EVENTS)
+    entries = await redis.xrange(keys.events(0))
     await Projector(redis, store).handle([entries[-1][1]])  # only the newest entry, cold cache
     view = view_of(await redis.hget(keys.views("g1"), keys.audience(None)))
     assert view.version == reply.version and view.view["total"] == 2
@@ -110,7 +110,7 @@ async def test_the_workers_play_through_the_streams_and_reclaim_what_a_dead_cons
     # entries written before any worker exists are still processed (groups are created at 0)
     for c in [cmd("g1", CreateGame("tally", "t", 2, {}, "01" * 32, unfair=True), cid="create"),
               cmd("g1", JoinSeat("a", th(0), 0), seat=0, cid="j0")]:
-        await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(c)})
+        await redis.xadd(keys.commands(0), {"c": msgspec.json.encode(c)})
     settings = Settings(redis_url=redis_url, reclaim_idle_ms=200, consumer="first")
     workers = Workers(settings)
     await workers.start()
@@ -121,19 +121,19 @@ async def test_the_workers_play_through_the_streams_and_reclaim_what_a_dead_cons
         await workers.stop()
     # a consumer takes the next command and dies before acknowledging it (or the stopped worker's last blocking
     # read, still open on the server for a moment, took it: a consumer gone without acknowledging it all the same)
-    await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(cmd("g1", JoinSeat("b", th(1), 1), seat=1, cid="j1"))})
-    await redis.xreadgroup(keys.ENGINE_GROUP, "dead", {keys.COMMANDS: ">"}, count=1)
-    assert (await redis.xpending(keys.COMMANDS, keys.ENGINE_GROUP))["pending"] == 1
+    await redis.xadd(keys.commands(0), {"c": msgspec.json.encode(cmd("g1", JoinSeat("b", th(1), 1), seat=1, cid="j1"))})
+    await redis.xreadgroup(keys.ENGINE_GROUP, "dead", {keys.commands(0): ">"}, count=1)
+    assert (await redis.xpending(keys.commands(0), keys.ENGINE_GROUP))["pending"] == 1
     workers = Workers(Settings(redis_url=redis_url, reclaim_idle_ms=200, consumer="second"))
     await workers.start()
     try:
         view = await wait_for_view(redis, "g1", lambda v: v.status == "playing")
         assert view.status == "playing" and [s.name for s in view.seats] == ["a", "b"]
         for _ in range(100):
-            if (await redis.xpending(keys.COMMANDS, keys.ENGINE_GROUP))["pending"] == 0:
+            if (await redis.xpending(keys.commands(0), keys.ENGINE_GROUP))["pending"] == 0:
                 break
             await asyncio.sleep(0.05)
-        assert (await redis.xpending(keys.COMMANDS, keys.ENGINE_GROUP))["pending"] == 0
+        assert (await redis.xpending(keys.commands(0), keys.ENGINE_GROUP))["pending"] == 0
         assert await redis.xlen(keys.game_stream("g1")) == 5  # nothing applied twice
     finally:
         await workers.stop()
@@ -146,7 +146,7 @@ async def test_two_projectors_racing_on_the_same_events_write_each_event_once(re
     for i in range(6):
         seat = turn if i % 2 == 0 else 1 - turn
         await engine.handle([cmd("g1", Add(1), seat=seat, token=th(seat), cid=f"r{i}")])
-    entries = [fields for _, fields in await redis.xrange(keys.EVENTS)]
+    entries = [fields for _, fields in await redis.xrange(keys.events(0))]
     one, two = Projector(redis, store), Projector(redis, store)
     await asyncio.gather(one.handle(entries[:7]), two.handle(entries[3:]), one.handle(entries[5:]),
                          two.handle(entries))
@@ -252,7 +252,7 @@ async def test_partitioned_projectors_each_project_their_own_games_and_together_
     games = [f"g{i}" for i in range(8)]
     for game_id in games:
         await started(engine, game_id)
-    entries = [fields for _, fields in await redis.xrange(keys.EVENTS)]
+    entries = [fields for _, fields in await redis.xrange(keys.events(0))]
     first, second = Partition(0, 2), Partition(1, 2)
     mine = {g for g in games if first.owns(g.encode())}
     assert mine and mine != set(games) and not any(second.owns(g.encode()) for g in mine)
@@ -276,7 +276,7 @@ async def test_two_partitioned_projector_workers_project_every_game_through_thei
         for c in [cmd(game_id, CreateGame("tally", "t", 2, {}, "01" * 32, unfair=True), cid="create"),
                   cmd(game_id, JoinSeat("a", th(0), 0), seat=0, cid="j0"),
                   cmd(game_id, JoinSeat("b", th(1), 1), seat=1, cid="j1")]:
-            await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(c)})
+            await redis.xadd(keys.commands(0), {"c": msgspec.json.encode(c)})
     workers = [Workers(Settings(redis_url=redis_url, consumer="one", projector_partition="0/2")),
                Workers(Settings(redis_url=redis_url, consumer="two", projector_partition="1/2"), roles=(PROJECTOR,))]
     assert workers[0].roles == (ENGINE, PROJECTOR)
@@ -285,7 +285,7 @@ async def test_two_partitioned_projector_workers_project_every_game_through_thei
     try:
         for game_id in games:
             assert (await wait_for_view(redis, game_id, lambda v: v.status == "playing")).status == "playing"
-        groups = {g["name"].decode(): g for g in await redis.xinfo_groups(keys.EVENTS)}
+        groups = {g["name"].decode(): g for g in await redis.xinfo_groups(keys.events(0))}
         assert set(groups) == {"projector:0/2", "projector:1/2"}
         assert sorted(await _active_projectors(redis)) == ["projector-one", "projector-two"]
     finally:
@@ -303,7 +303,7 @@ async def games_in_chunks_of_three(redis, monkeypatch, prefix: str):
     games = [f"{prefix}{i}" for i in range(8)]
     for game_id in games:
         await started(engine, game_id)
-    return store, games, [fields for _, fields in await redis.xrange(keys.EVENTS)]
+    return store, games, [fields for _, fields in await redis.xrange(keys.events(0))]
 
 
 async def assert_each_event_projected_once(redis, games: list[str]) -> None:
@@ -376,7 +376,7 @@ async def test_a_running_projector_rebuilds_a_lost_read_store_by_itself(redis, r
         for c in [cmd("g1", CreateGame("tally", "t", 2, {}), cid="create"),
                   cmd("g1", JoinSeat("a", th(0), 0), seat=0, cid="j0"),
                   cmd("g1", JoinSeat("b", th(1), 1), seat=1, cid="j1")]:
-            await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(c)})
+            await redis.xadd(keys.commands(0), {"c": msgspec.json.encode(c)})
         view = await wait_for_view(views, "g1", lambda v: v.status == "playing")
         assert view.status == "playing"
         await views.flushdb()  # the read store is lost; no command comes after

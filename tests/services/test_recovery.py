@@ -41,7 +41,7 @@ async def test_the_engine_answers_within_a_second_of_its_redis_coming_back(tmp_p
     await workers.start()
     try:
         create = cmd("g1", CreateGame("tally", "t", 2, {}), cid="create")
-        await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(create)})
+        await redis.xadd(keys.commands(0), {"c": msgspec.json.encode(create)})
         assert await outcome(redis, create, 10) is not None
 
         server.stop()
@@ -51,7 +51,7 @@ async def test_the_engine_answers_within_a_second_of_its_redis_coming_back(tmp_p
         join = cmd("g1", JoinSeat("a", th(0), 0), seat=0, cid="join")
         for _ in range(50):  # the test's own client reconnects too
             try:
-                await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(join)})
+                await redis.xadd(keys.commands(0), {"c": msgspec.json.encode(join)})
                 break
             except (ConnectionError, OSError, aioredis.ConnectionError):
                 await asyncio.sleep(0.02)

@@ -81,11 +81,11 @@ async def test_a_stream_stored_in_the_json_form_of_2026_11_22_reads_as_it_was_an
 async def test_the_compact_stream_reads_back_every_envelope_the_engine_published(redis):
     await played_tally(redis)
     published = [_without_transport(event_envelope_decoder.decode(f[b"e"]))
-                 for _, f in await redis.xrange(keys.EVENTS)]
+                 for _, f in await redis.xrange(keys.events(0))]
     stored = [f[b"e"] for _, f in await redis.xrange(keys.game_stream("g1"))]
     assert await RedisEventStore(redis).read("g1") == published
     assert [s[:1] == b"{" for s in stored] == [e.type.startswith("table.") for e in published]
-    whole = [f[b"e"] for _, f in await redis.xrange(keys.EVENTS)]
+    whole = [f[b"e"] for _, f in await redis.xrange(keys.events(0))]
     game_events = [i for i, e in enumerate(published) if not e.type.startswith("table.")]
     assert sum(len(stored[i]) for i in game_events) < sum(len(whole[i]) for i in game_events) / 3
     assert await RedisEventStore(redis).read("g1", after=4) == published[4:]
@@ -154,14 +154,14 @@ async def test_the_projector_trims_souk_events_behind_its_groups_and_a_rebuild_n
     engine = Engine(redis, store)
     turn = await started(engine)
     await engine.handle([cmd("g1", Add(2), seat=turn, token=th(turn))])
-    await ensure_group(redis, keys.EVENTS, keys.PROJECTOR_GROUP)
+    await ensure_group(redis, keys.events(0), keys.PROJECTOR_GROUP)
     projector = Projector(redis, store, trim_every_s=0)
-    read = (await redis.xreadgroup(keys.PROJECTOR_GROUP, "p", {keys.EVENTS: ">"}))[0][1]
+    read = (await redis.xreadgroup(keys.PROJECTOR_GROUP, "p", {keys.events(0): ">"}))[0][1]
     await projector.handle([f for _, f in read])  # pending while handled: nothing trimmed yet
-    assert await redis.xlen(keys.EVENTS) == len(read)
-    await redis.xack(keys.EVENTS, keys.PROJECTOR_GROUP, *[i for i, _ in read])
+    assert await redis.xlen(keys.events(0)) == len(read)
+    await redis.xack(keys.events(0), keys.PROJECTOR_GROUP, *[i for i, _ in read])
     await projector.handle([])
-    assert await redis.xlen(keys.EVENTS) == 1  # the last delivered entry stays
+    assert await redis.xlen(keys.events(0)) == 1  # the last delivered entry stays
     names = [keys.views("g1"), keys.history("g1")]
     before = [await redis.hgetall(names[0]), await redis.lrange(names[1], 0, -1), await redis.hgetall(keys.LOBBY)]
     await redis.delete(*names, keys.LOBBY, keys.position("g1"))
@@ -174,7 +174,7 @@ async def test_the_projector_trims_souk_events_behind_its_groups_and_a_rebuild_n
 async def test_a_finished_games_history_expires_and_reads_the_same_from_the_game_stream(redis):
     engine, _ = await played_tally(redis)
     projector = Projector(redis, engine.store, finished_ttl_s=600)
-    await projector.handle([f for _, f in await redis.xrange(keys.EVENTS)])
+    await projector.handle([f for _, f in await redis.xrange(keys.events(0))])
     await projector.aclose()
     assert 0 < await redis.ttl(keys.history("g1")) <= 600
     pages = {}
@@ -192,7 +192,7 @@ async def test_a_running_games_history_does_not_expire(redis):
     engine = Engine(redis, RedisEventStore(redis))
     await started(engine)
     projector = Projector(redis, engine.store)
-    await projector.handle([f for _, f in await redis.xrange(keys.EVENTS)])
+    await projector.handle([f for _, f in await redis.xrange(keys.events(0))])
     await projector.aclose()
     assert await redis.ttl(keys.history("g1")) == -1
 
@@ -213,7 +213,7 @@ async def test_a_finished_four_player_yspahan_game_costs_at_most_100_kb_once_its
     engine = Engine(redis, RedisEventStore(redis))
     projector = Projector(views_redis, engine.store)
     ids = await play(engine, projector, redis, "yspahan", 4, 2, random.Random(3))
-    await trim_read(redis, keys.EVENTS)
+    await trim_read(redis, keys.events(0))
     figures = (await measure(redis, views_redis, {"yspahan": ids}))["yspahan"]
     assert figures["events_per_game"] > 300
     assert figures["steady_bytes_per_game"] <= 100_000, figures
@@ -232,7 +232,7 @@ async def test_a_rebuild_writes_no_history_for_a_finished_game_and_it_reads_the_
     engine, _ = await played_tally(redis)
     await started(engine, "g2")
     projector = Projector(redis, engine.store)
-    await projector.handle([f for _, f in await redis.xrange(keys.EVENTS)])
+    await projector.handle([f for _, f in await redis.xrange(keys.events(0))])
     pages = {seat: await read_history(redis, redis, "g1", seat, 0, 100) for seat in (0, 1, None)}
     running = await redis.lrange(keys.history("g2"), 0, -1)
     assert await Projector(redis, engine.store).rebuild() == 2
@@ -247,7 +247,7 @@ async def test_the_history_records_derived_from_the_stream_are_the_bytes_the_pro
 
     engine, _ = await played_tally(redis)
     projector = Projector(redis, engine.store)
-    await projector.handle([f for _, f in await redis.xrange(keys.EVENTS)])
+    await projector.handle([f for _, f in await redis.xrange(keys.events(0))])
     await projector.aclose()
     assert await history_records(engine.store, "g1") == await redis.lrange(keys.history("g1"), 0, -1)
 

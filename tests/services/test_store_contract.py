@@ -121,10 +121,10 @@ async def test_the_redis_store_copies_every_event_to_the_global_stream_in_commit
     b = append("g2", 0, 1, GENESIS_HASH, "k2")
     c = append("g1", 2, 1, a.head, "k3")
     await store.append([a, b, c])
-    entries = await client.xrange(keys.EVENTS)
+    entries = await client.xrange(keys.events(0))
     assert [(f[b"g"], msgspec.json.decode(f[b"e"])["seq"]) for _, f in entries] == [
         (b"g1", 1), (b"g1", 2), (b"g2", 1), (b"g1", 3)]
-    assert await client.zcard(keys.GAMES) == 2
+    assert await client.zcard(keys.games(0)) == 2
     await client.aclose()
 
 

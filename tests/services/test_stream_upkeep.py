@@ -15,45 +15,45 @@ pytestmark = pytest.mark.anyio
 
 
 async def add_commands(redis, n: int) -> list[bytes]:
-    return [await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(cmd(f"g{i}", CreateGame("tally", "t", 2)))})
+    return [await redis.xadd(keys.commands(0), {"c": msgspec.json.encode(cmd(f"g{i}", CreateGame("tally", "t", 2)))})
             for i in range(n)]
 
 
 async def test_acknowledged_commands_are_trimmed_and_pending_ones_kept(redis):
-    await ensure_group(redis, keys.COMMANDS, keys.ENGINE_GROUP)
+    await ensure_group(redis, keys.commands(0), keys.ENGINE_GROUP)
     ids = await add_commands(redis, 10)
-    delivered = await redis.xreadgroup(keys.ENGINE_GROUP, "e1", {keys.COMMANDS: ">"}, count=6)
+    delivered = await redis.xreadgroup(keys.ENGINE_GROUP, "e1", {keys.commands(0): ">"}, count=6)
     got = [entry_id for entry_id, _ in delivered[0][1]]
-    await redis.xack(keys.COMMANDS, keys.ENGINE_GROUP, *got[:2], *got[3:])  # the third stays pending
-    await trim_acknowledged(redis, keys.COMMANDS, keys.ENGINE_GROUP)
-    left = [entry_id for entry_id, _ in await redis.xrange(keys.COMMANDS)]
+    await redis.xack(keys.commands(0), keys.ENGINE_GROUP, *got[:2], *got[3:])  # the third stays pending
+    await trim_acknowledged(redis, keys.commands(0), keys.ENGINE_GROUP)
+    left = [entry_id for entry_id, _ in await redis.xrange(keys.commands(0))]
     assert left == ids[2:]  # from the pending one on: it, the acknowledged after it, and the undelivered
 
-    await redis.xack(keys.COMMANDS, keys.ENGINE_GROUP, got[2])
-    await trim_acknowledged(redis, keys.COMMANDS, keys.ENGINE_GROUP)
-    assert [entry_id for entry_id, _ in await redis.xrange(keys.COMMANDS)] == ids[5:]  # the last delivered on
+    await redis.xack(keys.commands(0), keys.ENGINE_GROUP, got[2])
+    await trim_acknowledged(redis, keys.commands(0), keys.ENGINE_GROUP)
+    assert [entry_id for entry_id, _ in await redis.xrange(keys.commands(0))] == ids[5:]  # the last delivered on
 
 
 async def test_a_stream_read_by_another_group_too_is_not_trimmed(redis):
-    await ensure_group(redis, keys.COMMANDS, keys.ENGINE_GROUP)
-    await ensure_group(redis, keys.COMMANDS, "audit")
+    await ensure_group(redis, keys.commands(0), keys.ENGINE_GROUP)
+    await ensure_group(redis, keys.commands(0), "audit")
     await add_commands(redis, 3)
-    delivered = await redis.xreadgroup(keys.ENGINE_GROUP, "e1", {keys.COMMANDS: ">"})
-    await redis.xack(keys.COMMANDS, keys.ENGINE_GROUP, *[i for i, _ in delivered[0][1]])
-    assert await trim_acknowledged(redis, keys.COMMANDS, keys.ENGINE_GROUP) == 0
-    assert await redis.xlen(keys.COMMANDS) == 3
+    delivered = await redis.xreadgroup(keys.ENGINE_GROUP, "e1", {keys.commands(0): ">"})
+    await redis.xack(keys.commands(0), keys.ENGINE_GROUP, *[i for i, _ in delivered[0][1]])
+    assert await trim_acknowledged(redis, keys.commands(0), keys.ENGINE_GROUP) == 0
+    assert await redis.xlen(keys.commands(0)) == 3
 
 
 async def test_idle_consumers_with_nothing_pending_are_dropped_and_those_holding_entries_kept(redis):
-    await ensure_group(redis, keys.COMMANDS, keys.ENGINE_GROUP)
+    await ensure_group(redis, keys.commands(0), keys.ENGINE_GROUP)
     await add_commands(redis, 2)
-    await redis.xreadgroup(keys.ENGINE_GROUP, "holds", {keys.COMMANDS: ">"}, count=1)
-    await redis.xgroup_createconsumer(keys.COMMANDS, keys.ENGINE_GROUP, "gone")
-    assert {c["consumer"] for c in await idle_consumers(redis, keys.COMMANDS, 0)} == {"holds", "gone"}
-    assert await drop_stale_consumers(redis, keys.COMMANDS, idle_ms=0) == [f"{keys.ENGINE_GROUP}/gone"]
-    names = [c["name"] for c in await redis.xinfo_consumers(keys.COMMANDS, keys.ENGINE_GROUP)]
+    await redis.xreadgroup(keys.ENGINE_GROUP, "holds", {keys.commands(0): ">"}, count=1)
+    await redis.xgroup_createconsumer(keys.commands(0), keys.ENGINE_GROUP, "gone")
+    assert {c["consumer"] for c in await idle_consumers(redis, keys.commands(0), 0)} == {"holds", "gone"}
+    assert await drop_stale_consumers(redis, keys.commands(0), idle_ms=0) == [f"{keys.ENGINE_GROUP}/gone"]
+    names = [c["name"] for c in await redis.xinfo_consumers(keys.commands(0), keys.ENGINE_GROUP)]
     assert names == [b"holds"]
-    assert await drop_stale_consumers(redis, keys.COMMANDS, idle_ms=3_600_000) == []
+    assert await drop_stale_consumers(redis, keys.commands(0), idle_ms=3_600_000) == []
 
 
 async def test_the_engine_keeps_the_commands_stream_short_while_it_runs(redis, redis_url):
@@ -67,10 +67,10 @@ async def test_the_engine_keeps_the_commands_stream_short_while_it_runs(redis, r
     try:
         await add_commands(redis, 50)
         for _ in range(100):
-            if await redis.xlen(keys.COMMANDS) <= 1:
+            if await redis.xlen(keys.commands(0)) <= 1:
                 break
             await asyncio.sleep(0.05)
-        assert await redis.xlen(keys.COMMANDS) <= 1
+        assert await redis.xlen(keys.commands(0)) <= 1
     finally:
         await workers.stop()
 
@@ -91,7 +91,7 @@ async def test_games_nobody_filled_in_time_are_cancelled_once_and_started_ones_k
     assert await expire_open_games(redis, ttl_s=3600, now=now) == 0  # not old enough
     assert await expire_open_games(redis, ttl_s=0, now=now + 1) == 2
     assert await expire_open_games(redis, ttl_s=0, now=now + 2) == 0  # each game is looked at once
-    entries = await redis.xrange(keys.COMMANDS)
+    entries = await redis.xrange(keys.commands(0))
     from services.store.codec import command_envelope_decoder
     replies = await engine.handle([command_envelope_decoder.decode(f[b"c"]) for _, f in entries])
     by_game = {r.game_id: r for r in replies}
@@ -117,4 +117,4 @@ async def test_a_refusals_outcome_is_forgotten_after_its_time_and_an_acceptance_
     assert await engine.store.forget_refusals(now=time.time() + 61) == 1
     assert await engine.store.outcome("g1", f"{1 - turn}:early") is None
     assert await engine.store.outcome("g1", f"{turn}:fine") is not None
-    assert await redis.zcard(keys.REFUSALS) == 0
+    assert await redis.zcard(keys.refusals(0)) == 0

@@ -59,7 +59,7 @@ async def test_the_traceparent_travels_into_every_event_and_stays_out_of_the_cha
     [reply] = await engine.handle([traced(cmd("g1", Add(2), seat=turn, token=th(turn), cid="traced"))])
     assert reply.status == "accepted"
     # souk:events carries it to the projectors; the game stream does not keep it (not part of the record)
-    published = [msgspec.json.decode(f[b"e"], type=EventEnvelope) for _, f in await redis.xrange(keys.EVENTS)]
+    published = [msgspec.json.decode(f[b"e"], type=EventEnvelope) for _, f in await redis.xrange(keys.events(0))]
     assert [e.traceparent for e in published] == [""] * 5 + [TRACEPARENT]
     envelopes = await engine.store.read("g1")
     last = published[-1]
@@ -84,7 +84,7 @@ async def test_the_engine_and_the_projector_log_a_commands_trace_id(redis, captu
     await engine.handle([traced(cmd("g1", Add(1), seat=turn, token=th(turn), cid="ok")),
                          traced(cmd("g1", Add(1), seat=turn, token=th(turn), cid="no"), other)])
     projector = Projector(redis, store)
-    await projector.handle([fields for _, fields in await redis.xrange(keys.EVENTS)])
+    await projector.handle([fields for _, fields in await redis.xrange(keys.events(0))])
     await projector.aclose()
     by_event = {}
     for entry in captured:

@@ -113,14 +113,14 @@ async def test_the_address_is_checked_again_at_delivery_against_dns_rebinding(re
         finally:
             await worker.stop()
         assert receiver.all() == []
-        [raw] = await redis.hvals(keys.WEBHOOK_DELIVERIES)
+        [raw] = await redis.hvals(keys.webhook_deliveries(0))
         kept = outbox.decode(raw)
         assert kept.attempts == 1 and "webhook_not_public" in kept.last_error
-        assert await redis.zscore(keys.WEBHOOK_OUTBOX, delivery.id) > time.time()  # tried again later
+        assert await redis.zscore(keys.webhook_outbox(0), delivery.id) > time.time()  # tried again later
         from services.gateway.health import webhooks
 
         assert (await webhooks(redis))["overdue"] == 0  # leased into the future: not overdue
-        await redis.zadd(keys.WEBHOOK_OUTBOX, {delivery.id: time.time() - 120})  # as if no worker looked for 2 min
+        await redis.zadd(keys.webhook_outbox(0), {delivery.id: time.time() - 120})  # as if no worker looked for 2 min
         assert {k: v for k, v in (await webhooks(redis)).items() if k != "oldest_overdue_s"} == {
             "deliveries": 1, "overdue": 1, "dead": 0}
 
@@ -192,35 +192,35 @@ async def test_redelivered_events_and_workers_racing_on_a_game_add_each_delivery
         [reply] = await engine.handle([cmd("g1", Add(3), seat=turn, token=th(turn), cid=f"a{i}")])
         assert reply.status == "accepted"
         turn = 1 - turn
-    entries = [fields for _, fields in await redis.xrange(keys.EVENTS)]
+    entries = [fields for _, fields in await redis.xrange(keys.events(0))]
     store = RedisEventStore(redis)
     worker = WebhookWorker(redis, store, Settings())
     await worker.handle(entries[:3])  # a batch that ends inside the last join's command: completed from the store
     await worker.handle(entries[3:])
-    first = await redis.hgetall(keys.WEBHOOK_DELIVERIES)
+    first = await redis.hgetall(keys.webhook_deliveries(0))
     kinds = sorted(outbox.decode(v).notice.kind for v in first.values())
     assert kinds.count("game_ended") == 2 and "turn" in kinds  # the game's once (seat None), seat 0's once
     assert int(await redis.get(keys.webhook_position("g1"))) == len(entries)
 
     await worker.handle(entries)  # redelivered
     await WebhookWorker(redis, store, Settings()).handle(entries[2:])  # another worker, no cache, the same events
-    assert await redis.hgetall(keys.WEBHOOK_DELIVERIES) == first
-    assert await redis.zcard(keys.WEBHOOK_OUTBOX) == len(first)
+    assert await redis.hgetall(keys.webhook_deliveries(0)) == first
+    assert await redis.zcard(keys.webhook_outbox(0)) == len(first)
 
     for raw in first.values():  # every one delivered: a redelivered event must not make it again
         await outbox.done(redis, outbox.decode(raw))
     await worker.handle(entries)
     await WebhookWorker(redis, store, Settings()).handle(entries[-1:])
-    assert not await redis.exists(keys.WEBHOOK_DELIVERIES, keys.WEBHOOK_OUTBOX)
+    assert not await redis.exists(keys.webhook_deliveries(0), keys.webhook_outbox(0))
 
 
 async def test_a_game_without_webhooks_costs_no_fold_and_no_outbox(redis):
     engine = Engine(redis, RedisEventStore(redis))
     await started(engine)
     worker = WebhookWorker(redis, RedisEventStore(redis), Settings())
-    await worker.handle([fields for _, fields in await redis.xrange(keys.EVENTS)])
+    await worker.handle([fields for _, fields in await redis.xrange(keys.events(0))])
     assert worker.cache.get("g1") is None
-    assert not await redis.exists(keys.WEBHOOK_OUTBOX, keys.WEBHOOK_DELIVERIES, keys.webhook_position("g1"))
+    assert not await redis.exists(keys.webhook_outbox(0), keys.webhook_deliveries(0), keys.webhook_position("g1"))
 
 
 async def test_a_receiver_that_hangs_does_not_hold_back_the_others_deliveries(redis):
@@ -378,7 +378,7 @@ async def test_two_workers_on_one_outbox_post_each_delivery_once(redis):
             worker.start()
         try:
             deadline = time.monotonic() + 60
-            while await redis.zcard(keys.WEBHOOK_OUTBOX) and time.monotonic() < deadline:
+            while await redis.zcard(keys.webhook_outbox(0)) and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
         finally:
             for worker in workers:
@@ -393,7 +393,8 @@ async def test_a_delivery_whose_worker_died_during_its_attempt_is_tried_again_wh
         n = WebhookNotice("g1:7:turn:1", "turn", "g1", 7, 1, "tally", "t", 1.0)
         d = Delivery(outbox.delivery_id(n.key, GAME), "g1", GAME, n, made_at=time.time())
         await outbox.enqueue(redis, "g1", 0, 7, [(d, time.time())], [])
-        assert await outbox.claim(redis, d.id, time.time(), lease_s=25.0) is not None  # then killed -9
+        # claimed, then killed -9
+        assert await outbox.claim(redis, keys.partition(d.game_id), d.id, time.time(), lease_s=25.0) is not None
         settings = Settings(webhooks_allow_http=True, webhooks_allow_private=True)
         now = time.time()
         assert await WebhookWorker(redis, RedisEventStore(redis), settings, clock=lambda: now + 20).deliver() == 0
@@ -403,4 +404,4 @@ async def test_a_delivery_whose_worker_died_during_its_attempt_is_tried_again_wh
         finally:
             await later.stop()
         assert [r.notice["key"] for r in receiver.accepted()] == ["g1:7:turn:1"]
-        assert not await redis.exists(keys.WEBHOOK_OUTBOX, keys.WEBHOOK_DELIVERIES)
+        assert not await redis.exists(keys.webhook_outbox(0), keys.webhook_deliveries(0))

@@ -177,7 +177,7 @@ async def _redis_outbox(redis_url: str) -> list[bytes]:
 
     client = aioredis.Redis.from_url(redis_url)
     try:
-        return await client.zrange(keys.WEBHOOK_OUTBOX, 0, -1)
+        return await client.zrange(keys.webhook_outbox(0), 0, -1)
     finally:
         await client.aclose()
 
@@ -246,7 +246,7 @@ async def test_a_notice_undelivered_past_the_limit_goes_to_the_dead_letters(redi
                 [(delivery, reason)] = await dead()
                 assert reason == "HTTP 500" and delivery.attempts >= 3 and delivery.field.startswith("seat:")
                 assert delivery.notice.kind == "turn" and delivery.notice.version == 5
-                assert not await events.zrange(keys.WEBHOOK_OUTBOX, 0, -1)
+                assert not await events.zrange(keys.webhook_outbox(0), 0, -1)
                 assert len(receiver.all()) == delivery.attempts
                 health = (await client.get("/health")).json()
                 assert health["webhooks"]["dead"] == 1 and health["webhooks"]["overdue"] == 0
@@ -275,7 +275,7 @@ async def test_a_url_souk_does_not_post_to_is_refused_and_registers_nothing(redi
 
         events = aioredis.Redis.from_url(redis_url)
         try:
-            assert await events.keys("souk:webhooks:*") == []
+            assert await events.keys(keys.webhook_outbox(0).replace("outbox", "*")) == []
             assert await events.xlen(keys.game_stream(game_id)) == 1  # created; nobody joined
         finally:
             await events.aclose()

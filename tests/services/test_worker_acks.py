@@ -17,17 +17,17 @@ from services.cli.workers import ENGINE, PROJECTOR, Workers
 from services.engine.service import Contended
 from services.runtime.config import Settings
 from services.store import keys
-from services.store.streams import ensure_group
+from services.store.streams import IdentifiedEntries, ensure_group
 from tests.services.tally import Add
 from tests.services.test_engine import cmd, th
 
 pytestmark = pytest.mark.anyio
 
 
-async def read_group(redis, stream: str, group: str) -> list[tuple[bytes, dict[bytes, bytes]]]:
+async def read_group(redis, stream: str, group: str) -> IdentifiedEntries:
     """What a consumer of ``group`` is delivered now (as FastStream hands it to the handler)."""
     delivered = await redis.xreadgroup(group, "test", {stream: ">"})
-    return [(entry, fields) for entry, fields in delivered[0][1]] if delivered else []
+    return IdentifiedEntries([(entry, fields) for entry, fields in delivered[0][1]] if delivered else [], stream)
 
 
 async def pending_ids(redis, stream: str, group: str) -> list[bytes]:
@@ -35,14 +35,14 @@ async def pending_ids(redis, stream: str, group: str) -> list[bytes]:
 
 
 async def send(redis, *envelopes) -> list[bytes]:
-    return [await redis.xadd(keys.COMMANDS, {"c": msgspec.json.encode(e)}) for e in envelopes]
+    return [await redis.xadd(keys.commands(0), {"c": msgspec.json.encode(e)}) for e in envelopes]
 
 
 @pytest.fixture
 async def workers(redis, redis_url):
     workers = Workers(Settings(redis_url=redis_url, views_redis_url=redis_url), roles=(ENGINE, PROJECTOR))
-    await ensure_group(redis, keys.COMMANDS, keys.ENGINE_GROUP)
-    await ensure_group(redis, keys.EVENTS, keys.PROJECTOR_GROUP)
+    await ensure_group(redis, keys.commands(0), keys.ENGINE_GROUP)
+    await ensure_group(redis, keys.events(0), keys.PROJECTOR_GROUP)
     yield workers
     await workers.stop()
 
@@ -52,17 +52,17 @@ async def test_the_engines_batch_is_acknowledged_by_the_appends_that_answer_it(r
                cmd("g1", JoinSeat("p0", th(0), 0), seat=0, cid="join0"),
                cmd("g1", JoinSeat("p0", th(0), 0), seat=0, cid="join0"),  # the same command again: a duplicate
                cmd("nope", Add(1), seat=0, token=th(0), cid="missing"))  # refused, recorded nowhere
-    entries = await read_group(redis, keys.COMMANDS, keys.ENGINE_GROUP)
+    entries = await read_group(redis, keys.commands(0), keys.ENGINE_GROUP)
     assert len(entries) == 4
     await workers.on_commands(entries)
-    assert await pending_ids(redis, keys.COMMANDS, keys.ENGINE_GROUP) == []
+    assert await pending_ids(redis, keys.commands(0), keys.ENGINE_GROUP) == []
     assert await redis.xlen(keys.game_stream("g1")) == 2
 
 
 async def test_a_command_whose_game_keeps_conflicting_stays_pending_and_the_rest_of_its_batch_does_not(
         redis, workers, monkeypatch):
     await send(redis, cmd("g1", CreateGame("tally", "t", 2, {}, "00ff" * 16, unfair=True), cid="create1"))
-    await workers.on_commands(await read_group(redis, keys.COMMANDS, keys.ENGINE_GROUP))
+    await workers.on_commands(await read_group(redis, keys.commands(0), keys.ENGINE_GROUP))
     busy, _ = await send(redis, cmd("g1", JoinSeat("p0", th(0), 0), seat=0, cid="join"),
                             cmd("g2", CreateGame("tally", "t", 2, {}, "00ff" * 16, unfair=True), cid="create2"))
     real_append = workers.store.append
@@ -73,25 +73,25 @@ async def test_a_command_whose_game_keeps_conflicting_stays_pending_and_the_rest
 
     monkeypatch.setattr(workers.store, "append", g1_moved_on)
     with pytest.raises(Contended):
-        await workers.on_commands(await read_group(redis, keys.COMMANDS, keys.ENGINE_GROUP))
-    assert await pending_ids(redis, keys.COMMANDS, keys.ENGINE_GROUP) == [busy]
+        await workers.on_commands(await read_group(redis, keys.commands(0), keys.ENGINE_GROUP))
+    assert await pending_ids(redis, keys.commands(0), keys.ENGINE_GROUP) == [busy]
     assert await redis.xlen(keys.game_stream("g2")) == 1
 
 
 async def test_unreadable_envelopes_are_parked_and_acknowledged(redis, workers):
-    await redis.xadd(keys.COMMANDS, {"c": b"[" * 3000 + b"]" * 3000})
-    await redis.xadd(keys.COMMANDS, {"x": b"no c field"})
-    await workers.on_commands(await read_group(redis, keys.COMMANDS, keys.ENGINE_GROUP))
+    await redis.xadd(keys.commands(0), {"c": b"[" * 3000 + b"]" * 3000})
+    await redis.xadd(keys.commands(0), {"x": b"no c field"})
+    await workers.on_commands(await read_group(redis, keys.commands(0), keys.ENGINE_GROUP))
     assert [f[b"reason"] for _, f in await redis.xrange(keys.PARKED)] == [b"envelope_unreadable"] * 2
-    assert await pending_ids(redis, keys.COMMANDS, keys.ENGINE_GROUP) == []
+    assert await pending_ids(redis, keys.commands(0), keys.ENGINE_GROUP) == []
 
 
 async def test_the_projectors_batch_is_acknowledged_once_projected_and_stays_pending_when_projecting_fails(
         redis, workers, monkeypatch):
     await send(redis, cmd("g1", CreateGame("tally", "t", 2, {}, "00ff" * 16, unfair=True), cid="create"),
                cmd("g1", JoinSeat("p0", th(0), 0), seat=0, cid="join0"))
-    await workers.on_commands(await read_group(redis, keys.COMMANDS, keys.ENGINE_GROUP))
-    entries = await read_group(redis, keys.EVENTS, keys.PROJECTOR_GROUP)
+    await workers.on_commands(await read_group(redis, keys.commands(0), keys.ENGINE_GROUP))
+    entries = await read_group(redis, keys.events(0), keys.PROJECTOR_GROUP)
     assert len(entries) == 2
 
     async def store_away(by_game):
@@ -100,10 +100,10 @@ async def test_the_projectors_batch_is_acknowledged_once_projected_and_stays_pen
     monkeypatch.setattr(workers.projector, "project", store_away)
     with pytest.raises(ConnectionError):
         await workers.on_events(entries)
-    assert await pending_ids(redis, keys.EVENTS, keys.PROJECTOR_GROUP) == [e for e, _ in entries]
+    assert await pending_ids(redis, keys.events(0), keys.PROJECTOR_GROUP) == [e for e, _ in entries]
     monkeypatch.undo()
     await workers.on_events(entries)  # the batch again (reclaimed)
-    assert await pending_ids(redis, keys.EVENTS, keys.PROJECTOR_GROUP) == []
+    assert await pending_ids(redis, keys.events(0), keys.PROJECTOR_GROUP) == []
     assert await redis.hget(keys.views("g1"), keys.audience(None))
 
 
@@ -115,8 +115,8 @@ async def test_running_workers_leave_nothing_pending_in_either_group(redis, redi
                    *[cmd("g1", JoinSeat(f"p{s}", th(s), s), seat=s, cid=f"join{s}") for s in range(2)])
         for _ in range(200):
             groups = {g: (await redis.xpending(stream, g))["pending"]
-                      for stream, g in ((keys.COMMANDS, keys.ENGINE_GROUP), (keys.EVENTS, keys.PROJECTOR_GROUP))}
-            if await redis.xlen(keys.EVENTS) >= 5 and await redis.exists(keys.views("g1")) and not any(
+                      for stream, g in ((keys.commands(0), keys.ENGINE_GROUP), (keys.events(0), keys.PROJECTOR_GROUP))}
+            if await redis.xlen(keys.events(0)) >= 5 and await redis.exists(keys.views("g1")) and not any(
                     groups.values()):
                 break
             await asyncio.sleep(0.05)
@@ -178,7 +178,7 @@ async def test_a_batch_bigger_than_luas_unpack_is_acknowledged_whole(redis):
     await redis.xreadgroup("g", "c", {"s": ">"})
     appends = [Append(f"g{n}", "tally", 0, (), "") for n in range(8200)]  # nothing recorded: ok, acknowledged
     try:
-        results = await store.append(appends, Acks("s", "g", ids))
+        results = await store.append(appends, Acks("g", ids, streams=lambda partition: "s"))
         assert {r.status for r in results} == {"ok"}
         assert (await redis.xpending("s", "g"))["pending"] == 0
     finally:

@@ -61,11 +61,16 @@ def _main(args: argparse.Namespace) -> None:
     if args.kind == "domain":
         result = bench_domain(args.game, seats, args.seconds, args.seed)
     else:
+        from services.cli.stores import check
+        from services.runtime.config import Settings
         from services.runtime.loop import run
+
+        def checked(events_url: str, views_url: str) -> None:
+            check(Settings.from_env(redis_url=events_url, views_redis_url=views_url))
 
         result = run(bench_pipeline(Pipeline(game=args.game, seconds=args.seconds, games=args.games, rate=args.rate,
                                              senders=args.senders, projectors=args.projectors, fsync=args.fsync,
-                                             seed=args.seed, progress=args.progress), seats))
+                                             seed=args.seed, progress=args.progress), seats, checked))
     if args.json:
         click.echo(json.dumps(result))
     else:
