@@ -11,6 +11,7 @@ import time
 import httpx
 import pytest
 from httpx_ws import aconnect_ws
+from wsproto.utilities import LocalProtocolError
 
 from services.embedded.redis import RedisServer
 from tests.e2e.support import bearer, serve, started_game
@@ -99,16 +100,25 @@ async def test_a_thousand_websockets_on_one_game_are_all_pushed_the_next_view(so
         async def follow(i: int) -> int:
             seat = audiences[i % len(audiences)]
             path = f"/games/{game_id}/ws" if seat is None else f"/games/{game_id}/seats/{seat}/ws?token={tokens[seat]}"
-            async with aconnect_ws(f"{souk_url}{path}", client) as ws:
-                assert json.loads(await ws.receive_text())["version"] == version
-                connected[0] += 1
-                if connected[0] == sockets:
-                    all_connected.set()
-                await sent.wait()
-                pushed = version
-                while pushed < target[0]:
-                    pushed = json.loads(await ws.receive_text())["version"]
-                return pushed
+            pushed = None
+            try:
+                async with aconnect_ws(f"{souk_url}{path}", client) as ws:
+                    assert json.loads(await ws.receive_text())["version"] == version
+                    connected[0] += 1
+                    if connected[0] == sockets:
+                        all_connected.set()
+                    await sent.wait()
+                    seen = version
+                    while seen < target[0]:
+                        seen = json.loads(await ws.receive_text())["version"]
+                    pushed = seen
+            except* LocalProtocolError:
+                # httpx-ws answers a ping of the server (uvicorn's, every 20 s) that comes while it closes the
+                # socket with a Pong wsproto refuses in LOCAL_CLOSING (CI, load 10): the client's bug, once this
+                # socket has read what it came for
+                if pushed is None:
+                    raise
+            return pushed
 
         followers = asyncio.gather(*(follow(i) for i in range(sockets)))
         try:
