@@ -405,8 +405,11 @@ async def drop_old_read_models(views: aioredis.Redis) -> int:
     marked 4 or less): the rebuild writes every game's under its partition's names, and nothing reads the old ones.
     Returns how many went. Looked for only when the old lobby or an old mark is there (every game had a lobby
     entry); the layout before partitions was only ever a single Redis, where one SCAN sees every key."""
-    if not await views.exists("souk:lobby", "souk:lobby:order", "souk:projection:initialised",
-                              *(f"souk:projection:initialised:{v}" for v in range(2, 5))):
+    pipe = views.pipeline(transaction=False)  # one EXISTS each: a cluster refuses keys of several slots in one
+    for key in ("souk:lobby", "souk:lobby:order", "souk:projection:initialised",
+                *(f"souk:projection:initialised:{v}" for v in range(2, 5))):
+        pipe.exists(key)
+    if not any(await pipe.execute()):
         return 0
     dropped = 0
     for pattern in keys.OLD_READ_MODELS:
