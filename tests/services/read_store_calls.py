@@ -72,6 +72,7 @@ class Sent:
     commands: list[tuple]
     multi: bool = False
     reply: Any = None
+    failed: bool = False  # refused (a NOSCRIPT before the script is loaded and sent again): it ran nothing
 
     @property
     def script(self) -> str | None:
@@ -97,7 +98,8 @@ class Recorder:
             if int(self.params.get("db") or 0) == READ_DB:
                 item = Sent([tuple(args)])
                 sent.append(item)
-                future.add_done_callback(lambda f: setattr(item, "reply", None if f.exception() else f.result()))
+                future.add_done_callback(lambda f: setattr(item, "failed", True) if f.exception()
+                                         else setattr(item, "reply", f.result()))
             return future
 
         async def execute_command(self, *args, **options):
@@ -122,7 +124,8 @@ class Recorder:
         monkeypatch.setattr(Pipeline, "_execute_pipeline", execute_pipeline)
 
     def scripts(self) -> list[Sent]:
-        return [s for s in self.sent if s.script is not None]
+        """The script calls that ran (not those refused NOSCRIPT)."""
+        return [s for s in self.sent if s.script is not None and not s.failed]
 
     def multis(self) -> list[Sent]:
         return [s for s in self.sent if s.multi]
