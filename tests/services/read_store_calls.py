@@ -142,7 +142,7 @@ def games_in(partitions: tuple[int, ...]) -> list[str]:
     return [next(g for g in (f"g{n}" for n in range(1000)) if keys.partition(g) == p) for p in partitions]
 
 
-async def play(events: aioredis.Redis, views: aioredis.Redis, tmp_path) -> list[str]:
+async def play(events: aioredis.Redis, views: aioredis.Redis) -> list[str]:
     """Two tally games of partitions 1 and 3 (of four) played by the engine and projected in one batch, every
     read-store path that writes or reads in a script or a transaction run over them (the gateway's rate limits,
     open-games reservation, presence, lobby listing; the projector's rebuild and its lock; the history's read; the

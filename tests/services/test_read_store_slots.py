@@ -30,12 +30,12 @@ def keys_of(client: redis.Redis, command: tuple) -> list[bytes]:
 
 
 async def test_each_read_store_script_and_transaction_keeps_its_keys_in_one_slot_with_four_partitions(
-        redis_url, views_url, monkeypatch, tmp_path):
+        redis_url, views_url, monkeypatch):
     recorder = Recorder()
     recorder.install(monkeypatch)
     events, views = aioredis.Redis.from_url(redis_url), aioredis.Redis.from_url(views_url)
     try:
-        await play(events, views, tmp_path)
+        await play(events, views)
     finally:
         await events.aclose()
         await views.aclose()
