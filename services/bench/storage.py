@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import re
 import secrets
 import tempfile
 import time
@@ -41,8 +42,9 @@ def _traceparent() -> str:
 
 
 def _kind(key: str, game_id: str) -> str:
-    """The kind of a game's key: its prefix with the game id taken out (``souk:game``, ``souk:views``...)."""
-    return key.replace(f":{game_id}", "")
+    """The kind of a game's key: its prefix with the game id and its partition's tag taken out (``souk:game``,
+    ``souk:views``...)."""
+    return re.sub(r"^souk:\{p\d+\}:", "souk:", key.replace(f":{game_id}", ""))
 
 
 async def play(engine, projector, events: aioredis.Redis, title: str, seats: int, count: int,

@@ -2,7 +2,7 @@
 
 A seat is connected while a WebSocket opened with its token is open on any gateway, or for ``presence_window_s``
 (60 s) after any HTTP request made with its token. Every gateway records what it holds in one hash per game in the
-read store, ``souk:presence:{game}`` (``keys.presence``), and every gateway reads it back the same way, so they all
+read store, ``souk:{pN}:presence:{game}`` (``keys.presence``: in the game's partition's slot), and every gateway reads it back the same way, so they all
 agree:
 
 - ``{seat}|http`` -> until (unix seconds): the seat's last request with its token + the window; only ever extended;
@@ -68,11 +68,11 @@ HTTP_WRITE_EVERY_S = 1.0  # a seat's requests extend its window at most this oft
 CACHE_S = 5.0  # a game's presence is kept at most this long by a gateway (a bound on a notice it may have missed)
 
 _TOUCH = """
--- ARGV: the game's presence hash, its channel, the seat, the holder ('http' or 'ws:{gateway}'), its new until,
--- now, the hash's TTL, and 'on' (hold until then: never shortened) or 'off' (this holder lets go now).
+-- KEYS[1]: the game's presence hash. ARGV: its channel, the seat, the holder ('http' or 'ws:{gateway}'), its new
+-- until, now, the hash's TTL, and 'on' (hold until then: never shortened) or 'off' (this holder lets go now).
 -- Returns 1 when the seat's state changed (it came, or it left), published on the channel; else 0.
-local key, channel, seat, holder = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local untl, now = tonumber(ARGV[5]), tonumber(ARGV[6])
+local key, channel, seat, holder = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
+local untl, now = tonumber(ARGV[4]), tonumber(ARGV[5])
 local prefix = seat .. '|'
 local mine = prefix .. holder
 local flat = redis.call('HGETALL', key)
@@ -90,9 +90,9 @@ for i = 1, #flat, 2 do
     end
   end
 end
-if ARGV[8] == 'off' then
+if ARGV[7] == 'off' then
   if held == nil or held <= now then return 0 end
-  redis.call('HSET', key, mine, ARGV[6])
+  redis.call('HSET', key, mine, ARGV[5])
   if not others then
     redis.call('PUBLISH', channel, seat)
     return 1
@@ -100,9 +100,9 @@ if ARGV[8] == 'off' then
   return 0
 end
 if #stale > 0 then redis.call('HDEL', key, unpack(stale)) end
-if not before then redis.call('HSET', key, seat, ARGV[6]) end
-if held == nil or untl > held then redis.call('HSET', key, mine, ARGV[5]) end
-redis.call('EXPIRE', key, ARGV[7])
+if not before then redis.call('HSET', key, seat, ARGV[5]) end
+if held == nil or untl > held then redis.call('HSET', key, mine, ARGV[4]) end
+redis.call('EXPIRE', key, ARGV[6])
 if not before then
   redis.call('PUBLISH', channel, seat)
   return 1
@@ -217,7 +217,7 @@ class Presence:
         self.listening: Callable[[], bool] = lambda: False
 
     async def _touch(self, game_id: str, seat: int, holder: str, until: float, now: float, mode: str) -> int:
-        changed = await self.hot.evalsha(self._sha, _TOUCH, keys.presence(game_id), keys.presence_updates(game_id),
+        changed = await self.hot.evalsha(self._sha, _TOUCH, (keys.presence(game_id),), keys.presence_updates(game_id),
                                          seat, holder, repr(until), repr(now), KEY_TTL_S, mode)
         if changed:  # this gateway's own change: forgotten now, not when its notice comes back
             self.forget(game_id)

@@ -76,7 +76,7 @@ class Reads:
 
     async def lobby_entry(self, game_id: str, present: bool = False) -> LobbyEntry:
         """The game's lobby entry; ``present``: with its seats' presence (what GET /games/{id} serves)."""
-        raw = await self.views.hget(keys.LOBBY, game_id)
+        raw = await self.views.hget(keys.game_lobby(game_id), game_id)
         if raw is None:
             if await self.events.exists(keys.game_stream(game_id)):  # the read store lags or was lost
                 raise ApiError(503, "not_projected", "this game's read models are not built yet; retry shortly")
@@ -136,7 +136,7 @@ class Reads:
     async def game_name(self, game_id: str) -> str:
         name = self._names.get(game_id)
         if name is None:
-            raw = await self.hot.call_again_if_lost("HGET", keys.LOBBY, game_id)
+            raw = await self.hot.call_again_if_lost("HGET", keys.game_lobby(game_id), game_id)
             name = _lobby_decoder.decode(raw).game if raw is not None else (await self.seats_of(game_id))[0]
             self._names.put(game_id, name)
         return name

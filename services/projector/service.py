@@ -152,19 +152,19 @@ class Projector:
         if another projector or a rebuild moved one meanwhile, nothing of that chunk is written and its games are
         projected again from the positions as they now are. Positions come from this projector's cache, so a
         batch usually costs one round trip. Each chunk is sent as soon as it is computed: Redis applies it while
-        the next one is computed."""
+        the next one is computed. A chunk holds games of one partition (their read models and their lobby share its
+        slot: ``keys``); with one partition, the chunks are the batch's games in order."""
         pending = by_game
         for _ in range(MAX_ATTEMPTS):
             positions = await self._positions(pending)
             games = list(pending)
             sent: list[tuple[list[str], asyncio.Future, Writes]] = []
             try:
-                for start in range(0, len(games), CHUNK):
+                for chunk in _chunks(games):
                     if sent:  # the previous chunk's call goes out (a big write) while this one is computed
                         await asyncio.sleep(0)
                     writes = Writes()
-                    changed = [g for g in games[start:start + CHUNK]
-                               if await self._project_game(writes, g, positions[g], pending[g])]
+                    changed = [g for g in chunk if await self._project_game(writes, g, positions[g], pending[g])]
                     if changed:
                         expected = {keys.position(g): positions[g] for g in changed}
                         sent.append((changed, asyncio.ensure_future(writes.apply(self.lean, expected)), writes))
@@ -193,10 +193,14 @@ class Projector:
 
     async def _positions(self, games: dict[str, Any]) -> dict[str, int]:
         positions = {g: c.table.version for g in games if (c := self.cache.get(g)) is not None}
-        unknown = [g for g in games if g not in positions]
+        unknown: dict[int, list[str]] = {}  # by partition: one MGET each (a cluster refuses keys of two slots)
+        for g in games:
+            if g not in positions:
+                unknown.setdefault(keys.partition(g), []).append(g)
         if unknown:
-            raw = await self.lean.call("MGET", *[keys.position(g) for g in unknown])
-            positions.update((g, int(r or 0)) for g, r in zip(unknown, raw))
+            raws = await self.lean.calls(*[("MGET", *map(keys.position, ids)) for ids in unknown.values()])
+            for ids, raw in zip(unknown.values(), raws):
+                positions.update((g, int(r or 0)) for g, r in zip(ids, raw))
         return positions
 
     def _forget(self, games: list[str]) -> None:
@@ -273,17 +277,19 @@ class Projector:
             lobby = LobbyEntry(game_id, table.game, table.title, tbl.seats_of(table), table.status,
                                projected.created_at, table.unfair, private, table.rematch_of,
                                table.imported_from, table.forked_from)
-            writes.hset(keys.LOBBY, game_id, encoder.encode(lobby).decode())
+            writes.hset(keys.game_lobby(game_id), game_id, encoder.encode(lobby).decode())
         if lobby_changed and not private:  # a private game is never listed
-            writes.zadd_nx(keys.LOBBY_ORDER, projected.created_at, game_id)
+            p = keys.partition(game_id)  # the game's partition's lobby: in its slot
+            writes.zadd_nx(keys.lobby_index(p), projected.created_at, game_id)
             # The lobby's indexes, so that a filtered listing reads one page, not every game.
-            writes.zadd_nx(keys.lobby_index(game=table.game), projected.created_at, game_id)
+            writes.zadd_nx(keys.lobby_index(p, game=table.game), projected.created_at, game_id)
             if status_before != table.status:
                 if status_before:
-                    writes.zrem(keys.lobby_index(status=status_before), game_id)
-                    writes.zrem(keys.lobby_index(status=status_before, game=table.game), game_id)
-                writes.zadd_nx(keys.lobby_index(status=table.status), projected.created_at, game_id)
-                writes.zadd_nx(keys.lobby_index(status=table.status, game=table.game), projected.created_at, game_id)
+                    writes.zrem(keys.lobby_index(p, status=status_before), game_id)
+                    writes.zrem(keys.lobby_index(p, status=status_before, game=table.game), game_id)
+                writes.zadd_nx(keys.lobby_index(p, status=table.status), projected.created_at, game_id)
+                writes.zadd_nx(keys.lobby_index(p, status=table.status, game=table.game), projected.created_at,
+                               game_id)
         writes.set(keys.position(game_id), str(table.version))
         # The views go to the gateway too (it pushes them from there, no HMGET back), just before the notice, unless
         # they are too big for a message: then the notice alone goes, and the gateway reads them.
@@ -305,7 +311,11 @@ class Projector:
         are replaced only if its position is not past what the rebuild read (else a projector already wrote it
         whole, further on), and nothing is dropped outside that call, so a batch projected meanwhile is never
         half deleted. (It used to drop every key first, then project: a batch written between the two lost its
-        lobby entry, seat tokens and the beginning of its history, found by ``souk chaos``.)"""
+        lobby entry, seat tokens and the beginning of its history, found by ``souk chaos``.)
+
+        A read store of the layout before partitions (``keys.OLD_READ_MODELS``) loses those keys first: nothing
+        reads them any more."""
+        await drop_old_read_models(self.redis)
         count = 0
         async for game_id in self.store.game_ids():
             envelopes = await self.store.read(game_id)
@@ -315,9 +325,10 @@ class Projector:
             writes = Writes()
             writes.delete(keys.views(game_id), keys.history(game_id), keys.seat_tokens(game_id), keys.snapshots(game_id),
                           keys.undone(game_id))
+            p = keys.partition(game_id)
             for status in keys.LOBBY_STATUSES:  # the indexes of the game's status are written again below
-                writes.zrem(keys.lobby_index(status=status), game_id)
-                writes.zrem(keys.lobby_index(status=status, game=game), game_id)
+                writes.zrem(keys.lobby_index(p, status=status), game_id)
+                writes.zrem(keys.lobby_index(p, status=status, game=game), game_id)
             projected = Projected(tbl.EMPTY, 0.0)
             # a finished game's history is only a cache: not written again (services/projector/history.py)
             self._write(writes, game_id, projected, envelopes, history_kept=envelopes[-1].type not in FINAL_EVENTS,
@@ -379,15 +390,43 @@ _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL
 async def forget_read_models(views: aioredis.Redis, game_id: str, game: str) -> None:
     """Removes every read model of a game, in one transaction (``souk archive``, and a rebuild that projected a
     game archived meanwhile)."""
+    p = keys.partition(game_id)  # its read models and its partition's lobby: one slot
     pipe = views.pipeline(transaction=True)
     pipe.delete(*keys.read_model_keys(game_id))
-    pipe.hdel(keys.LOBBY, game_id)
-    pipe.zrem(keys.LOBBY_ORDER, game_id)
+    pipe.hdel(keys.lobby(p), game_id)
     for status in (None, *keys.LOBBY_STATUSES):
         for name in (None, game):
-            if status or name:
-                pipe.zrem(keys.lobby_index(status, name), game_id)
+            pipe.zrem(keys.lobby_index(p, status, name), game_id)
     await pipe.execute()
+
+
+async def drop_old_read_models(views: aioredis.Redis) -> int:
+    """Deletes the keys of a read store of the layout before partitions (``keys.OLD_READ_MODELS``; a read store
+    marked 4 or less): the rebuild writes every game's under its partition's names, and nothing reads the old ones.
+    Returns how many went. Looked for only when the old lobby or an old mark is there (every game had a lobby
+    entry); the layout before partitions was only ever a single Redis, where one SCAN sees every key."""
+    pipe = views.pipeline(transaction=False)  # one EXISTS each: a cluster refuses keys of several slots in one
+    for key in ("souk:lobby", "souk:lobby:order", "souk:projection:initialised",
+                *(f"souk:projection:initialised:{v}" for v in range(2, 5))):
+        pipe.exists(key)
+    if not any(await pipe.execute()):
+        return 0
+    dropped = 0
+    for pattern in keys.OLD_READ_MODELS:
+        batch = [key async for key in views.scan_iter(match=pattern, count=1000)]
+        for start in range(0, len(batch), 500):
+            dropped += await views.delete(*batch[start:start + 500])
+    return dropped
+
+
+def _chunks(games: list[str]) -> Iterable[list[str]]:
+    """The games in chunks of at most ``CHUNK``, each of one partition's games (in their order in ``games``)."""
+    by_partition: dict[int, list[str]] = {}
+    for game_id in games:
+        by_partition.setdefault(keys.partition(game_id), []).append(game_id)
+    for ids in by_partition.values():
+        for start in range(0, len(ids), CHUNK):
+            yield ids[start:start + CHUNK]
 
 
 FINISHED = (tbl.OVER, tbl.CANCELLED)
@@ -444,23 +483,33 @@ def _projected(projected: list[tuple[str, EventEnvelope]]) -> None:
 
 
 _APPLY = """
--- ARGV[1]: MessagePack of [expected, commands]: expected is a flat list of position keys and the positions
--- they must hold; commands are lists (name, arguments...). Nothing is written unless every position is as
--- expected; then the commands run in order (atomically). One packed argument instead of thousands: packing
--- them one by one was a tenth of the projector's time.
+-- KEYS: every key the batch touches (one partition's: one slot). ARGV[1]: MessagePack of [expected, commands]:
+-- expected is a flat list of position keys (their places in KEYS) and the positions they must hold; commands are
+-- lists (name, the places of its keys in KEYS (DEL: each of them; PUBLISH: none), arguments...). Nothing is written
+-- unless every position is as expected; then the commands run in order (atomically). One packed argument instead
+-- of thousands: packing them one by one was a tenth of the projector's time.
 local batch = cmsgpack.unpack(ARGV[1])
 local expected, commands = batch[1], batch[2]
 local conflicts = {}
 for c = 1, #expected, 2 do
-  if (redis.call('GET', expected[c]) or '0') ~= expected[c + 1] then conflicts[#conflicts + 1] = expected[c] end
+  local key = KEYS[expected[c]]
+  if (redis.call('GET', key) or '0') ~= expected[c + 1] then conflicts[#conflicts + 1] = key end
 end
 if #conflicts > 0 then return conflicts end
 for c = 1, #commands do
   local command = commands[c]
-  if command[1] == 'PUSHVIEWS' then  -- [_, prefix, n]: each value of HSET command n on prefix .. its field, as
+  local name = command[1]
+  if name == 'PUSHVIEWS' then  -- [_, prefix, n]: each value of HSET command n on prefix .. its field, as
     local stored = commands[tonumber(command[3])]  -- it is (a new Lua string of the views would cost their hashing)
     for f = 3, #stored, 2 do redis.call('PUBLISH', command[2] .. stored[f], stored[f + 1]) end
+  elseif name == 'PUBLISH' then
+    redis.call('PUBLISH', command[2], command[3])
   else
+    if name == 'DEL' then
+      for k = 2, #command do command[k] = KEYS[command[k]] end
+    else
+      command[2] = KEYS[command[2]]
+    end
     redis.call(unpack(command))
   end
 end
@@ -469,12 +518,24 @@ return conflicts
 _APPLY_SHA = hashlib.sha1(_APPLY.encode()).hexdigest()
 
 _REPLACE = """
--- ARGV[1]: MessagePack of [position key, version, commands]: the commands run (atomically) only if the game's
--- position is at most the version they write. Returns 1 if they ran.
+-- KEYS: every key the commands touch (one game's and its partition's lobby: one slot). ARGV[1]: MessagePack of
+-- [the position key's place in KEYS, version, commands] (commands as _APPLY's): the commands run (atomically) only
+-- if the game's position is at most the version they write. Returns 1 if they ran.
 local batch = cmsgpack.unpack(ARGV[1])
-if tonumber(redis.call('GET', batch[1]) or '0') > batch[2] then return 0 end
+if tonumber(redis.call('GET', KEYS[batch[1]]) or '0') > batch[2] then return 0 end
 for c = 1, #batch[3] do
-  redis.call(unpack(batch[3][c]))
+  local command = batch[3][c]
+  local name = command[1]
+  if name == 'PUBLISH' then
+    redis.call('PUBLISH', command[2], command[3])
+  else
+    if name == 'DEL' then
+      for k = 2, #command do command[k] = KEYS[command[k]] end
+    else
+      command[2] = KEYS[command[2]]
+    end
+    redis.call(unpack(command))
+  end
 end
 return 1
 """
@@ -485,17 +546,27 @@ _pack = msgspec.msgpack.Encoder().encode
 class Writes:
     """The read-model writes of one batch, applied by one Lua call if the positions are as expected.
 
-    The keys are passed inside the packed argument, not as KEYS: the read store is a single Redis (not a
-    cluster). Every argument is a str: Redis's Lua MessagePack reads no binary type, and would format numbers
-    its own way (the JSON written is UTF-8 text anyway)."""
+    Every key is declared in the call's KEYS (a Redis Cluster routes the call by them and refuses a key it was not
+    given); a command names its keys by their places in KEYS (``key``), so the script touches no other. A batch's
+    keys are one partition's (``Projector.project`` groups its games by partition): one slot. Every other argument
+    is a str: Redis's Lua MessagePack reads no binary type, and would format numbers its own way (the JSON written
+    is UTF-8 text anyway)."""
 
     def __init__(self) -> None:
         self.commands: list[tuple] = []
+        self.keys: dict[str, int] = {}  # every key the commands touch -> its place in KEYS (from 1, as Lua counts)
         self.projected: list[tuple[str, EventEnvelope]] = []  # (game, each command's last event), for the metrics
+
+    def key(self, name: str) -> int:
+        """``name``'s place in the call's KEYS (added at the end if new)."""
+        found = self.keys.get(name)
+        if found is None:
+            found = self.keys[name] = len(self.keys) + 1
+        return found
 
     def hset(self, key: str, *fields_and_values: str) -> int:
         """Returns the command's place in the batch (for ``push_views``)."""
-        self.commands.append(("HSET", key, *fields_and_values))
+        self.commands.append(("HSET", self.key(key), *fields_and_values))
         return len(self.commands) - 1
 
     def push_views(self, prefix: str, stored: int) -> None:
@@ -504,42 +575,45 @@ class Writes:
         self.commands.append(("PUSHVIEWS", prefix, str(stored + 1)))  # (Lua counts from 1)
 
     def rpush(self, key: str, *values: str) -> None:
+        place = self.key(key)
         for start in range(0, len(values), 1000):  # Lua unpacks at most ~8,000 arguments into one call
-            self.commands.append(("RPUSH", key, *values[start:start + 1000]))
+            self.commands.append(("RPUSH", place, *values[start:start + 1000]))
 
     def delete(self, *keys_: str) -> None:
-        self.commands.append(("DEL", *keys_))
+        self.commands.append(("DEL", *map(self.key, keys_)))
 
     def set(self, key: str, value: str) -> None:
-        self.commands.append(("SET", key, value))
+        self.commands.append(("SET", self.key(key), value))
 
     def publish(self, channel: str, message: str) -> None:
         self.commands.append(("PUBLISH", channel, message))
 
     def zadd_nx(self, key: str, score: float, member: str) -> None:
-        self.commands.append(("ZADD", key, "NX", repr(score), member))
+        self.commands.append(("ZADD", self.key(key), "NX", repr(score), member))
 
     def expire(self, key: str, seconds: int) -> None:
-        self.commands.append(("EXPIRE", key, str(seconds)))
+        self.commands.append(("EXPIRE", self.key(key), str(seconds)))
 
     def hdel(self, key: str, field: str) -> None:
-        self.commands.append(("HDEL", key, field))
+        self.commands.append(("HDEL", self.key(key), field))
 
     def zrem(self, key: str, member: str) -> None:
-        self.commands.append(("ZREM", key, member))
+        self.commands.append(("ZREM", self.key(key), member))
 
     def snapshot(self, game_id: str, table: tbl.Table) -> None:
         """The table's snapshot at its version, replacing any other of that version (one per version)."""
-        key, version = keys.snapshots(game_id), str(table.version)
+        key, version = self.key(keys.snapshots(game_id)), str(table.version)
         self.commands.append(("ZREMRANGEBYSCORE", key, version, version))
         self.commands.append(("ZADD", key, version, snapshot_member(table)))
 
     async def replace(self, redis: Resp, position_key: str, version: int) -> bool:
         """Runs the commands if the game's position is at most ``version`` (a rebuild's whole-game replace);
         returns whether they ran."""
-        return bool(await redis.evalsha(_REPLACE_SHA, _REPLACE, _pack((position_key, version, self.commands))))
+        place = self.key(position_key)
+        return bool(await redis.evalsha(_REPLACE_SHA, _REPLACE, list(self.keys),
+                                        _pack((place, version, self.commands))))
 
     async def apply(self, redis: Resp, expected: dict[str, int]) -> list[bytes]:
         """Returns the position keys that were not as expected (then nothing was written)."""
-        flat = [x for key, position in expected.items() for x in (key, str(position))]
-        return await redis.evalsha(_APPLY_SHA, _APPLY, _pack((flat, self.commands)))
+        flat = [x for key, position in expected.items() for x in (self.key(key), str(position))]
+        return await redis.evalsha(_APPLY_SHA, _APPLY, list(self.keys), _pack((flat, self.commands)))

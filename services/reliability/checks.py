@@ -98,7 +98,10 @@ async def wait_projected(events: aioredis.Redis, views: aioredis.Redis, timeout:
         for g in ids:
             pipe.xlen(keys.game_stream(g))
         lengths = await pipe.execute()
-        positions = await views.mget([keys.position(g) for g in ids]) if ids else []
+        pipe = views.pipeline(transaction=False)  # one GET each: the games' positions are in P slots
+        for g in ids:
+            pipe.get(keys.position(g))
+        positions = await pipe.execute()
         behind = [g for g, n, p in zip(ids, lengths, positions) if int(p or 0) != n]
         if not behind and await views.exists(keys.READ_STORE_MARK):
             return []
@@ -477,8 +480,8 @@ async def _read_models(redis: aioredis.Redis, game_id: str) -> dict[str, Any]:
     pipe.lrange(keys.history(game_id), 0, -1)
     pipe.hgetall(keys.seat_tokens(game_id))
     pipe.get(keys.position(game_id))
-    pipe.hget(keys.LOBBY, game_id)
-    pipe.zscore(keys.LOBBY_ORDER, game_id)
+    pipe.hget(keys.game_lobby(game_id), game_id)
+    pipe.zscore(keys.lobby_index(keys.partition(game_id)), game_id)
     views, history, seats, position, lobby, order = await pipe.execute()
     return {"views": views, "history": history, "seat tokens": seats, "position": position, "lobby": lobby,
             "lobby order": order}

@@ -10,9 +10,10 @@ partition's hash tag (``souk:{p3}:game:<id>``): each partition has its own comma
 index, refusals, deadline index and webhook outbox, so all that one Lua script or transaction touches for a game
 lives in one Redis Cluster slot. The keys no script touches with a game's keys stay global: ``PARKED`` (the
 engine's parked commands), ``TOKEN_SECRET``, ``request`` (a create request's game id), ``ARCHIVED`` (tombstones),
-``replies`` (pub/sub), the open games' expiry cursor (``services.engine.upkeep``), and the whole read store
-(views, history, lobby...: the projector's write script touches a game's read models with the lobby, one global
-hash; per-partition lobbies merged by the gateway would be its cluster-safe form, not done yet).
+``replies`` (pub/sub) and the open games' expiry cursor (``services.engine.upkeep``).
+
+The read store is partitioned the same way, with the same P (its keys below): a game's read models and its
+partition's lobby share the partition's tag; a client's and a seat token's rate-limit keys have a tag of their own.
 
 Stores made before the partitions (no ``partitions`` in their role hash) have the old names
 (``services.cli.stores.OLD_GLOBAL`` and ``OLD_GAME``): ``souk store migrate`` renames their keys to these.
@@ -210,9 +211,20 @@ def game_keys(game_id: str) -> tuple[str, ...]:
             order(game_id), engine_snapshot(game_id), webhooks(game_id), webhook_position(game_id))
 
 
+# The read store (SOUK_VIEWS_REDIS_URL) is partitioned as the event store is, with the same P: a game's read models
+# carry its partition's hash tag, and so does the lobby, one per partition (its hash and its indexes), which the
+# projector's script writes with the game's read models (all in one slot) and the gateway reads all P of and merges
+# (``services.gateway.lobby``). The pub/sub channels (``view_updates``, ``view_pushes``, ``presence_updates``) are
+# no keys: they keep their names.
+
+
+def _read(game_id: str) -> str:
+    return f"souk:{tag(partition(game_id))}"
+
+
 def views(game_id: str) -> str:
     """Hash: audience (seat number, or 'spectator') -> TableView JSON."""
-    return f"souk:views:{game_id}"
+    return f"{_read(game_id)}:views:{game_id}"
 
 
 def audience(seat: int | None) -> str:
@@ -221,30 +233,30 @@ def audience(seat: int | None) -> str:
 
 def history(game_id: str) -> str:
     """List of HistoryRecord JSON, one per event in order (index = seq - 1)."""
-    return f"souk:history:{game_id}"
+    return f"{_read(game_id)}:history:{game_id}"
 
 
 def position(game_id: str) -> str:
     """The last event seq projected for the game (written with its read models, in one transaction)."""
-    return f"souk:position:{game_id}"
+    return f"{_read(game_id)}:position:{game_id}"
 
 
 def snapshots(game_id: str) -> str:
     """Sorted set: version -> '{version}:' + the table at that version (a cache for time travel,
     ``services.history.travel``)."""
-    return f"souk:snapshots:{game_id}"
+    return f"{_read(game_id)}:snapshots:{game_id}"
 
 
 def undone(game_id: str) -> str:
     """Sorted set: every undo's range, ``{first}:{last}:{by_seat}`` scored by ``last`` (the history marks the
     entries inside one ``undone``; a view shows only the latest)."""
-    return f"souk:undone:{game_id}"
+    return f"{_read(game_id)}:undone:{game_id}"
 
 
 def presence(game_id: str) -> str:
     """Hash in the read store: which of the game's seats are connected, and since when (written by the gateways:
     ``services.gateway.presence``; a lease per gateway holding a seat's socket, a window after a request)."""
-    return f"souk:presence:{game_id}"
+    return f"{_read(game_id)}:presence:{game_id}"
 
 
 def presence_updates(game_id: str) -> str:
@@ -255,7 +267,7 @@ def presence_updates(game_id: str) -> str:
 
 def seat_tokens(game_id: str) -> str:
     """Hash: seat -> sha256 of its token (private read model: the gateway checks tokens against it)."""
-    return f"souk:seats:{game_id}"
+    return f"{_read(game_id)}:seats:{game_id}"
 
 
 def read_model_keys(game_id: str) -> tuple[str, ...]:
@@ -267,19 +279,52 @@ def read_model_keys(game_id: str) -> tuple[str, ...]:
 # Set once the read store holds every game's read models. Its version goes up when the read models gain a key
 # that older projectors did not write, or change shape (2: the lobby's indexes; 3: ``unfair`` replaced
 # ``seed_chosen`` in the lobby and the views; 4: every undo's range in ``undone``, the views keeping only the
-# latest): a projector then finds no mark and rebuilds.
-READ_STORE_MARK = "souk:projection:initialised:4"
-LOBBY = "souk:lobby"  # hash: game id -> LobbyEntry JSON
-LOBBY_ORDER = "souk:lobby:order"  # sorted set: game id -> creation time
+# latest; 5: the keys carry their partition's hash tag, the lobby one per partition): a projector then finds no
+# mark and rebuilds (and drops the keys of the layout before partitions: ``OLD_READ_MODELS``).
+READ_STORE_MARK = "souk:projection:initialised:5"
 LOBBY_STATUSES = ("open", "playing", "over", "cancelled")
 
 
-def lobby_index(status: str | None = None, game: str | None = None) -> str:
-    """Sorted set: game id -> creation time, of the listed games with this status and/or game (neither: every
-    listed game, ``LOBBY_ORDER``)."""
+def lobby(partition: int) -> str:
+    """Hash: game id -> LobbyEntry JSON, of the partition's games."""
+    return f"souk:{tag(partition)}:lobby"
+
+
+def game_lobby(game_id: str) -> str:
+    """The lobby hash that holds ``game_id``'s entry (its partition's)."""
+    return lobby(partition(game_id))
+
+
+def lobby_index(partition: int, status: str | None = None, game: str | None = None) -> str:
+    """Sorted set: game id -> creation time, of the partition's listed games with this status and/or game (neither:
+    every listed game of the partition)."""
     if status is None and game is None:
-        return LOBBY_ORDER
-    return f"souk:lobby:by:{status or '*'}:{game or '*'}"
+        return f"souk:{tag(partition)}:lobby:order"
+    return f"souk:{tag(partition)}:lobby:by:{status or '*'}:{game or '*'}"
+
+
+# The read store's keys before partitions (read stores marked 4 or less): SCAN patterns of what a rebuild drops
+# (``services.projector.service.drop_old_read_models``): a game's read models and the lobby, and the gateway's
+# counters (the rate limits' and the clients' open games, ``services.gateway.limits``).
+OLD_READ_MODELS = ("souk:views:*", "souk:history:*", "souk:position:*", "souk:snapshots:*", "souk:undone:*",
+                   "souk:seats:*", "souk:presence:*", "souk:lobby", "souk:lobby:*", "souk:rate:*",
+                   "souk:client-games:*", "souk:projection:initialised", "souk:projection:initialised:[2-4]")
+
+
+def client_rate(client: str) -> str:
+    """The GCRA state of a client's request rate (``services.gateway.limits``): in the client's own slot."""
+    return f"souk:{{c:{client}}}:rate"
+
+
+def client_games(client: str) -> str:
+    """Sorted set: the games a client created that may still wait for players (id -> when its place was taken),
+    beside its rate (the same hash tag)."""
+    return f"souk:{{c:{client}}}:games"
+
+
+def token_rate(digest: str) -> str:
+    """The GCRA state of a seat token's request rate, by the token's digest: in the token's own slot."""
+    return f"souk:{{t:{digest}}}:rate"
 
 
 def view_updates(game_id: str) -> str:

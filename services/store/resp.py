@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import hiredis
@@ -205,14 +205,15 @@ class Resp:
                 raise failed
         raise AssertionError("unreachable")
 
-    async def evalsha(self, sha: str, script: str, *args: Any) -> Any:
-        """EVALSHA with no keys (Souk's scripts take keys as arguments: single Redis); loads the script if the
-        server does not have it (a restart) and runs it again — nothing ran the first time."""
+    async def evalsha(self, sha: str, script: str, keys: Sequence[str], *args: Any) -> Any:
+        """EVALSHA of a script over ``keys`` (all it touches, declared: a Redis Cluster routes by them and refuses
+        any other); loads the script if the server does not have it (a restart) and runs it again — nothing ran
+        the first time."""
         try:
-            return await self.call("EVALSHA", sha, 0, *args)
+            return await self.call("EVALSHA", sha, len(keys), *keys, *args)
         except NoScriptError:
             await self.call("SCRIPT", "LOAD", script)
-            return await self.call("EVALSHA", sha, 0, *args)
+            return await self.call("EVALSHA", sha, len(keys), *keys, *args)
 
     async def aclose(self) -> None:
         """Closes the connection; calls still waiting fail with ``ConnectionError``. A later call reconnects."""

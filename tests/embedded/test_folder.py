@@ -87,7 +87,7 @@ def test_souk_serve_records_its_redis_and_rebuild_finds_them_in_the_data_folder(
         assert done.stdout.strip() == "rebuilt the read models of 3 games"
         assert "projecting games: 3/3 (100%)" in done.stderr
         events = redis.Redis.from_url(record["events"]["url"])
-        assert not list(events.scan_iter("souk:views:*")) and not list(events.scan_iter("souk:lobby*"))
+        assert not list(events.scan_iter("souk:{p*}:views:*")) and not list(events.scan_iter("souk:{p*}:lobby*"))
         events.close()
         listening = logged(served.log, "listening")
         assert listening and listening[0]["url"] == served.url

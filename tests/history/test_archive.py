@@ -37,7 +37,7 @@ async def open_game(events, game_id: str = "still-open") -> None:
 async def test_finished_games_older_than_the_retention_become_records_and_leave_a_tombstone(stores, finished, tmp_path):
     events, views = stores
     await open_game(events)
-    listed = await views.zrange(keys.LOBBY_ORDER, 0, -1)
+    listed = await views.zrange(keys.lobby_index(0), 0, -1)
     assert set(finished) <= {g.decode() for g in listed}
     for game_id in finished:  # who was there (the gateways' presence, a read model of its own): goes too
         await views.hset(keys.presence(game_id), mapping={"0": "1.0", "0|http": "61.0"})
@@ -49,8 +49,8 @@ async def test_finished_games_older_than_the_retention_become_records_and_leave_
         assert record.commands and verify_record(record).ok  # its commands, re-run by the rules
         assert await keys_of(events, game_id) == [] and await keys_of(views, game_id) == []
         assert await events.zscore(keys.games(0), game_id) is None
-        assert not await views.hexists(keys.LOBBY, game_id)
-        for key in [k async for k in views.scan_iter(match="souk:lobby*")]:
+        assert not await views.hexists(keys.game_lobby(game_id), game_id)
+        for key in [k async for k in views.scan_iter(match="souk:{p*}:lobby*")]:
             if await views.type(key) == b"zset":
                 assert await views.zscore(key, game_id) is None, key
         stone = await archiving.tombstone(events, game_id)
@@ -85,7 +85,7 @@ async def test_a_record_that_does_not_verify_once_written_leaves_its_game_in_pla
     assert "does not verify" in report.failed[finished[0]]
     for game_id in finished:
         assert await events.exists(keys.game_stream(game_id), keys.seed(game_id), keys.head(game_id)) == 3
-        assert await views.hexists(keys.LOBBY, game_id)
+        assert await views.hexists(keys.game_lobby(game_id), game_id)
         assert await archiving.tombstone(events, game_id) is None
 
 
@@ -143,7 +143,7 @@ async def test_a_rebuild_that_read_a_game_before_it_was_archived_leaves_none_of_
     assert archived and finished[0] in archived[0].archived
     for game_id in finished:
         assert await keys_of(views, game_id) == [], game_id
-        assert not await views.hexists(keys.LOBBY, game_id)
+        assert not await views.hexists(keys.game_lobby(game_id), game_id)
 
 
 async def test_archiving_a_game_removes_its_refusals_from_the_refusals_index(stores, finished, tmp_path):

@@ -72,7 +72,7 @@ async def test_a_games_record_exports_verifies_and_imports_as_the_same_game(stor
             await project(projector, events)
             assert copy != source
 
-            entries = {g: json.loads(await views.hget(keys.LOBBY, g)) for g in (source, copy)}
+            entries = {g: json.loads(await views.hget(keys.game_lobby(g), g)) for g in (source, copy)}
             assert entries[copy].pop("imported_from") == source and entries[source].pop("imported_from") == ""
             assert renamed(json.dumps(entries[copy]), source, copy) == entries[source]
             source_views, copy_views = [await views.hgetall(keys.views(g)) for g in (source, copy)]

@@ -46,7 +46,7 @@ async def _read_models(redis: aioredis.Redis, game_id: str) -> dict:
             "views": await redis.hgetall(keys.views(game_id)),
             "history": await redis.lrange(keys.history(game_id), 0, -1),
             "seat tokens": await redis.hgetall(keys.seat_tokens(game_id)),
-            "lobby": await redis.hget(keys.LOBBY, game_id)}
+            "lobby": await redis.hget(keys.game_lobby(game_id), game_id)}
 
 
 async def test_a_batch_projected_during_a_rebuild_keeps_its_games_lobby_entry_seat_tokens_and_history(tmp_path):

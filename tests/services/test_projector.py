@@ -51,7 +51,7 @@ async def test_each_seat_sees_its_secret_and_nobody_elses(redis):
     turn = view_of(await redis.hget(keys.views("g1"), keys.audience(None))).flow.awaiting[0]
     assert view_of(await redis.hget(keys.views("g1"), keys.audience(turn))).legal
     assert view_of(await redis.hget(keys.views("g1"), keys.audience(1 - turn))).legal == ()
-    lobby = msgspec.json.decode(await redis.hget(keys.LOBBY, "g1"), type=LobbyEntry)
+    lobby = msgspec.json.decode(await redis.hget(keys.game_lobby("g1"), "g1"), type=LobbyEntry)
     assert lobby.status == "playing" and [s.name for s in lobby.seats] == ["p0", "p1"]
     assert await redis.hget(keys.seat_tokens("g1"), "0") == th(0).encode()
 
@@ -90,7 +90,7 @@ async def test_rebuild_gives_the_same_read_models(redis):
     names = [keys.views("g1"), keys.views("g2"), keys.history("g1"), keys.history("g2")]
     async def read_models():
         return [await redis.hgetall(names[0]), await redis.hgetall(names[1]), await redis.lrange(names[2], 0, -1),
-                await redis.lrange(names[3], 0, -1), await redis.hgetall(keys.LOBBY)]
+                await redis.lrange(names[3], 0, -1), await redis.hgetall(keys.lobby(0))]
     before = await read_models()
     assert await Projector(redis, store).rebuild() == 2
     after = await read_models()
@@ -383,7 +383,7 @@ async def test_a_running_projector_rebuilds_a_lost_read_store_by_itself(redis, r
         view = await wait_for_view(views, "g1", lambda v: v.status == "playing", tries=100)
         assert view.status == "playing" and [s.name for s in view.seats] == ["a", "b"]
         assert await views.hget(keys.seat_tokens("g1"), "0") == th(0).encode()
-        assert await views.hexists(keys.LOBBY, "g1")
+        assert await views.hexists(keys.game_lobby("g1"), "g1")
     finally:
         await workers.stop()
         await views.aclose()

@@ -95,16 +95,16 @@ async def test_a_server_error_fails_only_its_own_call_and_the_connection_stays_u
 
 
 async def test_evalsha_loads_a_script_the_server_does_not_have_and_runs_it_once(resp, redis):
-    script = "return redis.call('INCRBY', ARGV[1], ARGV[2])"
+    script = "return redis.call('INCRBY', KEYS[1], ARGV[1])"
     sha = hashlib.sha1(script.encode()).hexdigest()
     await redis.script_flush()
     with pytest.raises(NoScriptError):  # the path evalsha must take
-        await resp.call("EVALSHA", sha, 0, "counter", 5)
+        await resp.call("EVALSHA", sha, 1, "counter", 5)
     assert await redis.script_exists(sha) == [False]
-    assert await resp.evalsha(sha, script, "counter", 5) == 5
+    assert await resp.evalsha(sha, script, ["counter"], 5) == 5
     assert await redis.script_exists(sha) == [True]
     assert await redis.get("counter") == b"5"  # ran once: nothing ran on the NOSCRIPT attempt
-    assert await resp.evalsha(sha, script, "counter", 2) == 7  # cached now
+    assert await resp.evalsha(sha, script, ["counter"], 2) == 7  # cached now
     await redis.delete("counter")
 
 

@@ -34,12 +34,8 @@ EVENT_STORE = {"services/store/events.py:_APPEND", "services/clock/worker.py:_SE
                "services/clock/worker.py:_RESCHEDULE", "services/webhooks/outbox.py:_ENQUEUE",
                "services/webhooks/outbox.py:_CLAIM", "services/webhooks/outbox.py:_RETRY",
                "services/webhooks/registry.py:_REGISTER_LATER", "services/store/streams.py:_TRIM_READ"}
-# The read store's and the gateway's, not partitioned yet (keys.py's docstring): the projector's write script
-# touches a game's read models with the global lobby; the rate limits and presence pass their keys as arguments.
-NOT_YET = {"services/projector/service.py:_APPLY", "services/projector/service.py:_REPLACE",
-           "services/projector/service.py:_RENEW", "services/projector/service.py:_RELEASE",
-           "services/gateway/limits.py:_GCRA", "services/gateway/limits.py:_RESERVE",
-           "services/gateway/presence.py:_TOUCH"}
+# The read store's and the gateway's: checked by tests/services/test_read_store_slots.py.
+from tests.services.read_store_calls import READ_STORE  # noqa: E402
 
 
 def scripts_in_services() -> dict[str, str]:
@@ -54,8 +50,8 @@ def scripts_in_services() -> dict[str, str]:
     return found
 
 
-def test_every_script_in_services_is_checked_or_named_as_not_yet_partitioned():
-    assert set(scripts_in_services()) == EVENT_STORE | NOT_YET
+def test_every_script_in_services_is_checked_here_or_with_the_read_stores():
+    assert set(scripts_in_services()) == EVENT_STORE | READ_STORE
 
 
 @pytest.fixture

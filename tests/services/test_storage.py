@@ -163,10 +163,10 @@ async def test_the_projector_trims_souk_events_behind_its_groups_and_a_rebuild_n
     await projector.handle([])
     assert await redis.xlen(keys.events(0)) == 1  # the last delivered entry stays
     names = [keys.views("g1"), keys.history("g1")]
-    before = [await redis.hgetall(names[0]), await redis.lrange(names[1], 0, -1), await redis.hgetall(keys.LOBBY)]
-    await redis.delete(*names, keys.LOBBY, keys.position("g1"))
+    before = [await redis.hgetall(names[0]), await redis.lrange(names[1], 0, -1), await redis.hgetall(keys.lobby(0))]
+    await redis.delete(*names, keys.lobby(0), keys.position("g1"))
     assert await Projector(redis, store).rebuild() == 1
-    after = [await redis.hgetall(names[0]), await redis.lrange(names[1], 0, -1), await redis.hgetall(keys.LOBBY)]
+    after = [await redis.hgetall(names[0]), await redis.lrange(names[1], 0, -1), await redis.hgetall(keys.lobby(0))]
     assert after == before
     await projector.aclose()
 

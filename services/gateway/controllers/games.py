@@ -29,6 +29,7 @@ from services.gateway.auth import bearer, check_request_id, digest, token_hash
 from services.gateway.commands import envelope
 from services.gateway.dependencies import Gateway, GatewayDep
 from services.gateway.errors import ApiError, raise_if_rejected
+from services.gateway import lobby
 from services.gateway.inputs import in_range, strict
 from services.gateway.openapi import AllowingController
 from services.history.fork import ForkRefused, fork_of, source_is_private
@@ -53,7 +54,7 @@ async def _create(request: Request, body: CreateGame, request_id: str | None, pr
         game_id, command_id = uuid.uuid4().hex[:12], uuid.uuid4().hex
     elif check_request_id(request_id):
         game_id, command_id = await gateway.commands.game_for_request(request_id), f"create-{digest(request_id)}"
-    reserved = await gateway.limits.reserve_open_game(request, keys.LOBBY, game_id)
+    reserved = await gateway.limits.reserve_open_game(request, game_id)
     creator_token = await gateway.auth.derived(f"creator:{game_id}")
     invite = (await gateway.auth.derived(f"invite:{game_id}"))[:12] if private else None
     body = msgspec.structs.replace(body, creator_hash=token_hash(creator_token),
@@ -128,7 +129,7 @@ class GamesController(AllowingController):
                          cursor: FromQuery[str | None] = None) -> Response[list[LobbyEntry]]:
         """The lobby, newest first; filter by ``status`` (open / playing / over / cancelled) and ``game`` (a name
         from /catalog). At most ``limit`` (1 to 200) games; when there are more, the ``X-Next-Cursor`` header
-        holds the ``cursor`` of the next page. Reads one page of an index, whatever the number of games. Each
+        holds the ``cursor`` of the next page. Reads a page of each partition's index, whatever the number of games. Each
         entry's ``presence``: which seats are connected now (README, Presence)."""
         in_range(limit, "limit", 1, 200, "bad_page")
         if status is not None and status not in keys.LOBBY_STATUSES:
@@ -143,19 +144,10 @@ class GamesController(AllowingController):
             except ValueError:
                 raise ApiError(400, "bad_page", "cursor is the X-Next-Cursor of an earlier page") from None
         views = gateway.reads.views
-        index = keys.lobby_index(status, game)
-        found: list[tuple[bytes, float]] = []
-        while len(found) <= limit:
-            batch = await views.zrevrangebyscore(index, top, "-inf", start=0, num=limit + 16, withscores=True)
-            if after is not None:  # the games listed up to the cursor share its score: skip them
-                batch = [(g, sc) for g, sc in batch if not (repr(sc) == top and g.decode() >= after)]
-            found += batch
-            if len(batch) < limit + 16 or not batch:
-                break
-            top, after = repr(batch[-1][1]), batch[-1][0].decode()
+        found = await lobby.listed(views, status, game, top, after, limit)  # every partition's index, merged
         page = found[:limit]
-        entries = [_lobby_decoder.decode(raw) for raw in await views.hmget(keys.LOBBY, [g for g, _ in page]) or []
-                   if raw is not None] if page else []
+        entries = [_lobby_decoder.decode(raw) for raw in await lobby.entries(views, [g for g, _ in page])
+                   if raw is not None]
         entries = await gateway.reads.with_presence(entries)  # which seats are connected, now
         headers = {}
         if len(found) > limit:
