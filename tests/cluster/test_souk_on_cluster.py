@@ -116,3 +116,41 @@ async def test_whole_games_are_played_over_http_on_a_cluster_with_four_partition
     # each partition's keys on its own primary: the two games' on two primaries
     holders = {node.port for node in redis_cluster.primaries() if keys_on(node, "souk:{p*}:game:*")}
     assert len(holders) >= 2, holders
+
+
+async def test_a_primary_killed_between_two_commands_and_the_game_goes_on_with_no_accepted_event_lost(
+        fresh_redis_cluster, views_url, tmp_path):
+    from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+
+    from services.store.events import RedisEventStore
+
+    cluster = fresh_redis_cluster
+    with serve(cluster_url(cluster), views_url, tmp_path / "souk.log", ENV) as url:
+        keys.use(4)
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            r = await client.post("/games", json={"game": "samarkand", "title": "failover", "seats": 3})
+            assert r.status_code == 201, r.text
+            game_id = r.json()["game_id"]
+            tokens = await join_all(client, game_id, 3)
+            rng, accepted = random.Random(7), []
+            assert not await play(client, game_id, tokens, rng, 5, accepted)
+            primary = cluster.primary_for(keys.game_stream(game_id))
+            failing_over = asyncio.create_task(asyncio.to_thread(cluster.fail_over, primary))
+            while primary.running:
+                await asyncio.sleep(0.01)
+            # the next commands go out while the game's slot has no primary: sent again by id until answered
+            assert await play(client, game_id, tokens, rng, None, accepted, retry_s=30)
+            promoted = await failing_over
+            assert cluster.primary_for(keys.game_stream(game_id)).port == promoted.port != primary.port
+            final = (await client.get(f"/games/{game_id}/view")).json()
+    assert final["status"] == "over" and final["version"] == accepted[-1][1]
+    events = AsyncRedisCluster.from_url(cluster.url)
+    try:
+        stream = await RedisEventStore(events).read(game_id)
+    finally:
+        await events.aclose()
+    # every command a client saw accepted is in the stream, at the version it was answered with, once
+    assert len(stream) == final["version"]
+    by_seq = {e.seq: e.command_id for e in stream}
+    assert all(by_seq[version] == command_id for command_id, version in accepted)
+    assert len({e.command_id for e in stream if e.command_id in dict(accepted)}) == len(accepted)
