@@ -128,3 +128,16 @@ def lean(url_or_client: Any) -> Any:
             return ClusterResp(nodes, **common)
         return Resp(url_or_client)
     return Resp.like(url_or_client)
+
+
+def subscriber(url: str, on_message: Any) -> Any:
+    """A pub/sub ``Subscriber`` (``services.store.resp``) on the store at ``url``: on a cluster, on the first of its
+    named nodes that answers (a PUBLISH reaches every node)."""
+    from services.store.resp import Subscriber
+
+    if not is_cluster(url):
+        return Subscriber(url, on_message)
+    nodes, common = cluster_nodes(url)
+    made = Subscriber(None, on_message, host=nodes[0][0], port=nodes[0][1], **common)
+    made.candidates = [{"host": h, "port": p, **common} for h, p in nodes]
+    return made
