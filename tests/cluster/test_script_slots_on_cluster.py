@@ -14,9 +14,19 @@ from services.store import clients, keys
 from services.store.events import OK, Append, RedisEventStore
 from services.store.resp import ClusterResp, Resp
 from tests.services import test_script_slots as slots
-from tests.services.conftest import tally_game  # noqa: F401 - the test game 'tally' (autouse)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
+
+
+@pytest.fixture(autouse=True)
+def tally_game():
+    """The test-only game 'tally' the services' tests play (tests/services/conftest.py)."""
+    from domain import kernel
+    from tests.services import tally
+
+    kernel._GAMES["tally"] = tally.GAME
+    yield tally.GAME
+    kernel._GAMES.pop("tally", None)
 
 
 @pytest.fixture
