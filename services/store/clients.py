@@ -21,11 +21,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-import redis
-import redis.asyncio as aioredis
-from redis.asyncio.cluster import ClusterNode, RedisCluster
-from redis.cluster import ClusterNode as SyncClusterNode
-from redis.cluster import RedisCluster as SyncRedisCluster
+# redis-py is imported by the functions that make clients: the settings parse URLs with this module, and `souk
+# --help` imports no server code (tests/cli/test_main.py).
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
@@ -41,6 +38,9 @@ def is_cluster(url: str | None) -> bool:
 
 
 def is_cluster_client(client: Any) -> bool:
+    from redis.asyncio.cluster import RedisCluster
+    from redis.cluster import RedisCluster as SyncRedisCluster
+
     return isinstance(client, (RedisCluster, SyncRedisCluster))
 
 
@@ -87,8 +87,12 @@ def node_url(url: str) -> str:
     return f"{scheme}://{credentials + '@' if credentials else ''}{host}:{port}"
 
 
-def async_client(url: str, **options: Any) -> aioredis.Redis | RedisCluster:
-    """redis-py's asyncio client of the store at ``url`` (``options``: redis-py's, such as ``socket_timeout``)."""
+def async_client(url: str, **options: Any) -> Any:
+    """redis-py's asyncio client of the store at ``url`` (``options``: redis-py's, such as ``socket_timeout``):
+    ``redis.asyncio.Redis`` or ``redis.asyncio.cluster.RedisCluster``."""
+    import redis.asyncio as aioredis
+    from redis.asyncio.cluster import ClusterNode, RedisCluster
+
     if not is_cluster(url):
         return aioredis.Redis.from_url(url, **options)
     nodes, common = cluster_nodes(url)
@@ -97,8 +101,12 @@ def async_client(url: str, **options: Any) -> aioredis.Redis | RedisCluster:
     return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in nodes], **common, **options)
 
 
-def sync_client(url: str, **options: Any) -> redis.Redis | SyncRedisCluster:
-    """redis-py's blocking client of the store at ``url``."""
+def sync_client(url: str, **options: Any) -> Any:
+    """redis-py's blocking client of the store at ``url``: ``redis.Redis`` or ``redis.cluster.RedisCluster``."""
+    import redis
+    from redis.cluster import ClusterNode as SyncClusterNode
+    from redis.cluster import RedisCluster as SyncRedisCluster
+
     if not is_cluster(url):
         return redis.Redis.from_url(url, **options)
     nodes, common = cluster_nodes(url)
