@@ -378,6 +378,24 @@ def _cluster_candidates(client: Any) -> tuple[list[dict], dict]:
     return [{"host": h, "port": p} for h, p in seen], common
 
 
+def _replica_counts(nodes: bytes, default_host: str) -> dict[tuple[str, int], int]:
+    """Primary (host, port) -> how many live replicas it has, from ``CLUSTER NODES`` (``CLUSTER SLOTS`` leaves out
+    a replica until it has reported a replication offset: a new cluster's, at first)."""
+    primaries: dict[str, tuple[str, int]] = {}
+    replicas: dict[str, int] = {}
+    for line in nodes.decode().splitlines():
+        fields = line.split()
+        if len(fields) < 8:
+            continue
+        node_id, address, flags, primary = fields[0], fields[1].split("@", 1)[0], fields[2].split(","), fields[3]
+        host, _, port = address.rpartition(":")
+        if "master" in flags:
+            primaries[node_id] = (host or default_host, int(port))
+        elif "slave" in flags and "fail" not in flags and "fail?" not in flags and primary != "-":
+            replicas[primary] = replicas.get(primary, 0) + 1
+    return {address: replicas.get(node_id, 0) for node_id, address in primaries.items()}
+
+
 class ClusterResp:
     """``Resp`` on a Redis Cluster: one auto-pipelined ``Resp`` per primary, each command sent to the primary
     serving its key's slot (``routing_key``). The slot map comes from ``CLUSTER SLOTS`` of the first node that
@@ -409,6 +427,7 @@ class ClusterResp:
         self._learning: asyncio.Lock | None = None
         self._stale = False  # a MOVED was seen: learn the map again before the next command
         self._scripts: dict[str, str] = {}  # sha -> script, of the SCRIPT LOADs sent through this connection
+        self._replicas: dict[tuple[str, int], int] = {}  # primary -> how many replicas it has (CLUSTER SLOTS)
         self.relearnt = 0  # how many times the map was learnt (tests, logs)
 
     @classmethod
@@ -436,7 +455,8 @@ class ClusterResp:
             for address in list(dict.fromkeys([*self._known, *self.seeds])):
                 probe = Resp(host=address[0], port=address[1], **self.auth)
                 try:
-                    ranges = await asyncio.wait_for(probe.call("CLUSTER", "SLOTS"), 2.0)
+                    ranges, nodes = await asyncio.wait_for(probe.calls(("CLUSTER", "SLOTS"), ("CLUSTER", "NODES")),
+                                                           2.0)
                 except (RedisConnectionError, ResponseError, OSError, asyncio.TimeoutError) as exc:
                     failures.append(f"{address[0]}:{address[1]}: {exc or type(exc).__name__}")
                     continue
@@ -455,6 +475,7 @@ class ClusterResp:
                     failures.append(f"{address[0]}:{address[1]}: not every slot is served")
                     continue
                 self._owners = owners  # type: ignore[assignment]
+                self._replicas = _replica_counts(nodes, address[0])
                 self._known = list(dict.fromkeys(known + self._known))
                 self._stale = False
                 self.relearnt += 1
@@ -554,6 +575,19 @@ class ClusterResp:
         except NoScriptError:
             await self.call("SCRIPT", "LOAD", script)
             return await self.call("EVALSHA", sha, 0, *args)
+
+    async def replicated(self, key: Any, timeout_ms: int) -> tuple[int, int]:
+        """``WAIT`` on the connection to the primary of ``key``'s slot: returns once one of its replicas has every
+        write sent on that connection so far (or after ``timeout_ms``), as (replicas that have them, replicas
+        asked: 1, or 0 for a primary without replica). A lost connection raises: what was written on it may be
+        lost with its primary."""
+        if self._owners is None or self._stale:
+            await self._learn()
+        owner = self._owners[_slot(key)]  # type: ignore[index]
+        wanted = min(1, self._replicas.get(owner, 0))
+        if not wanted:
+            return 0, 0
+        return int(await self._node(owner).call("WAIT", wanted, timeout_ms)), wanted
 
     async def on_every_primary(self, *args: Any) -> list[Any]:
         """One command sent to every primary (INFO, say), their replies in the order of the primaries."""

@@ -13,7 +13,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 
 from services.runtime.config import Settings, SettingError
-from services.store import clients
+from services.store import clients, keys
 from services.store.resp import ClusterResp, Resp, Subscriber, routing_key
 
 pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
@@ -158,3 +158,58 @@ async def test_a_command_sent_while_its_primary_is_down_is_answered_once_the_rep
         assert await lean.call("INCR", "down:{y}:n") == 1
     finally:
         await lean.aclose()
+
+
+async def test_an_append_on_a_cluster_is_answered_only_once_a_replica_has_it(fresh_redis_cluster):
+    """The answer to an append is published once the primary's replica has the write (WAIT): a failover right after
+    an answer then cannot lose the events it answered for. A replica stopped (SIGSTOP) holds the answer back."""
+    import os
+    import signal
+
+    from contracts.envelope import GENESIS_HASH
+    from services.store.events import OK, RedisEventStore
+    from tests.services.test_store_contract import append
+
+    cluster = fresh_redis_cluster
+    url = cluster_url(cluster)
+    client = clients.async_client(url)
+    store = RedisEventStore(client)
+    heard: list[bytes] = []
+    subscriber = clients.subscriber(url, lambda channel, data: heard.append(data))
+    game_id = "w1"
+    [replica] = cluster.replicas_of(cluster.primary_for(keys.game_stream(game_id)))
+    try:
+        await subscriber.start(channels=("souk:replies:test",))
+        first = append(game_id, 0, 1, GENESIS_HASH, "k1", b"first")
+        [ok] = await store.append([type(first)(**{**{f: getattr(first, f) for f in first.__slots__},
+                                                  "notify": "souk:replies:test"})])
+        assert ok.status == OK
+        for _ in range(100):
+            if heard:
+                break
+            await asyncio.sleep(0.02)
+        assert heard == [b"first"]
+        os.kill(replica.pid, signal.SIGSTOP)
+        try:
+            second = append(game_id, 1, 1, first.head, "k2", b"second")
+            fields = {f: getattr(second, f) for f in second.__slots__}
+            task = asyncio.create_task(store.append([type(second)(**{**fields, "notify": "souk:replies:test"})]))
+            await asyncio.sleep(0.6)
+            assert heard == [b"first"] and not task.done()  # written on the primary, not yet answered
+        finally:
+            os.kill(replica.pid, signal.SIGCONT)
+        [result] = await task
+        assert result.status == OK
+        for _ in range(100):
+            if len(heard) == 2:
+                break
+            await asyncio.sleep(0.02)
+        assert heard == [b"first", b"second"]
+        reader = replica.client()
+        reader.execute_command("READONLY")  # a replica answers reads of its slots on this connection
+        assert reader.xlen(keys.game_stream(game_id)) == 2  # the replica has what was answered
+        reader.close()
+    finally:
+        await subscriber.aclose()
+        await store.aclose()
+        await client.aclose()
