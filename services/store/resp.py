@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import hiredis
@@ -566,15 +566,16 @@ class ClusterResp:
                 raise reply
         return list(replies)
 
-    async def evalsha(self, sha: str, script: str, *args: Any) -> Any:
-        """``Resp.evalsha`` (no keys: the script's keys are in its arguments, so it runs on whichever primary
-        serves slot 0; only right for a script whose keys all live there)."""
+    async def evalsha(self, sha: str, script: str, keys: Sequence[str], *args: Any) -> Any:
+        """EVALSHA of a script over ``keys`` (every key it touches, all in one slot), on that slot's primary; the
+        script is loaded where it is missing (``call``: NOSCRIPT) and run again. The signature of the read store's
+        callers since their keys are declared (issue #22's read store; ``Resp.evalsha`` takes them on main)."""
         self._scripts.setdefault(sha, script)
         try:
-            return await self.call("EVALSHA", sha, 0, *args)
+            return await self.call("EVALSHA", sha, len(keys), *keys, *args)
         except NoScriptError:
             await self.call("SCRIPT", "LOAD", script)
-            return await self.call("EVALSHA", sha, 0, *args)
+            return await self.call("EVALSHA", sha, len(keys), *keys, *args)
 
     async def replicated(self, key: Any, timeout_ms: int) -> tuple[int, int]:
         """``WAIT`` on the connection to the primary of ``key``'s slot: returns once one of its replicas has every

@@ -6,6 +6,7 @@ failover; a subscriber on any node hears what is published on every other."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 
 import pytest
 from faststream.redis import RedisBroker, RedisClusterBroker
@@ -89,6 +90,9 @@ async def test_the_lean_connection_sends_each_command_to_its_slots_primary(redis
         sha = (await lean.call("SCRIPT", "LOAD", script)).decode()
         await lean.call("SET", "lean:{g}:b", "before")
         assert await lean.call("EVALSHA", sha, 2, "lean:{g}:a", "lean:{g}:b", "x") == b"before"
+        # evalsha(sha, script, keys, *args): loaded where missing, on the keys' slot's primary
+        other = "return redis.call('GET', KEYS[1])"
+        assert await lean.evalsha(hashlib.sha1(other.encode()).hexdigest(), other, ["lean:{g}:a"]) == b"x"
     finally:
         await lean.aclose()
     held = [keys_on(node, "lean:*") for node in redis_cluster.primaries()]
