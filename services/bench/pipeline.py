@@ -27,6 +27,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import msgspec
 
@@ -37,7 +38,8 @@ from services.store import keys
 from services.runtime import progress
 from services.runtime import tracing
 from services.store.codec import encoder, reply_decoder
-from services.store.resp import Resp, Subscriber
+from services.store import clients
+from services.store.resp import ClusterResp, Resp
 
 DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3, "istanbul": 3, "karawane": 3}  # every game the benchmarks play, and its seats
 
@@ -97,6 +99,7 @@ class Pipeline:
     fsync: str = "always"  # the embedded event store's appendfsync
     seed: int = 1
     progress: bool | None = None  # a progress bar of the measuring run on stderr (None: on a terminal)
+    cluster: bool = False  # the event store on a local Redis Cluster (three primaries, a replica each)
 
 
 @dataclass
@@ -153,10 +156,15 @@ def _process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def _redis_cpu(redis: Resp) -> float:
-    info = (await redis.call("INFO", "cpu")).decode()
-    values = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
-    return float(values["used_cpu_sys"]) + float(values["used_cpu_user"])
+async def _redis_cpu(redis: Resp | ClusterResp) -> float:
+    """CPU seconds a Redis has used; on a cluster, its primaries' (the replicas are counted apart)."""
+    infos = await redis.on_every_primary("INFO", "cpu") if isinstance(redis, ClusterResp) \
+        else [await redis.call("INFO", "cpu")]
+    used = 0.0
+    for info in infos:
+        values = dict(line.split(":", 1) for line in info.decode().splitlines() if ":" in line)
+        used += float(values["used_cpu_sys"]) + float(values["used_cpu_user"])
+    return used
 
 
 async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str], None] | None = None) -> dict:
@@ -170,15 +178,25 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
     # only through it (the same code has measured 49.5 and 145 games/s here on different days).
     gauge = bench_domain("samarkand", 4, 2.0, 1)["games_per_s"]
     url, views_url = os.environ.get("REDIS_URL"), os.environ.get("SOUK_VIEWS_REDIS_URL")
-    servers, tmp = [], None
-    if not url:  # the same two stores as `souk serve`: events with AOF, read models in memory
+    servers, tmp, cluster = [], None, None
+    if not url and args.cluster:  # the events on a local cluster (AOF on every node), the read models in memory
+        from services.embedded.cluster import LocalCluster
+        from services.embedded.redis import RedisServer
+
+        tmp = tempfile.TemporaryDirectory(prefix="souk-bench-")
+        cluster = LocalCluster(Path(tmp.name) / "cluster", appendonly=True, fsync=args.fsync).start()
+        servers = [RedisServer(Path(tmp.name) / "views", appendonly=False).start()]
+        url = "redis+cluster://" + ",".join(f"{h}:{p}" for h, p in cluster.addresses())
+        views_url = servers[0].url
+    elif not url:  # the same two stores as `souk serve`: events with AOF, read models in memory
         tmp = tempfile.TemporaryDirectory(prefix="souk-bench-")
         servers = embedded_redis(tmp.name, args.fsync)
         url, views_url = servers[0].url, servers[1].url
     views_url = views_url or url
     if check is not None:
         check(url, views_url)
-    redis, views = Resp(url), Resp(views_url)
+    redis, views = clients.lean(url), clients.lean(views_url)
+    replicas = [] if cluster is None else [n.pid for p in cluster.primaries() for n in cluster.replicas_of(p)]
     env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning"}
     roles = [("engine", env)] + [("projector", {**env, "SOUK_PROJECTOR_PARTITION": f"{i}/{args.projectors}"})
                                  for i in range(args.projectors)]
@@ -197,6 +215,8 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
             usage = resource.getrusage(resource.RUSAGE_SELF)
             out = {"driver": usage.ru_utime + usage.ru_stime, "engine": _process_cpu(procs[0].pid),
                    "projector": sum(_process_cpu(p.pid) for p in procs[1:]), "redis_events": await _redis_cpu(redis)}
+            if replicas:
+                out["redis_replicas"] = sum(_process_cpu(pid) for pid in replicas)
             if views_url != url:
                 out["redis_views"] = await _redis_cpu(views)
             return out
@@ -208,7 +228,8 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
             f"--{k} {v}" for k, v in (("game", args.game), ("seats", seats), ("seconds", f"{args.seconds:g}"),
                                         ("games", args.games), ("rate", f"{args.rate:g}"),
                                         ("senders", args.senders), ("projectors", args.projectors),
-                                        ("fsync", args.fsync))) + " --json")
+                                        ("fsync", args.fsync))) + (" --cluster" if args.cluster else "") + " --json")
+        result["partitions"] = len(keys.PARTITIONS)
         failed = False
         return result
     finally:
@@ -228,6 +249,8 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
         await views.aclose()
         for server in servers:
             server.stop()
+        if cluster is not None:
+            cluster.stop()
         if tmp:
             tmp.cleanup()
 
@@ -322,7 +345,7 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: Pipel
             # decided on this view: a bot says so, and the engine refuses it (stale) if the game moved on
             await send(g.game_id, command, seat, _token_hash(g.game_id, seat), view.version)
 
-    updates, replies = Subscriber(views_url, on_notice), Subscriber(url, on_reply)
+    updates, replies = clients.subscriber(views_url, on_notice), clients.subscriber(url, on_reply)
     await updates.start(patterns=(keys.view_updates("*"),))
     await replies.start(channels=(channel,))
     for _ in range(args.games):

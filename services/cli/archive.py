@@ -7,12 +7,11 @@ import time
 from pathlib import Path
 
 import click
-import redis.asyncio as aioredis
 
 from services.cli.main import _stores, progress_option, run, settings_of, store_options
 from services.history.archive import Report, archive, parse_duration
 from services.runtime.progress import Progress
-from services.store import keys
+from services.store import clients, keys
 
 
 @click.command("archive")
@@ -40,7 +39,7 @@ def command(ctx: click.Context, older_than: str, out: str, progress: bool | None
 
 
 async def _run(events_url: str, views_url: str, seconds: float, out: Path, progress: bool | None = None) -> Report:
-    events, views = aioredis.Redis.from_url(events_url), aioredis.Redis.from_url(views_url or events_url)
+    events, views = clients.async_client(events_url), clients.async_client(views_url or events_url)
     try:
         candidates = sum([await events.zcount(keys.games(p), "-inf", repr(time.time() - seconds))
                           for p in keys.PARTITIONS])

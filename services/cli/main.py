@@ -462,14 +462,14 @@ def webhooks(ctx: click.Context, dead: bool, **options: Any) -> None:
     if not dead:
         _worker(ctx, "webhooks", **options)
         return
-    import redis.asyncio as aioredis
+    from services.store import clients
 
     from services.webhooks import outbox
 
     settings = _stores(settings_of(ctx, **options), views=False)
 
     async def show() -> None:
-        client = aioredis.Redis.from_url(settings.redis_url)
+        client = clients.async_client(settings.redis_url)
         try:
             for delivery, reason in await outbox.dead_letters(client):
                 click.echo(outbox.encode({"reason": reason, "delivery": delivery}).decode())
@@ -578,7 +578,7 @@ def projections() -> None:
 @click.pass_context
 def rebuild(ctx: click.Context, force: bool, progress: bool | None, **options: Any) -> None:
     """Project every game again from its first event into the read store."""
-    import redis.asyncio as aioredis
+    from services.store import clients
 
     from services.runtime.progress import Progress
     from services.projector.service import Projector
@@ -588,8 +588,8 @@ def rebuild(ctx: click.Context, force: bool, progress: bool | None, **options: A
     settings = _stores(settings_of(ctx, **options))
 
     async def rebuild_all() -> int:
-        events = aioredis.Redis.from_url(settings.redis_url)
-        views = aioredis.Redis.from_url(settings.views_url)
+        events = clients.async_client(settings.redis_url)
+        views = clients.async_client(settings.views_url)
         try:
             active = await _active_projectors(events)
             if active and not force:

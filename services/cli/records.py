@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 import msgspec
-import redis.asyncio as aioredis
 
 from domain import table as tbl
 from services.cli.main import OperatorError, _stores, progress_option, run, settings_of, store_options
@@ -19,6 +18,7 @@ from services.history import record as records
 from services.history.transfer import import_record, read_record, replay, scores
 from services.history.verify import Verdict, verify_record
 from services.runtime.progress import Progress
+from services.store import clients
 from services.store.events import RedisEventStore
 
 
@@ -65,7 +65,7 @@ def export_command(ctx: click.Context, game_id: str, out: str | None, **options:
     settings = _settings(ctx, **options)
 
     async def go() -> records.Record:
-        events = aioredis.Redis.from_url(settings.redis_url)
+        events = clients.async_client(settings.redis_url)
         store = RedisEventStore(events)
         try:
             return await read_record(store, events, game_id)
@@ -95,7 +95,7 @@ def import_command(ctx: click.Context, path: str, progress: bool | None, **optio
     settings = _settings(ctx, **options)
 
     async def go() -> str:
-        events = aioredis.Redis.from_url(settings.redis_url)
+        events = clients.async_client(settings.redis_url)
         try:
             with Progress(len(record.events), "verifying the record", progress) as bar:
                 return await import_record(events, record, progress=bar.advance)

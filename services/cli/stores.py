@@ -28,9 +28,10 @@ import uuid
 from dataclasses import replace
 
 import redis
+from redis.exceptions import RedisClusterException
 
 from services.runtime.config import Settings
-from services.store import keys
+from services.store import clients, keys
 from services.store.refusals import refusal
 
 ROLE = "souk:store"  # hash: id, role, views + views_url (an event store's read store), events + events_url
@@ -63,7 +64,12 @@ def resolve(settings: Settings) -> Settings:
 
 
 def _client(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=10, decode_responses=True)
+    """A client of the store at ``url``. A cluster client asks its nodes for the slots as it is made: a cluster
+    that does not answer is a transient StoreError here."""
+    try:
+        return clients.sync_client(url, socket_connect_timeout=3, socket_timeout=10, decode_responses=True)
+    except (RedisClusterException, redis.RedisError) as exc:
+        raise StoreError(f"cannot use the Redis Cluster at {shown(url)}: {_reason(exc)}", True) from None
 
 
 def _identity(client: redis.Redis, role: str, what: str, url: str, partitions: int = 1) -> dict[str, str]:

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 import msgspec
-import redis.asyncio as aioredis
 import structlog
 from faststream import FastStream
-from faststream.redis import RedisBroker
 from faststream.specification import AsyncAPI
 
 from contracts.envelope import CommandEnvelope
-from services.store import keys
+from services.store import clients, keys
 from services.store.codec import command_envelope_decoder
 from services.store.resp import Resp
 from services.runtime.config import Settings
@@ -59,10 +58,12 @@ class Workers:
         # nothing for FastDepends to inject or validate.
         # FastStream logs through a standard logger that structlog renders (services/runtime/logs.py), not its own
         # coloured handler: every line a worker prints is JSON.
-        self.broker = RedisBroker(settings.redis_url, log_level=logging.DEBUG, apply_types=False,
-                                  logger=logging.getLogger(LIBRARIES))
-        self.redis = aioredis.Redis.from_url(settings.redis_url)
-        self.views_redis = aioredis.Redis.from_url(settings.views_url)
+        # On a Redis Cluster (a redis+cluster:// URL: services/store/clients.py) FastStream's RedisClusterBroker,
+        # redis-py's cluster clients and the lean connection routed by slot.
+        self.broker = clients.broker(settings.redis_url, log_level=logging.DEBUG, apply_types=False,
+                                     logger=logging.getLogger(LIBRARIES))
+        self.redis = clients.async_client(settings.redis_url)
+        self.views_redis = clients.async_client(settings.views_url)
         self.store = RedisEventStore(self.redis, settings.events_maxlen, settings.refusal_ttl_s,
                                      settings.outcome_window)
         # The engine's entries are acknowledged by the appends that answer them (one script: no XACK of their own)
@@ -79,7 +80,8 @@ class Workers:
                                      takeover=Takeover(settings.takeover_strategy, settings.takeover_budget))
         self.webhooks = WebhookWorker(self.redis, self.store, settings) if WEBHOOKS in roles else None
         # The engine's, the projector's and the webhook worker's reads, each on a lean connection of its own
-        # (streams.lean_reads), each one XREADGROUP over every partition's stream.
+        # (streams.lean_reads), each one XREADGROUP over every partition's stream; on a cluster, where one
+        # XREADGROUP may only name streams of one slot, a reader per partition (streams.batch_subscription).
         self.reads: list[Resp] = []
         self.commands = [keys.commands(p) for p in keys.PARTITIONS]
         self.events = [keys.events(p) for p in keys.PARTITIONS]
@@ -119,10 +121,15 @@ class Workers:
                             "the notices of games with webhooks go to the outbox (services/webhooks).",
             )
 
-    def _lean_read(self) -> Resp:
-        lean = Resp.like(self.redis)
-        self.reads.append(lean)
-        return lean
+    def _lean_read(self) -> Callable[[], Resp]:
+        """A maker of lean connections for the stream readers (one per reader: a blocking read holds its own)."""
+
+        def make() -> Resp:
+            lean = Resp.like(self.redis)
+            self.reads.append(lean)
+            return lean
+
+        return make
 
     async def prepare(self) -> None:
         """Consumer groups at 0, so a worker started after the first entries still sees them. A Redis away at

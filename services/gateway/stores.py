@@ -27,7 +27,7 @@ from services.history import travel
 from services.history.archive import archived
 from services.projector.history import read_history
 from services.runtime.config import Settings
-from services.store import keys
+from services.store import clients, keys
 from services.store.codec import event_envelope_decoder, table_event_decoder
 from services.store.events import RedisEventStore
 from services.store.lru import Lru
@@ -39,7 +39,11 @@ _lobby_decoder = msgspec.json.Decoder(LobbyEntry)
 def pooled(url: str) -> aioredis.Redis:
     """A bounded pool where a burst waits for a connection: redis-py's default pool raises "Too many
     connections" past 100 in use, which 100 clients waiting on one game used to reach (issue #8 item 12).
-    A command that finds its pooled connection closed (Redis restarted) is sent once more on a new one."""
+    A command that finds its pooled connection closed (Redis restarted) is sent once more on a new one.
+    On a Redis Cluster (``services.store.clients``): redis-py's cluster client, whose pool per node does not wait
+    (it raises past its size), so it is sized for bursts; it retries by itself, learning the slots again."""
+    if clients.is_cluster(url):
+        return clients.async_client(url, max_connections=1000)
     return aioredis.Redis.from_pool(aioredis.BlockingConnectionPool.from_url(
         url, max_connections=64, timeout=5, retry=Retry(NoBackoff(), 1)))
 

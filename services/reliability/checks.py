@@ -46,6 +46,7 @@ from services.projector.service import Projector
 from services.embedded.redis import RedisServer
 from services.reliability.driver import Ledger, token_hash
 from services.reliability.http import Client, Response, TransportError
+from services.store import clients
 from services.store.events import RedisEventStore
 
 EXAMPLES = 10  # examples kept per kind of problem
@@ -114,8 +115,8 @@ async def check(events_url: str, views_url: str, gateway: Client, ledger: Ledger
                 scratch_dir: Path) -> dict[str, Any]:
     problems = Problems()
     figures: dict[str, Any] = {}
-    events = aioredis.Redis.from_url(events_url)
-    views = aioredis.Redis.from_url(views_url)
+    events = clients.async_client(events_url)
+    views = clients.async_client(views_url)
     try:
         started = time.monotonic()
         behind = await wait_projected(events, views, 60.0)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.store import keys
+from services.store.clients import CLUSTER_SCHEMES, cluster_nodes
 
 
 def _consumer_name() -> str:
@@ -117,8 +118,12 @@ class SettingError(ValueError):
 
 def redis_url(text: str) -> str:
     scheme = text.split("://", 1)[0].lower() if "://" in text else ""
+    if scheme in CLUSTER_SCHEMES:  # a Redis Cluster (services.store.clients): its nodes, no database
+        cluster_nodes(text)  # bad_cluster_url
+        return text
     if scheme not in ("redis", "rediss", "unix"):
-        raise ValueError("expected a Redis URL, redis://HOST:PORT/DB (or rediss://, unix://)")
+        raise ValueError("expected a Redis URL, redis://HOST:PORT/DB (or rediss://, unix://; "
+                         "redis+cluster://HOST:PORT for a Redis Cluster)")
     if scheme != "unix" and not text.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]:
         raise ValueError("expected a Redis URL with a host, redis://HOST:PORT/DB")
     return text

@@ -29,6 +29,7 @@ the engine's batch needs no XACK of its own.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -37,15 +38,19 @@ from typing import Any, Protocol
 
 import msgspec
 import redis.asyncio as aioredis
+import structlog
 from redis.exceptions import NoScriptError
 
 from contracts.envelope import GENESIS_HASH, EventEnvelope
 from services.store import keys
 from services.store.codec import command_fields, entry_hash, event_envelope_decoder, stored_envelopes, stored_forms
-from services.store.resp import Resp
+from services.store.resp import ClusterResp, Resp
 from services.store.streams import trim_read
 
 OK, CONFLICT, DUPLICATE = "ok", "conflict", "duplicate"
+# On a Redis Cluster, how long an append's answers wait for a replica to confirm its writes (then they go, logged)
+REPLICA_WAIT_MS = 1000
+log = structlog.get_logger("souk.store")
 
 
 
@@ -222,6 +227,8 @@ class RedisEventStore:
         self.refusal_ttl_s = refusal_ttl_s
         self.outcome_window = outcome_window  # accepted outcomes kept per game (0: all, until its end)
         self._sha = hashlib.sha1(_APPEND.encode()).hexdigest()
+        # On a Redis Cluster the answers are published once a replica has the writes (_answer_once_replicated)
+        self.on_cluster = isinstance(self.lean, ClusterResp)
 
     async def append(self, appends: Sequence[Append], acks: Acks | None = None) -> list[AppendResult]:
         """One EVALSHA per partition the batch's games are in (its keys all in that partition's slot: ``keys``),
@@ -244,7 +251,27 @@ class RedisEventStore:
         for indexes, reply in zip(by_partition.values(), replies):
             for i, r in zip(indexes, reply):
                 results[i] = _result(r)
+        if self.on_cluster:
+            await self._answer_once_replicated(appends, results, by_partition)
         return results
+
+    async def _answer_once_replicated(self, appends: Sequence[Append], results: list[AppendResult],
+                                      by_partition: dict[int, list[int]]) -> None:
+        """On a cluster the script publishes nothing (``_script``): each partition's primary is asked to WAIT until
+        its replica has the batch's writes, then the answers are published, the same as the script would have
+        (ok: the outcome recorded; duplicate: the first). A failover after an answer thus keeps what it answered
+        for. A replica that has not confirmed within ``REPLICA_WAIT_MS`` (one down or far behind) delays the
+        answers that long, then they go, logged (``replication_behind``): the games go on without their replica,
+        as they would on one Redis. A primary lost before its WAIT answered raises: nothing is answered, and the
+        commands are decided again (a resend by id, or reclaimed)."""
+        waits = await asyncio.gather(*(self.lean.replicated(keys.games(p), REPLICA_WAIT_MS) for p in by_partition))
+        for p, (got, wanted) in zip(by_partition, waits):
+            if got < wanted:
+                log.warning("replication_behind", partition=p, waited_ms=REPLICA_WAIT_MS)
+        publish = [("PUBLISH", a.notify, a.outcome if r.status == OK else r.outcome)
+                   for a, r in zip(appends, results) if a.notify and r.status in (OK, DUPLICATE)]
+        if publish:
+            await self.lean.calls(*publish)
 
     def _script(self, partition: int, appends: Sequence[Append], ack_ids: Sequence[str] | None,
                 acks: Acks | None) -> tuple:
@@ -262,7 +289,7 @@ class RedisEventStore:
             script_keys += (keys.game_stream(a.game_id), keys.outcomes(a.game_id), keys.head(a.game_id),
                             keys.order(a.game_id), keys.outcome_order(a.game_id))
             packed.append((a.expected_version, a.command_key, a.outcome.decode(), a.game_id, a.game, a.prev_hash,
-                           a.head, a.notify, [e.decode() for e in a.envelopes], first, int(a.final),
+                           a.head, "" if self.on_cluster else a.notify, [e.decode() for e in a.envelopes], first, int(a.final),
                            *_seat_entry(a), "" if a.next_due is None else repr(a.next_due)))
         batch = (str(self.events_maxlen), repr(time.time()), packed, self.refusal_ttl_s, self.outcome_window,
                  "" if acks is None else (acks.group, list(ack_ids)))

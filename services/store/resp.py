@@ -97,8 +97,11 @@ class Resp:
         self._handshaking: _Protocol | None = None
 
     @classmethod
-    def like(cls, client: Any) -> Resp:
-        """A lean connection to the server a redis-py client talks to."""
+    def like(cls, client: Any) -> Resp | ClusterResp:
+        """A lean connection to the server a redis-py client talks to (to the cluster, for a cluster client:
+        ``ClusterResp``)."""
+        if not hasattr(client, "connection_pool"):  # redis-py's RedisCluster
+            return ClusterResp.like(client)
         kw = client.connection_pool.connection_kwargs
         return cls(**{k: kw[k] for k in ("host", "port", "path", "db", "username", "password") if kw.get(k)})
 
@@ -243,10 +246,18 @@ class Subscriber:
         self.answers = 0
         self._expected = 0  # subscription confirmations still to come
         self._subscribed: asyncio.Future | None = None
+        self.candidates: list[dict] = [self.params]  # the servers tried in turn (a cluster's nodes)
 
     @classmethod
     def like(cls, client: Any, on_message: Callable[[bytes, bytes], None]) -> Subscriber:
-        """A subscriber on the server a redis-py client talks to."""
+        """A subscriber on the server a redis-py client talks to. On a cluster client: on the first of the
+        cluster's nodes that answers (a node it knows, else one it was started with). Redis Cluster carries a
+        PUBLISH to every node, primaries and replicas, so one subscription on any node hears every channel."""
+        if not hasattr(client, "connection_pool"):  # redis-py's RedisCluster
+            candidates, common = _cluster_candidates(client)
+            subscriber = cls(None, on_message, **candidates[0], **common)
+            subscriber.candidates = [{**c, **common} for c in candidates]
+            return subscriber
         kw = client.connection_pool.connection_kwargs
         return cls(None, on_message,
                    **{k: kw[k] for k in ("host", "port", "path", "db", "username", "password") if kw.get(k)})
@@ -256,11 +267,16 @@ class Subscriber:
         self.lost = loop.create_future()
         self._subscribed = loop.create_future()
         self._expected = len(channels) + len(patterns)
-        try:
-            self._proto = await _open(self.params, self._on_reply, self._on_lost)
-        except OSError as exc:
-            raise RedisConnectionError(f"cannot connect to Redis ({self.params.get('host')}:"
-                                       f"{self.params.get('port')}): {exc}") from exc
+        for i, params in enumerate(self.candidates):
+            try:
+                self._proto = await _open(params, self._on_reply, self._on_lost)
+            except OSError as exc:
+                if i + 1 < len(self.candidates):
+                    continue  # a cluster node that is down: the next one hears the same messages
+                raise RedisConnectionError(f"cannot connect to Redis ({params.get('host')}:"
+                                           f"{params.get('port')}): {exc}") from exc
+            self.params = params
+            break
         self.heard = loop.time()
         write = self._proto.transport.write
         for hello in _hello(self.params):
@@ -315,3 +331,274 @@ class Subscriber:
         if self._proto is not None and self._proto.transport is not None:
             self._proto.transport.close()
         self._proto = None
+
+
+# --- Redis Cluster ----------------------------------------------------------------------------------------------
+
+SLOTS = 16384
+_NO_KEY = {b"PING", b"INFO", b"SCRIPT", b"TIME", b"CLUSTER", b"DBSIZE", b"CONFIG", b"FUNCTION"}
+_KEY_AFTER_STREAMS = {b"XREAD", b"XREADGROUP"}
+
+
+def _name(arg: Any) -> bytes:
+    return (arg.encode() if isinstance(arg, str) else bytes(arg)).upper()
+
+
+def routing_key(args: tuple) -> Any:
+    """The key whose slot a command goes to (None: any primary will do): EVAL/EVALSHA's first key, XREAD(GROUP)'s
+    first stream, else the first argument. A command of several keys must have them all in one slot (Redis answers
+    CROSSSLOT otherwise: Souk's keys of one game or partition share a hash tag, ``services.store.keys``)."""
+    name = _name(args[0])
+    if name in (b"EVAL", b"EVALSHA", b"EVALSHA_RO", b"EVAL_RO", b"FCALL"):
+        return args[3] if int(args[2]) > 0 else None
+    if name in _KEY_AFTER_STREAMS:
+        for i, arg in enumerate(args):
+            if _name(arg) == b"STREAMS":
+                return args[i + 1]
+        return None
+    if name in _NO_KEY or len(args) < 2:
+        return None
+    return args[1]
+
+
+def _slot(key: Any) -> int:
+    from redis.crc import key_slot
+
+    return key_slot(key.encode() if isinstance(key, str) else bytes(key) if not isinstance(key, bytes) else key)
+
+
+def _cluster_candidates(client: Any) -> tuple[list[dict], dict]:
+    """A redis-py cluster client's nodes (those it has learnt, then those it was started with) as connection
+    parameters, and the credentials they share."""
+    manager = client.nodes_manager
+    seen: dict[tuple[str, int], None] = {}
+    for node in [*manager.nodes_cache.values(), *manager.startup_nodes.values()]:
+        seen.setdefault((node.host, int(node.port)), None)
+    kw = client.connection_kwargs
+    common = {k: kw[k] for k in ("username", "password") if kw.get(k)}
+    return [{"host": h, "port": p} for h, p in seen], common
+
+
+def _replica_counts(nodes: bytes, default_host: str) -> dict[tuple[str, int], int]:
+    """Primary (host, port) -> how many live replicas it has, from ``CLUSTER NODES`` (``CLUSTER SLOTS`` leaves out
+    a replica until it has reported a replication offset: a new cluster's, at first)."""
+    primaries: dict[str, tuple[str, int]] = {}
+    replicas: dict[str, int] = {}
+    for line in nodes.decode().splitlines():
+        fields = line.split()
+        if len(fields) < 8:
+            continue
+        node_id, address, flags, primary = fields[0], fields[1].split("@", 1)[0], fields[2].split(","), fields[3]
+        host, _, port = address.rpartition(":")
+        if "master" in flags:
+            primaries[node_id] = (host or default_host, int(port))
+        elif "slave" in flags and "fail" not in flags and "fail?" not in flags and primary != "-":
+            replicas[primary] = replicas.get(primary, 0) + 1
+    return {address: replicas.get(node_id, 0) for node_id, address in primaries.items()}
+
+
+class ClusterResp:
+    """``Resp`` on a Redis Cluster: one auto-pipelined ``Resp`` per primary, each command sent to the primary
+    serving its key's slot (``routing_key``). The slot map comes from ``CLUSTER SLOTS`` of the first node that
+    answers (the nodes named at the start, then every node learnt since), learnt at the first call and again after:
+
+    - ``MOVED slot host:port``: the slot has a new owner; the command goes there and the whole map is learnt again
+      before the next command;
+    - ``ASK slot host:port`` (a slot being migrated): the command goes once to that node, after ``ASKING``;
+    - a lost connection, ``CLUSTERDOWN`` or ``TRYAGAIN`` (a primary died and its replica is taking over, a
+      migration in progress): the map is learnt again and the command sent again, with a growing pause (50 ms to
+      1 s), for at most ``failover_wait_s``; then the error is raised. Sending again is what ``Resp.calls`` does
+      after a lost connection: safe for Souk's hot-path commands (an append sent twice answers ``duplicate``, a
+      command queued twice is decided once, an XACK twice acknowledges once);
+    - ``NOSCRIPT`` for a script this connection loaded (``SCRIPT LOAD`` goes to every primary): loaded on that
+      node (a promoted replica has an empty script cache) and sent again.
+
+    The interface is ``Resp``'s (``call``, ``calls``, ``call_again_if_lost``, ``evalsha``, ``aclose``), so the
+    engine, the projector, the gateway and the stream readers take either. A blocking read holds its node's
+    connection: a reader has a ``ClusterResp`` of its own, like a ``Resp``."""
+
+    def __init__(self, nodes: list[tuple[str, int]], username: str | None = None, password: str | None = None,
+                 failover_wait_s: float = 15.0, **_: Any) -> None:
+        self.seeds = [(h, int(p)) for h, p in nodes]
+        self.auth = {k: v for k, v in (("username", username), ("password", password)) if v}
+        self.failover_wait_s = failover_wait_s
+        self._owners: list[tuple[str, int]] | None = None  # slot -> its primary's (host, port); None: to learn
+        self._known: list[tuple[str, int]] = list(self.seeds)  # every node seen, to ask for the map
+        self._nodes: dict[tuple[str, int], Resp] = {}
+        self._learning: asyncio.Lock | None = None
+        self._stale = False  # a MOVED was seen: learn the map again before the next command
+        self._scripts: dict[str, str] = {}  # sha -> script, of the SCRIPT LOADs sent through this connection
+        self._replicas: dict[tuple[str, int], int] = {}  # primary -> how many replicas it has (CLUSTER SLOTS)
+        self.relearnt = 0  # how many times the map was learnt (tests, logs)
+
+    @classmethod
+    def like(cls, client: Any) -> ClusterResp:
+        """A lean connection to the cluster a redis-py cluster client talks to."""
+        candidates, common = _cluster_candidates(client)
+        return cls([(c["host"], c["port"]) for c in candidates], **common)
+
+    # --- the map ---------------------------------------------------------------------------------------------
+
+    def _node(self, address: tuple[str, int]) -> Resp:
+        node = self._nodes.get(address)
+        if node is None:
+            node = self._nodes[address] = Resp(host=address[0], port=address[1], **self.auth)
+        return node
+
+    async def _learn(self) -> None:
+        """The slot map from ``CLUSTER SLOTS`` of the first node that answers with a full map."""
+        if self._learning is None:
+            self._learning = asyncio.Lock()
+        async with self._learning:
+            if self._owners is not None and not self._stale:
+                return
+            failures = []
+            for address in list(dict.fromkeys([*self._known, *self.seeds])):
+                probe = Resp(host=address[0], port=address[1], **self.auth)
+                try:
+                    ranges, nodes = await asyncio.wait_for(probe.calls(("CLUSTER", "SLOTS"), ("CLUSTER", "NODES")),
+                                                           2.0)
+                except (RedisConnectionError, ResponseError, OSError, asyncio.TimeoutError) as exc:
+                    failures.append(f"{address[0]}:{address[1]}: {exc or type(exc).__name__}")
+                    continue
+                finally:
+                    await probe.aclose()
+                owners: list[tuple[str, int] | None] = [None] * SLOTS
+                known = []
+                for first, last, primary, *replicas in ranges:
+                    host = primary[0].decode() if isinstance(primary[0], bytes) else primary[0]
+                    owner = (host or address[0], int(primary[1]))
+                    owners[first:last + 1] = [owner] * (last - first + 1)
+                    known.append(owner)
+                    for r in replicas:
+                        known.append(((r[0].decode() if isinstance(r[0], bytes) else r[0]) or address[0], int(r[1])))
+                if None in owners:
+                    failures.append(f"{address[0]}:{address[1]}: not every slot is served")
+                    continue
+                self._owners = owners  # type: ignore[assignment]
+                self._replicas = _replica_counts(nodes, address[0])
+                self._known = list(dict.fromkeys(known + self._known))
+                self._stale = False
+                self.relearnt += 1
+                for gone in set(self._nodes) - set(owners):  # a primary no longer: its connection goes
+                    await self._nodes.pop(gone).aclose()
+                return
+            raise RedisConnectionError("cannot learn the cluster's slots from any node: " + "; ".join(failures))
+
+    async def _owner(self, args: tuple) -> Resp:
+        if self._owners is None or self._stale:
+            await self._learn()
+        key = routing_key(args)
+        return self._node(self._owners[0 if key is None else _slot(key)])  # type: ignore[index]
+
+    # --- commands --------------------------------------------------------------------------------------------
+
+    async def call(self, *args: Any) -> Any:
+        if _name(args[0]) == b"SCRIPT" and _name(args[1]) == b"LOAD":
+            return await self._load(args[2])
+        loop = asyncio.get_running_loop()
+        deadline, pause, redirects, ask = None, 0.05, 0, None
+        while True:
+            try:
+                if ask is not None:
+                    _, reply = await self._node(ask).calls(("ASKING",), args)
+                    return reply
+                return await (await self._owner(args)).call(*args)
+            except NoScriptError:
+                sha = args[1] if isinstance(args[1], str) else bytes(args[1]).decode()
+                if _name(args[0]) != b"EVALSHA" or sha not in self._scripts or redirects > 16:
+                    raise
+                redirects += 1
+                await (await self._owner(args)).call("SCRIPT", "LOAD", self._scripts[sha])
+                continue
+            except ResponseError as exc:
+                text = str(exc)
+                if text.startswith(("MOVED ", "ASK ")) and redirects < 16:
+                    redirects += 1
+                    kind, slot, address = text.split()[:3]
+                    host, _, port = address.rpartition(":")
+                    target = (host or self.seeds[0][0], int(port))
+                    if kind == "ASK":
+                        ask = target
+                    else:
+                        ask = None
+                        if self._owners is not None:
+                            self._owners[int(slot)] = target
+                        self._stale = True
+                    continue
+                if not text.startswith(("CLUSTERDOWN", "TRYAGAIN")):
+                    raise
+                failure: Exception = exc
+            except RedisConnectionError as exc:
+                failure = exc
+            ask = None
+            now = loop.time()
+            deadline = now + self.failover_wait_s if deadline is None else deadline
+            if now >= deadline:
+                raise failure
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, 1.0)
+            self._stale = True  # a failover may have moved the slot: learn the map again
+            try:
+                await self._learn()
+            except RedisConnectionError:
+                pass  # no node answers yet: tried again after the next pause
+
+    async def _load(self, script: Any) -> Any:
+        """SCRIPT LOAD on every primary (an EVALSHA may go to any), remembered for a node that loses it."""
+        text = script.decode() if isinstance(script, bytes) else script
+        if self._owners is None or self._stale:
+            await self._learn()
+        shas = await asyncio.gather(*(self._node(a).call_again_if_lost("SCRIPT", "LOAD", text)
+                                      for a in dict.fromkeys(self._owners)))  # type: ignore[arg-type]
+        sha = shas[0].decode() if isinstance(shas[0], bytes) else shas[0]
+        self._scripts[sha] = text
+        return shas[0]
+
+    async def call_again_if_lost(self, *args: Any) -> Any:
+        return await self.call(*args)  # ``call`` sends it again after a lost connection already
+
+    async def calls(self, *commands: tuple) -> list[Any]:
+        """Several commands sent together, each to its slot's primary (one write per primary in the loop's
+        turn), their replies in order; the first error among them is raised once all have answered."""
+        replies = await asyncio.gather(*(self.call(*c) for c in commands), return_exceptions=True)
+        for reply in replies:
+            if isinstance(reply, BaseException):
+                raise reply
+        return list(replies)
+
+    async def evalsha(self, sha: str, script: str, keys: Sequence[str], *args: Any) -> Any:
+        """EVALSHA of a script over ``keys`` (every key it touches, all in one slot), on that slot's primary; the
+        script is loaded where it is missing (``call``: NOSCRIPT) and run again. The signature of the read store's
+        callers since their keys are declared (issue #22's read store; ``Resp.evalsha`` takes them on main)."""
+        self._scripts.setdefault(sha, script)
+        try:
+            return await self.call("EVALSHA", sha, len(keys), *keys, *args)
+        except NoScriptError:
+            await self.call("SCRIPT", "LOAD", script)
+            return await self.call("EVALSHA", sha, len(keys), *keys, *args)
+
+    async def replicated(self, key: Any, timeout_ms: int) -> tuple[int, int]:
+        """``WAIT`` on the connection to the primary of ``key``'s slot: returns once one of its replicas has every
+        write sent on that connection so far (or after ``timeout_ms``), as (replicas that have them, replicas
+        asked: 1, or 0 for a primary without replica). A lost connection raises: what was written on it may be
+        lost with its primary."""
+        if self._owners is None or self._stale:
+            await self._learn()
+        owner = self._owners[_slot(key)]  # type: ignore[index]
+        wanted = min(1, self._replicas.get(owner, 0))
+        if not wanted:
+            return 0, 0
+        return int(await self._node(owner).call("WAIT", wanted, timeout_ms)), wanted
+
+    async def on_every_primary(self, *args: Any) -> list[Any]:
+        """One command sent to every primary (INFO, say), their replies in the order of the primaries."""
+        if self._owners is None or self._stale:
+            await self._learn()
+        return list(await asyncio.gather(*(self._node(a).call(*args)
+                                           for a in dict.fromkeys(self._owners))))  # type: ignore[arg-type]
+
+    async def aclose(self) -> None:
+        nodes, self._nodes = list(self._nodes.values()), {}
+        for node in nodes:
+            await node.aclose()

@@ -19,7 +19,7 @@ from typing import Any
 import redis.asyncio as aioredis
 import structlog
 from faststream import AckPolicy
-from faststream.redis import RedisBroker, StreamSub
+from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
 from faststream.redis.subscriber.usecases import stream_subscriber
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
@@ -132,30 +132,41 @@ def batch_subscription(
     description: str | None = None,
     with_ids: bool = False,
     acknowledges: bool = False,
-    lean: Resp | None = None,
+    lean: Resp | Callable[[], Resp] | None = None,
 ) -> None:
     """``handler`` takes the ``Entries``, or with ``with_ids`` the ``IdentifiedEntries``. FastStream acknowledges
     a batch whose handler returned (XACK, one more round trip), unless ``acknowledges``: the handler then
     acknowledges what it has done itself (the engine in its append script, the projector with the store's lean
     connection), and FastStream's acknowledgement middleware is not in the way (``AckPolicy.MANUAL``). Either way a
     batch whose handler raised stays pending (reclaimed after ``reclaim_idle_ms``). ``lean``: a connection of the
-    reader's own on which it sends its XREADGROUP (``lean_reads``); it is needed to read several ``streams``
-    (FastStream's reader reads one)."""
+    reader's own on which it sends its XREADGROUP (``lean_reads``), or a function that makes one; it is needed to
+    read several ``streams`` (FastStream's reader reads one).
+
+    On a Redis Cluster (FastStream's ``RedisClusterBroker``) one XREADGROUP may only name streams of one slot, and
+    each partition's stream has a slot of its own: a reader per stream, each on a lean connection of its own
+    (``lean`` must then be a function; ``ClusterResp`` sends each read to its stream's primary)."""
     streams = (streams,) if isinstance(streams, str) else tuple(streams)
     if len(streams) > 1 and lean is None:
         raise ValueError("a reader of several streams reads them on a lean connection: pass lean")
-    stream = streams[0]
     common = dict(parser=raw_parser, decoder=raw_decoder_with_ids if with_ids else raw_decoder,
                   ack_policy=AckPolicy.MANUAL if acknowledges else AckPolicy.REJECT_ON_ERROR)
-    reader = broker.subscriber(
-        stream=StreamSub(stream, group=group, consumer=consumer, batch=True, max_records=max_records,
-                         polling_interval=100),
-        title=title, description=description, **common,
-    )
-    reader(handler)
-    if lean is not None:
-        lean_reads(reader, lean, streams)
-    _start_when_redis_answers(reader, stream)
+    on_cluster = isinstance(broker, RedisClusterBroker)
+    if on_cluster and len(streams) > 1 and not callable(lean):
+        raise ValueError("on a cluster, a reader of several streams needs a lean connection per stream: "
+                         "pass lean as a function that makes one")
+    groups = [(each,) for each in streams] if on_cluster else [streams]
+    for i, read in enumerate(groups):
+        reader = broker.subscriber(
+            stream=StreamSub(read[0], group=group, consumer=consumer, batch=True, max_records=max_records,
+                             polling_interval=100),
+            title=title if i == 0 else f"{title or streams[0]}-{read[0]}", description=description,
+            include_in_schema=i == 0, **common,
+        )
+        reader(handler)
+        if lean is not None:
+            lean_reads(reader, lean() if callable(lean) else lean, read)
+        _start_when_redis_answers(reader, read[0])
+    stream = streams[0]
     for each in streams:
         reclaimer = broker.subscriber(
             stream=StreamSub(each, group=group, consumer=f"{consumer}-reclaim", batch=True,

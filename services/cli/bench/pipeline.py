@@ -25,6 +25,9 @@ def _options(f):
         ("--fsync", dict(default="always", type=click.Choice(["always", "everysec"]),
                          help="the embedded event store's appendfsync (pipeline; the default is what `souk serve` "
                               "runs)")),
+        ("--cluster", dict(is_flag=True, help="the event store on a local Redis Cluster of six redis-servers, three "
+                                              "primaries with a replica each, AOF per --fsync (pipeline; REDIS_URL "
+                                              "unset; SOUK_PARTITIONS spreads the games)")),
         ("--seed", dict(type=int, default=1)),
         ("--json", dict(is_flag=True, help="print one JSON object")),
         ("--progress/--no-progress", dict(default=None, show_default="on a terminal",
@@ -70,7 +73,8 @@ def _main(args: argparse.Namespace) -> None:
 
         result = run(bench_pipeline(Pipeline(game=args.game, seconds=args.seconds, games=args.games, rate=args.rate,
                                              senders=args.senders, projectors=args.projectors, fsync=args.fsync,
-                                             seed=args.seed, progress=args.progress), seats, checked))
+                                             seed=args.seed, progress=args.progress, cluster=args.cluster), seats,
+                                    checked))
     if args.json:
         click.echo(json.dumps(result))
     else:
