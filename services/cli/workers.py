@@ -102,7 +102,7 @@ class Workers:
             batch_subscription(
                 self.broker, self.events, self.partition.group, f"projector-{settings.consumer}", self.on_events,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:events",
-                with_ids=True, lean=self._lean_read(),
+                with_ids=True, acknowledges=True, lean=self._lean_read(),
                 description="Events (field `e`: EventEnvelope JSON) folded into the read models. Group `projector`, "
                             "or `projector:i/N` for partition i of N (each reads every event, projects its games).",
             )
@@ -253,10 +253,11 @@ class Workers:
         await self.engine.handle(envelopes, ids)  # answers each sender on its reply_to channel
 
     async def on_events(self, entries: IdentifiedEntries) -> None:
-        """A batch of ``souk:events`` entries: projected (their read models and positions written). The reader
-        acknowledges it once this returns, in the write of its next read (``streams.lean_reads``); a batch whose
-        projection raised stays pending, and comes again."""
+        """A batch of ``souk:events`` entries: projected (their read models and positions written), then
+        acknowledged in the partition's group with one XACK on the store's lean connection (a batch whose
+        projection raised stays pending, and comes again)."""
         await self.projector.handle([fields for _, fields in entries])
+        await self.store.acknowledge(entries.stream, self.partition.group, [entry for entry, _ in entries])
 
     def asyncapi(self) -> AsyncAPI:
         return AsyncAPI(self.broker, title="Souk streams", version="0.1.0",

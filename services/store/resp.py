@@ -186,11 +186,10 @@ class Resp:
         except RedisConnectionError:
             return await self.call(*args)
 
-    async def calls(self, *commands: tuple, return_exceptions: bool = False) -> list[Any]:
+    async def calls(self, *commands: tuple) -> list[Any]:
         """Several commands sent together (one write, one round trip), their replies in order: the first error
-        among them is raised once all have answered (``return_exceptions``: each error is returned in its command's
-        place). Sent once more on a new connection when the connection was lost under them (for reads, as
-        ``call_again_if_lost``)."""
+        among them is raised once all have answered. Sent once more on a new connection when the connection was
+        lost under them (for reads, as ``call_again_if_lost``)."""
         for attempt in (1, 2):
             if self._proto is None or self._proto.transport is None:
                 await self._connect()
@@ -200,12 +199,9 @@ class Resp:
                     replies.append(await future)
                 except Exception as exc:  # noqa: BLE001 - every reply is awaited, the first error raised
                     failed = failed or exc
-                    replies.append(exc)
             if failed is None:
                 return replies
             if attempt == 2 or not isinstance(failed, RedisConnectionError):
-                if return_exceptions:
-                    return replies
                 raise failed
         raise AssertionError("unreachable")
 

@@ -135,16 +135,15 @@ def batch_subscription(
     acknowledges: bool = False,
     lean: Resp | None = None,
 ) -> None:
-    """``handler`` takes the ``Entries``, or with ``with_ids`` the ``IdentifiedEntries``. A batch whose handler
-    returned is acknowledged by the reader, unless ``acknowledges``: the handler then acknowledges what it has done
-    itself (the engine, in its append script). Either way a batch whose handler raised stays pending (reclaimed after
-    ``reclaim_idle_ms``).
-
-    ``lean``: a connection of the reader's own on which it sends its XREADGROUP; it is needed to read several
-    ``streams`` (FastStream's reader reads one). With it (the engine, the projector, the webhook worker) the reader
-    hands each batch to ``handler`` straight from its read and acknowledges it in the write of its next read
-    (``lean_reads``); without it, FastStream delivers the batch and acknowledges it (XACK, a round trip of its
-    own). The reclaimers are FastStream's either way (``AckPolicy.MANUAL`` with ``acknowledges``)."""
+    """``handler`` takes the ``Entries``, or with ``with_ids`` the ``IdentifiedEntries``. FastStream acknowledges
+    a batch whose handler returned (XACK, one more round trip), unless ``acknowledges``: the handler then
+    acknowledges what it has done itself (the engine in its append script, the projector with the store's lean
+    connection), and FastStream's acknowledgement middleware is not in the way (``AckPolicy.MANUAL``). Either way a
+    batch whose handler raised stays pending (reclaimed after ``reclaim_idle_ms``). ``lean``: a connection of the
+    reader's own on which it sends its XREADGROUP (``lean_reads``); it is needed to read several ``streams``
+    (FastStream's reader reads one). With ``lean`` and ``acknowledges`` (the engine, the projector), the reader hands
+    each batch to ``handler`` straight from its read (``lean_reads``' ``deliver``): FastStream's per-message
+    processing has nothing to do for a handler that takes the entries as read and acknowledges them itself."""
     streams = (streams,) if isinstance(streams, str) else tuple(streams)
     if len(streams) > 1 and lean is None:
         raise ValueError("a reader of several streams reads them on a lean connection: pass lean")
@@ -158,7 +157,7 @@ def batch_subscription(
     )
     reader(handler)
     if lean is not None:
-        lean_reads(reader, lean, streams, deliver=handler, with_ids=with_ids, acknowledge=not acknowledges)
+        lean_reads(reader, lean, streams, deliver=handler if acknowledges else None, with_ids=with_ids)
     _start_when_redis_answers(reader, stream)
     for each in streams:
         reclaimer = broker.subscriber(
@@ -172,8 +171,7 @@ def batch_subscription(
 
 
 def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
-               deliver: Callable[[Any], Awaitable[None]] | None = None, with_ids: bool = False,
-               acknowledge: bool = False) -> None:
+               deliver: Callable[[Any], Awaitable[None]] | None = None, with_ids: bool = False) -> None:
     """The subscriber's XREADGROUP sent on ``lean`` (``services.store.resp``: hiredis packs it and parses the
     reply) instead of redis-py's client (its connection pool, retry wrapper and response callbacks), the reply
     given to FastStream as redis-py gives it (``[(stream, [(id, {field: value})])]``). The rest of the loop is
@@ -182,17 +180,14 @@ def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
     ``streams``: the streams it reads in one XREADGROUP (default: the subscriber's one); FastStream hands the
     handler a batch of each stream that had entries (``IdentifiedEntries.stream`` names it).
 
-    ``deliver``: the subscriber's handler. Each stream's batch then goes to it straight from the read
-    (``IdentifiedEntries`` with ``with_ids``, else the entries' fields), not through FastStream's per-message
-    processing: its context scopes, middlewares, parser and decoder, call wrappers and response, which cost about a
-    third of the engine's and the projector's CPU a batch when batches are small (docs/performance-changes.md
-    section 9) and do nothing for these handlers (no dependency injection, no publishing). With ``acknowledge``,
-    each batch whose handler returned is acknowledged (XACK) in the same write as the reader's next XREADGROUP: one
-    write and one round trip a batch instead of two (FastStream's acknowledgement was a round trip of its own);
-    when the reader stops, it is sent at once. What FastStream did with a handler's exception is done here: it is
-    logged as FastStream logged it (``{type}: {message}``, ERROR, with the exception, on the broker's logger) and
-    the batch stays pending; the loop around the read (its retries and backoff, its start and stop) is
-    FastStream's."""
+    ``deliver``: the subscriber's handler, for a reader whose handler acknowledges its entries itself. Each stream's
+    batch then goes to it straight from the read (``IdentifiedEntries`` with ``with_ids``, else the entries' fields),
+    not through FastStream's per-message processing: its context scopes, middlewares, parser and decoder, call
+    wrappers and response, which cost about a third of the engine's and the projector's CPU a batch when batches
+    are small (docs/performance-changes.md section 9) and do nothing for such a handler (no acknowledgement, no
+    dependency injection, no publishing). What FastStream did with a handler's exception is done here: it is logged
+    as FastStream logged it (``{type}: {message}``, ERROR, with the exception, on the broker's logger) and the batch
+    stays pending; the loop around the read (its retries and backoff, its start and stop) is FastStream's."""
 
     def command(count: int | None, block: int | None, noack: bool) -> list[Any]:
         sub = subscriber.stream_sub
@@ -217,23 +212,9 @@ def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
     if deliver is None:
         return
 
-    unacknowledged: list[tuple] = []  # the XACKs of the batches handled, sent with the next read
-
     async def get_msgs(_read: Any) -> None:
         sub = subscriber.stream_sub
-        read = command(sub.max_records, sub.polling_interval, sub.no_ack)
-        if unacknowledged:
-            acks = list(unacknowledged)
-            unacknowledged.clear()
-            *acked, reply = await lean.calls(*acks, tuple(read), return_exceptions=True)
-            for ack, outcome in zip(acks, acked):
-                if isinstance(outcome, Exception):  # (the read failed too, as a rule): pending, for the reclaimer
-                    log.warning("acknowledgement_failed", stream=_text(ack[1]), entries=len(ack) - 3,
-                                error=str(outcome)[:200])
-            if isinstance(reply, Exception):
-                raise reply
-        else:
-            reply = await lean.call(*read)
+        reply = await lean.call(*command(sub.max_records, sub.polling_interval, sub.no_ack))
         for name, entries in reply or ():
             if not entries or not subscriber.running:
                 continue
@@ -247,13 +228,6 @@ def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
             except Exception as exc:  # noqa: BLE001 - logged; the batch stays pending for the reclaimer
                 subscriber._log(log_level=logging.ERROR, message=f"{type(exc).__name__}: {exc}", exc_info=exc,
                                 extra={"channel": name.decode(), "message_id": entries[0][0].decode()})
-                continue
-            if acknowledge:
-                unacknowledged.append(("XACK", name, sub.group, *[entry for entry, _ in entries]))
-        if unacknowledged and not subscriber.running:  # no next read: acknowledged now
-            acks = list(unacknowledged)
-            unacknowledged.clear()
-            await lean.calls(*acks)
 
     subscriber._get_msgs = get_msgs
 

@@ -293,12 +293,3 @@ async def test_calls_sends_several_commands_at_once_and_raises_the_first_error_o
         await resp.calls(("HGET", "s", "a"), ("INCR", "n"))
     assert await redis.get("n") == b"1"  # sent with it, and answered: the connection is in step
     assert await resp.calls(("GET", "n")) == [b"1"]
-
-
-async def test_calls_can_return_each_error_in_its_place(resp, redis):
-    """``return_exceptions``: a command's error is its reply, the others' replies are kept (a reader acknowledging
-    a batch in the same write as its next read keeps what it read when the acknowledgement fails)."""
-    await redis.set("s", "text")
-    replies = await resp.calls(("HGET", "s", "a"), ("GET", "s"), return_exceptions=True)
-    assert isinstance(replies[0], ResponseError) and "WRONGTYPE" in str(replies[0])
-    assert replies[1] == b"text"

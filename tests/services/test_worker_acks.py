@@ -87,98 +87,24 @@ async def test_unreadable_envelopes_are_parked_and_acknowledged(redis, workers):
 
 
 async def test_the_projectors_batch_is_acknowledged_once_projected_and_stays_pending_when_projecting_fails(
-        redis, redis_url, monkeypatch):
-    """The projector's reader acknowledges a batch once it is projected (with its next read: see the next test), and
-    leaves it pending, for the reclaimer, when projecting it fails."""
-    from services.projector.service import Projector
+        redis, workers, monkeypatch):
+    await send(redis, cmd("g1", CreateGame("tally", "t", 2, {}, "00ff" * 16, unfair=True), cid="create"),
+               cmd("g1", JoinSeat("p0", th(0), 0), seat=0, cid="join0"))
+    await workers.on_commands(await read_group(redis, keys.commands(0), keys.ENGINE_GROUP))
+    entries = await read_group(redis, keys.events(0), keys.PROJECTOR_GROUP)
+    assert len(entries) == 2
 
-    real_project = Projector.project
-    failed: list[int] = []
+    async def store_away(by_game):
+        raise ConnectionError("the read store is away")
 
-    async def store_away_once(self, by_game):
-        if not failed:
-            failed.append(sum(map(len, by_game.values())))
-            raise ConnectionError("the read store is away")
-        return await real_project(self, by_game)
-
-    monkeypatch.setattr(Projector, "project", store_away_once)
-    workers = Workers(Settings(redis_url=redis_url, views_redis_url=redis_url, reclaim_idle_ms=60_000))
-    await workers.start()
-    try:
-        await send(redis, cmd("g1", CreateGame("tally", "t", 2, {}, "00ff" * 16, unfair=True), cid="create"))
-        for _ in range(200):
-            if failed and (await redis.xpending(keys.events(0), keys.PROJECTOR_GROUP))["pending"] == 1:
-                break
-            await asyncio.sleep(0.02)
-        stuck = await pending_ids(redis, keys.events(0), keys.PROJECTOR_GROUP)
-        assert failed == [1] and len(stuck) == 1  # the failed batch: pending
-        await send(redis, cmd("g1", JoinSeat("p0", th(0), 0), seat=0, cid="join0"))
-        for _ in range(200):
-            if await redis.hget(keys.views("g1"), keys.audience(None)) and await pending_ids(
-                    redis, keys.events(0), keys.PROJECTOR_GROUP) == stuck:
-                break
-            await asyncio.sleep(0.02)
-        # the next batch (the join's event; the game's first event read from the store) projected and acknowledged;
-        # the failed one still pending
-        assert await pending_ids(redis, keys.events(0), keys.PROJECTOR_GROUP) == stuck
-        assert await redis.hget(keys.views("g1"), keys.audience(None))
-    finally:
-        await workers.stop()
-
-
-async def test_a_reader_acknowledges_each_batch_its_handler_returned_from_in_the_write_of_its_next_read(
-        redis, redis_url):
-    """A lean reader whose handler does not acknowledge (the projector, the webhook worker) acknowledges each batch
-    its handler returned from: its XACK goes in the same write as its next XREADGROUP (one write and one round
-    trip a batch, not two). A batch whose handler raised is not acknowledged."""
-    from faststream.redis import RedisBroker
-
-    from services.store.resp import Resp
-    from services.store.streams import batch_subscription
-
-    await ensure_group(redis, "s", "g")
-    got: list[list] = []
-
-    async def handle(entries):
-        got.append([entry for entry, _ in entries])
-        if len(got) == 2:
-            raise ConnectionError("the read store is away")
-
-    lean = Resp(redis_url)
-    writes: list[bytes] = []
-    flush = lean._flush
-
-    def recorded() -> None:
-        writes.extend(lean._buffer)
-        if lean._buffer:
-            writes.append(b"|")  # the end of one write
-        flush()
-
-    lean._flush = recorded
-    broker = RedisBroker(redis_url, apply_types=False)
-    batch_subscription(broker, "s", "g", "c", handle, with_ids=True, lean=lean)
-    await broker.start()
-    try:
-        ids = []
-        for n in range(3):
-            ids.append(await redis.xadd("s", {"c": f"{n}".encode()}))
-            for _ in range(100):
-                if len(got) == n + 1:
-                    break
-                await asyncio.sleep(0.02)
-        for _ in range(100):
-            if await pending_ids(redis, "s", "g") == [ids[1]]:
-                break
-            await asyncio.sleep(0.02)
-    finally:
-        await broker.stop()
-        await lean.aclose()
-    assert got == [[ids[0]], [ids[1]], [ids[2]]]
-    assert await pending_ids(redis, "s", "g") == [ids[1]]  # its handler raised
-    sent = b"".join(writes).split(b"|")
-    acks = [w for w in sent if b"XACK" in w]
-    assert len(acks) == 2 and all(b"XREADGROUP" in w for w in acks)  # each with the next read, in one write
-    assert ids[0] in acks[0] and ids[2] in acks[1]
+    monkeypatch.setattr(workers.projector, "project", store_away)
+    with pytest.raises(ConnectionError):
+        await workers.on_events(entries)
+    assert await pending_ids(redis, keys.events(0), keys.PROJECTOR_GROUP) == [e for e, _ in entries]
+    monkeypatch.undo()
+    await workers.on_events(entries)  # the batch again (reclaimed)
+    assert await pending_ids(redis, keys.events(0), keys.PROJECTOR_GROUP) == []
+    assert await redis.hget(keys.views("g1"), keys.audience(None))
 
 
 async def test_running_workers_leave_nothing_pending_in_either_group(redis, redis_url):
