@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -140,7 +141,10 @@ def batch_subscription(
     connection), and FastStream's acknowledgement middleware is not in the way (``AckPolicy.MANUAL``). Either way a
     batch whose handler raised stays pending (reclaimed after ``reclaim_idle_ms``). ``lean``: a connection of the
     reader's own on which it sends its XREADGROUP (``lean_reads``), or a function that makes one; it is needed to
-    read several ``streams`` (FastStream's reader reads one).
+    read several ``streams`` (FastStream's reader reads one). With ``lean`` and ``acknowledges`` (the engine, the
+    projector), the reader hands each batch to ``handler`` straight from its read (``lean_reads``' ``deliver``):
+    FastStream's per-message processing has nothing to do for a handler that takes the entries as read and
+    acknowledges them itself.
 
     On a Redis Cluster (FastStream's ``RedisClusterBroker``) one XREADGROUP may only name streams of one slot, and
     each partition's stream has a slot of its own: a reader per stream, each on a lean connection of its own
@@ -164,7 +168,8 @@ def batch_subscription(
         )
         reader(handler)
         if lean is not None:
-            lean_reads(reader, lean() if callable(lean) else lean, read)
+            lean_reads(reader, lean() if callable(lean) else lean, read, deliver=handler if acknowledges else None,
+                       with_ids=with_ids)
         _start_when_redis_answers(reader, read[0])
     stream = streams[0]
     for each in streams:
@@ -178,16 +183,26 @@ def batch_subscription(
         _start_when_redis_answers(reclaimer, each)
 
 
-def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = ()) -> None:
+def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
+               deliver: Callable[[Any], Awaitable[None]] | None = None, with_ids: bool = False) -> None:
     """The subscriber's XREADGROUP sent on ``lean`` (``services.store.resp``: hiredis packs it and parses the
     reply) instead of redis-py's client (its connection pool, retry wrapper and response callbacks), the reply
     given to FastStream as redis-py gives it (``[(stream, [(id, {field: value})])]``). The rest of the loop is
     FastStream's: the subscriber, its errors and their backoff (a lost connection fails the read; the next one
     reconnects), the reclaimer. ``lean`` must be the reader's alone: a blocking read holds its connection.
     ``streams``: the streams it reads in one XREADGROUP (default: the subscriber's one); FastStream hands the
-    handler a batch of each stream that had entries (``IdentifiedEntries.stream`` names it)."""
+    handler a batch of each stream that had entries (``IdentifiedEntries.stream`` names it).
 
-    async def xreadgroup(*, count: int | None, block: int | None, noack: bool = False) -> Any:
+    ``deliver``: the subscriber's handler, for a reader whose handler acknowledges its entries itself. Each stream's
+    batch then goes to it straight from the read (``IdentifiedEntries`` with ``with_ids``, else the entries' fields),
+    not through FastStream's per-message processing: its context scopes, middlewares, parser and decoder, call
+    wrappers and response, which cost about a third of the engine's and the projector's CPU a batch when batches
+    are small (docs/performance-changes.md section 9) and do nothing for such a handler (no acknowledgement, no
+    dependency injection, no publishing). What FastStream did with a handler's exception is done here: it is logged
+    as FastStream logged it (``{type}: {message}``, ERROR, with the exception, on the broker's logger) and the batch
+    stays pending; the loop around the read (its retries and backoff, its start and stop) is FastStream's."""
+
+    def command(count: int | None, block: int | None, noack: bool) -> list[Any]:
         sub = subscriber.stream_sub
         args: list[Any] = ["XREADGROUP", "GROUP", sub.group, sub.consumer]
         if count:
@@ -197,13 +212,37 @@ def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = ()) -> None
         if noack:
             args.append("NOACK")
         names = streams or (sub.name,)
-        reply = await lean.call(*args, "STREAMS", *names, *[subscriber.read_id] * len(names))
+        return [*args, "STREAMS", *names, *[subscriber.read_id] * len(names)]
+
+    async def xreadgroup(*, count: int | None, block: int | None, noack: bool = False) -> Any:
+        reply = await lean.call(*command(count, block, noack))
         if not reply:
             return ()
         return [(name, [(entry, dict(zip(fields[::2], fields[1::2])) if fields else {})
                         for entry, fields in entries]) for name, entries in reply]
 
     subscriber._xreadgroup = xreadgroup
+    if deliver is None:
+        return
+
+    async def get_msgs(_read: Any) -> None:
+        sub = subscriber.stream_sub
+        reply = await lean.call(*command(sub.max_records, sub.polling_interval, sub.no_ack))
+        for name, entries in reply or ():
+            if not entries or not subscriber.running:
+                continue
+            if with_ids:
+                batch: Any = IdentifiedEntries([(entry, dict(zip(fields[::2], fields[1::2])) if fields else {})
+                                                for entry, fields in entries], name.decode())
+            else:
+                batch = [dict(zip(fields[::2], fields[1::2])) if fields else {} for _, fields in entries]
+            try:
+                await deliver(batch)
+            except Exception as exc:  # noqa: BLE001 - logged; the batch stays pending for the reclaimer
+                subscriber._log(log_level=logging.ERROR, message=f"{type(exc).__name__}: {exc}", exc_info=exc,
+                                extra={"channel": name.decode(), "message_id": entries[0][0].decode()})
+
+    subscriber._get_msgs = get_msgs
 
 
 START_RETRY_MAX_S = 2.0

@@ -183,3 +183,95 @@ async def test_a_batch_bigger_than_luas_unpack_is_acknowledged_whole(redis):
         assert (await redis.xpending("s", "g"))["pending"] == 0
     finally:
         await store.aclose()
+
+
+async def test_a_readers_batches_go_to_its_handler_straight_from_the_lean_read(redis, redis_url, monkeypatch):
+    """The engine's and the projector's reader (a lean read, and the handler acknowledging): each stream's batch
+    is handed to the handler as it was read, with its entries' ids and its stream's name, without FastStream's
+    per-message processing (its context scopes, middlewares, parser, decoder and call wrappers: about a third of a
+    worker's CPU a batch when batches are small, docs/performance-changes.md section 9)."""
+    from faststream._internal.endpoint.subscriber.usecase import SubscriberUsecase
+    from faststream.redis import RedisBroker
+
+    from services.store.resp import Resp
+    from services.store.streams import batch_subscription
+
+    processed = []
+    real = SubscriberUsecase.process_message
+
+    async def counted(self, msg):
+        processed.append(msg)
+        return await real(self, msg)
+
+    monkeypatch.setattr(SubscriberUsecase, "process_message", counted)
+    ids = {s: [await redis.xadd(s, {"c": f"{s} {n}".encode()}) for n in range(2)] for s in ("s0", "s1")}
+    for stream in ids:
+        await ensure_group(redis, stream, "g")
+    got: list[IdentifiedEntries] = []
+
+    async def handle(entries):
+        got.append(entries)
+
+    lean = Resp(redis_url)
+    broker = RedisBroker(redis_url, apply_types=False)
+    batch_subscription(broker, ("s0", "s1"), "g", "c", handle, with_ids=True, acknowledges=True, lean=lean)
+    await broker.start()
+    try:
+        for _ in range(100):
+            if len(got) == 2:
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        await broker.stop()
+        await lean.aclose()
+    assert sorted((batch.stream, [entry for entry, _ in batch]) for batch in got) == [
+        ("s0", ids["s0"]), ("s1", ids["s1"])]
+    assert all(isinstance(batch, IdentifiedEntries) for batch in got)
+    assert got[0][0][1] == {b"c": f"{got[0].stream} 0".encode()}
+    assert processed == []
+
+
+async def test_a_batch_whose_handler_raises_is_logged_stays_pending_and_the_reader_goes_on(redis, redis_url, caplog):
+    """A handler that raises (the read store away, a game that keeps conflicting): its error is logged as FastStream
+    logged it (``souk.lib``, ERROR, with the exception), its entries stay pending for the reclaimer, and the reader
+    reads on."""
+    import logging
+
+    from faststream.redis import RedisBroker
+
+    from services.runtime.logs import LIBRARIES
+    from services.store.resp import Resp
+    from services.store.streams import batch_subscription
+
+    await ensure_group(redis, "s", "g")
+    first = await redis.xadd("s", {"c": b"first"})
+    got: list[list] = []
+
+    async def handle(entries):
+        got.append([entry for entry, _ in entries])
+        if len(got) == 1:
+            raise ConnectionError("the read store is away")
+        await redis.xack("s", "g", *got[-1])
+
+    lean = Resp(redis_url)
+    broker = RedisBroker(redis_url, apply_types=False, logger=logging.getLogger(LIBRARIES))
+    batch_subscription(broker, "s", "g", "c", handle, with_ids=True, acknowledges=True, lean=lean)
+    caplog.set_level(logging.ERROR, logger=LIBRARIES)
+    await broker.start()
+    try:
+        for _ in range(100):
+            if got:
+                break
+            await asyncio.sleep(0.02)
+        second = await redis.xadd("s", {"c": b"second"})
+        for _ in range(100):
+            if len(got) == 2:
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        await broker.stop()
+        await lean.aclose()
+    assert got == [[first], [second]]
+    assert await pending_ids(redis, "s", "g") == [first]
+    [record] = [r for r in caplog.records if r.name == LIBRARIES and r.levelno == logging.ERROR]
+    assert "ConnectionError: the read store is away" in record.getMessage() and record.exc_info
