@@ -93,8 +93,8 @@ def cluster_services(config: dict) -> dict[str, dict]:
 def test_the_stack_is_the_two_stores_and_the_four_roles(resolved):
     assert set(services(resolved["defaults"])) == {*REDIS_SERVICES, *SOUK_SERVICES}
     assert set(resolved["defaults"]["services"]) <= {*REDIS_SERVICES, *SOUK_SERVICES, *CLUSTER_NODES,
-                                                     "redis-cluster-init"}
-    assert set(cluster_services(resolved["cluster"])) == {*CLUSTER_NODES, "redis-cluster-init"}
+                                                     "redis-cluster-init", "souk-cluster"}
+    assert set(cluster_services(resolved["cluster"])) == {*CLUSTER_NODES, "redis-cluster-init", "souk-cluster"}
 
 
 def test_the_four_roles_run_one_image_named_with_the_projects_version(resolved):
@@ -206,14 +206,29 @@ def test_the_cluster_profile_is_six_redis_nodes_in_cluster_mode_and_one_that_joi
     assert "redis-cli --cluster create" in script and "--cluster-replicas 1 --cluster-yes" in script
 
 
-def test_no_souk_service_uses_the_cluster_yet(resolved):
-    """The services speak to one Redis each (issue #22: hash tags and cluster clients are still to come)."""
+def test_the_stack_keeps_its_two_stores_and_souk_cluster_serves_on_the_cluster(resolved):
+    """The four roles speak to the two stores of the stack; the cluster profile's souk-cluster runs `souk serve`
+    with both stores on the cluster (URLs Souk's settings parse as a cluster's, naming nodes of the profile), once
+    the cluster is joined, with a healthcheck on its /health and its port on the host's loopback."""
     config = services(resolved["cluster"])
     for name in SOUK_SERVICES:
         assert not set(config[name].get("depends_on") or {}) & {*CLUSTER_NODES, "redis-cluster-init"}, name
         env = environment(config[name])
         assert [env["REDIS_URL"], env["SOUK_VIEWS_REDIS_URL"]] == ["redis://redis:6379/0",
                                                                   "redis://redis-views:6379/0"], name
+    from services.store.clients import cluster_nodes
+
+    souk = cluster_services(resolved["cluster"])["souk-cluster"]
+    assert souk["command"] == ["souk", "serve"]
+    assert set(souk["depends_on"]) == {"redis-cluster-init"}
+    assert souk["depends_on"]["redis-cluster-init"]["condition"] == "service_completed_successfully"
+    env = environment(souk)
+    for url in (env["REDIS_URL"], env["SOUK_VIEWS_REDIS_URL"]):
+        nodes, _ = cluster_nodes(url)
+        assert len(nodes) == 3 and {host for host, _ in nodes} <= set(CLUSTER_NODES), url
+    assert int(env["SOUK_PARTITIONS"]) >= 3  # at least the primaries
+    assert souk["healthcheck"]["test"] == [*PROBE, f"http://127.0.0.1:{env['SOUK_PORT']}/health"]
+    assert published_ports(souk) == [("127.0.0.1", "8001", "8000")]
 
 
 @pytest.mark.cluster
