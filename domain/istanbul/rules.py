@@ -726,8 +726,29 @@ def payments(available: Sequence[int], hand: Sequence[str], need: Counter) -> li
 _FACE_GOODS = {card: data.face_goods(card) for card in data.GOODS_CARDS}  # the two goods of each face
 
 
-def _choices(state: State, p: Seat, steps: Sequence[tuple]) -> list[Params]:
-    """Every accepted spelling of the choices ``steps`` need, as ``_params`` tuples (empty: cannot be done)."""
+def _choices(state: State, p: Seat, steps: Sequence[tuple]) -> tuple[Params, ...]:
+    """Every accepted spelling of the choices ``steps`` need, as ``_params`` tuples (empty: cannot be done).
+    Remembered for the last state and seat asked (``_LAST``, by identity: both are frozen, and the memo holds
+    them so that no other object takes their id): ``decide``'s check of an answer asks again what the legal
+    commands of the same state just listed (a bot's simulations do that at every answer)."""
+    last = _LAST[0]
+    if last[0] is state and last[1] is p:
+        memo = last[2]
+    else:
+        memo = {}
+        _LAST[0] = (state, p, memo)
+    key = tuple(steps)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _spell(state, p, key)
+    return found
+
+
+_LAST: list[tuple[Any, Any, dict]] = [(None, None, {})]  # (state, seat's sheet, steps -> choices): ``_choices``
+
+
+def _spell(state: State, p: Seat, steps: Sequence[tuple]) -> tuple[Params, ...]:
+    """``_choices`` computed: the steps' spellings one step after the other."""
     partial: list[Params] = [(None, (), (), None, (), ())]  # (letter, goods, cards, discard, fill, upgrades)
     for step in steps:
         name = step[0]
@@ -736,8 +757,8 @@ def _choices(state: State, p: Seat, steps: Sequence[tuple]) -> list[Params]:
             nxt.extend(_step_choices(state, p, step, name, c))
         partial = nxt
         if not partial:
-            return []
-    return partial
+            return ()
+    return tuple(partial)
 
 
 def _hand_left(p: Seat, c: Params) -> list[str]:

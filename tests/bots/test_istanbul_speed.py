@@ -1,6 +1,7 @@
-"""The Istanbul kernel's speed-ups (memoized payments and choices) change nothing of what the bots compute: with
-the same seeds and an iteration cap (no clock), ``mcts`` and ``greedy`` play exactly the commands recorded with the
-code before them (tests/bots/istanbul_record.py)."""
+"""The Istanbul kernel's speed-ups (payments and choices built without a Counter or a dict a combination, the
+choices of the last state remembered for decide's check) change nothing of what the bots compute: with the same
+seeds and an iteration cap (no clock), ``mcts`` and ``greedy`` play exactly the commands recorded with the code
+before them (tests/bots/istanbul_record.py)"""
 
 from __future__ import annotations
 
