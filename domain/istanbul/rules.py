@@ -32,7 +32,7 @@ Refusal codes (``RuleViolation.code``):
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations, combinations_with_replacement
 from typing import Any
 
@@ -674,7 +674,15 @@ def _coverage(need: Counter, cards: Sequence[str]) -> int:
     return sum(min(n, supply[g]) for g, n in need.items())
 
 
-def payments(available: Sequence[int], hand: Sequence[str], need: Counter) -> list[tuple[str, ...]]:
+def _counted(goods: tuple[str, ...]) -> dict[str, int]:
+    """Each good's count in ``goods`` (a need for ``payments``, whose answer does not depend on the order)."""
+    out: dict[str, int] = {}
+    for g in goods:
+        out[g] = out.get(g, 0) + 1
+    return out
+
+
+def payments(available: Sequence[int], hand: Sequence[str], need: Mapping[str, int]) -> list[tuple[str, ...]]:
     """Every way to pay ``need`` (goods by type) with goods cards from ``hand`` and filled boxes: the cards used,
     sorted. Each card used must pay at least one good (without it the rest would pay fewer); its surplus is
     lost; the boxes pay the rest. The hand's faces that pay a needed good, in sorted order, each 0 to all of its
@@ -782,7 +790,8 @@ def _step_choices(state: State, p: Seat, step: tuple, name: str, c: Params) -> l
     if name == "goods_different":
         return [(letter, m, cards_, discard, fill, upgrades) for m in combinations(SORTED_GOODS, n)]
     if name == "fill":
-        return [(letter, goods, cards_, discard, m, upgrades) for m in combinations_with_replacement(SORTED_FILLS, n)]
+        return [(letter, goods, cards_, discard, m, upgrades)
+                for m in combinations_with_replacement(SORTED_FILLS, n)]
     if name == "upgrade":
         free = upgradable(p)
         return [(letter, goods, cards_, discard, fill, (loc,)) for loc in sorted(free)] if free else [c]
@@ -818,14 +827,14 @@ def _step_choices(state: State, p: Seat, step: tuple, name: str, c: Params) -> l
         return [
             (letter, (g,), paid, discard, fill, upgrades)
             for g in SORTED_GOODS
-            for paid in payments(avail, hand, Counter({g: n}))
+            for paid in payments(avail, hand, {g: n})
         ]
     if name == "spend_goods_choice":
         hand = _hand_left(p, c)
         return [
             (letter, m, paid, discard, fill, upgrades)
             for m in combinations_with_replacement(SORTED_GOODS, n)
-            for paid in payments(avail, hand, Counter(m))
+            for paid in payments(avail, hand, _counted(m))
         ]
     raise ValueError(f"unknown step {step!r}")
 
