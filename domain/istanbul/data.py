@@ -68,8 +68,17 @@ ADJACENT = _adjacency()  # L-1 (12 removed everywhere by its own rule, T)
 
 
 def reachable(played: str) -> tuple[str, ...]:
-    """The locations a played card lets a seat use: its own and the orthogonally adjacent ones (T)."""
+    """The locations a played card lets a seat use: its own and the orthogonally adjacent ones (T). Read from
+    ``REACHABLE`` (the legal commands ask it at every answer)."""
+    found = REACHABLE.get(played)
+    return found if found is not None else _reachable(played)
+
+
+def _reachable(played: str) -> tuple[str, ...]:
     return tuple(loc for loc in LOCATIONS if loc == played or loc in ADJACENT[played])
+
+
+REACHABLE = {loc: _reachable(loc) for loc in ADJACENT}
 
 
 # A-2: action icons per location and side. 1-3 side: 4 icons (at 3, 7, 8 one of them is the thick 3-player
@@ -245,6 +254,7 @@ SOLO_LIRA, SOLO_MAX_UPGRADES, SOLO_PALACE_RUBIES, SOLO_ONE_LETTER, SOLO_ONE_LETT
 LABELS: dict[str, str] = {
     "MIN_SEATS": "T", "MAX_SEATS": "T", "GOODS": "M", "FILLS": "A-12", "LOCATIONS": "T", "LETTERS": "T",
     "NAMES": "T", "GRID": "L-1", "ADJACENT": "L-1 (Tea House and Catacombs: T)", "CATACOMBS": "T",
+    "REACHABLE": "T (from ADJACENT)",
     "ICONS": "A-2", "THICK_ICONS": "T", "UPGRADABLE": "T", "UPGRADES_PER_LOCATION": "A-3",
     "WAREHOUSE_GOODS": "A-3", "WAREHOUSE_YIELD": "A-3", "BLACK_MARKET_YIELD": "A-3", "TEA_HOUSE_YIELD": "A-4",
     "GEM_MERCHANT_LIRA": "T", "GREAT_MARKET_SAME": "T", "GREAT_MARKET_LIRA": "T", "GREAT_MARKET_FILL": "T",

@@ -32,7 +32,7 @@ Refusal codes (``RuleViolation.code``):
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations, combinations_with_replacement
 from typing import Any
 
@@ -674,113 +674,167 @@ def _coverage(need: Counter, cards: Sequence[str]) -> int:
     return sum(min(n, supply[g]) for g, n in need.items())
 
 
-def payments(available: Sequence[int], hand: Sequence[str], need: Counter) -> list[tuple[str, ...]]:
+def _counted(goods: tuple[str, ...]) -> dict[str, int]:
+    """Each good's count in ``goods`` (a need for ``payments``, whose answer does not depend on the order)."""
+    out: dict[str, int] = {}
+    for g in goods:
+        out[g] = out.get(g, 0) + 1
+    return out
+
+
+def payments(available: Sequence[int], hand: Sequence[str], need: Mapping[str, int]) -> list[tuple[str, ...]]:
     """Every way to pay ``need`` (goods by type) with goods cards from ``hand`` and filled boxes: the cards used,
     sorted. Each card used must pay at least one good (without it the rest would pay fewer); its surplus is
-    lost; the boxes pay the rest."""
-    counts = Counter(card for card in hand if any(g in need for g in data.face_goods(card)))
+    lost; the boxes pay the rest. The hand's faces that pay a needed good, in sorted order, each 0 to all of its
+    copies (at most one card a good needed), the goods they supply counted as they are added (the bots' searches
+    ask this at every legal command: no list or Counter is built again per combination)."""
+    wanted = {g: n for g, n in need.items()}
+    counts: dict[str, int] = {}
+    for card in hand:
+        a, b = _FACE_GOODS.get(card) or data.face_goods(card)
+        if a in wanted or b in wanted:
+            counts[card] = counts.get(card, 0) + 1
     faces = sorted(counts)
-    total = sum(need.values())
+    goods = [_FACE_GOODS.get(f) or data.face_goods(f) for f in faces]
+    face_of = dict(zip(faces, goods))
+    total = sum(wanted.values())
+    boxes = [(n, available[GOOD_INDEX[g]], g) for g, n in wanted.items()]
+    supply = dict.fromkeys((g for pair in goods for g in pair), 0)
     out: list[tuple[str, ...]] = []
 
     def rec(i: int, chosen: list[str]) -> None:
         if i == len(faces):
-            covered = _coverage(need, chosen)
-            for card in set(chosen):
-                rest = list(chosen)
-                rest.remove(card)
-                if _coverage(need, rest) >= covered:
+            for f in set(chosen):  # each card pays a good: removing one lowers what the cards pay
+                a, b = face_of[f]
+                if a == b:
+                    if supply[a] - 1 > wanted.get(a, 0):
+                        return
+                elif supply[a] > wanted.get(a, 0) and supply[b] > wanted.get(b, 0):
                     return
-            supply: Counter = Counter()
-            for card in chosen:
-                for g in data.face_goods(card):
-                    supply[g] += 1
-            if all(available[GOOD_INDEX[g]] >= n - min(n, supply[g]) for g, n in need.items()):
-                out.append(tuple(sorted(chosen)))
+            for n, boxed, g in boxes:
+                if boxed < n - min(n, supply.get(g, 0)):
+                    return
+            out.append(tuple(chosen))
             return
-        for k in range(counts[faces[i]] + 1):
+        a, b = goods[i]
+        face = faces[i]
+        for k in range(counts[face] + 1):
             if len(chosen) + k > total:
                 break
-            rec(i + 1, chosen + [faces[i]] * k)
+            supply[a] += k
+            supply[b] += k
+            rec(i + 1, chosen + [face] * k)
+            supply[a] -= k
+            supply[b] -= k
 
     rec(0, [])
     return out
 
 
-def _choices(state: State, p: Seat, steps: Sequence[tuple]) -> list[Params]:
-    """Every accepted spelling of the choices ``steps`` need, as ``_params`` tuples (empty: cannot be done)."""
-    partial: list[dict] = [dict(letter=None, goods=(), cards=(), discard=None, fill=(), upgrades=())]
+_FACE_GOODS = {card: data.face_goods(card) for card in data.GOODS_CARDS}  # the two goods of each face
+
+
+def _choices(state: State, p: Seat, steps: Sequence[tuple]) -> tuple[Params, ...]:
+    """Every accepted spelling of the choices ``steps`` need, as ``_params`` tuples (empty: cannot be done).
+    Remembered for the last state and seat asked (``_LAST``, by identity: both are frozen, and the memo holds
+    them so that no other object takes their id): ``decide``'s check of an answer asks again what the legal
+    commands of the same state just listed (a bot's simulations do that at every answer)."""
+    last = _LAST[0]
+    if last[0] is state and last[1] is p:
+        memo = last[2]
+    else:
+        memo = {}
+        _LAST[0] = (state, p, memo)
+    key = tuple(steps)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _spell(state, p, key)
+    return found
+
+
+_LAST: list[tuple[Any, Any, dict]] = [(None, None, {})]  # (state, seat's sheet, steps -> choices): ``_choices``
+
+
+def _spell(state: State, p: Seat, steps: Sequence[tuple]) -> tuple[Params, ...]:
+    """``_choices`` computed: the steps' spellings one step after the other."""
+    partial: list[Params] = [(None, (), (), None, (), ())]  # (letter, goods, cards, discard, fill, upgrades)
     for step in steps:
         name = step[0]
-        nxt: list[dict] = []
+        nxt: list[Params] = []
         for c in partial:
             nxt.extend(_step_choices(state, p, step, name, c))
         partial = nxt
         if not partial:
-            return []
-    return [(c["letter"], c["goods"], c["cards"], c["discard"], c["fill"], c["upgrades"]) for c in partial]
+            return ()
+    return tuple(partial)
 
 
-def _hand_left(p: Seat, c: dict) -> list[str]:
+def _hand_left(p: Seat, c: Params) -> list[str]:
     hand = list(p.cards)
-    if c["discard"] is not None:
-        hand.remove(c["discard"])
+    if c[3] is not None:
+        hand.remove(c[3])
     return hand
 
 
-def _step_choices(state: State, p: Seat, step: tuple, name: str, c: dict) -> list[dict]:
+def _step_choices(state: State, p: Seat, step: tuple, name: str, c: Params) -> list[Params]:
+    """The spellings of ``step`` after ``c``'s (a ``_params`` tuple: letter, goods, cards, discard, fill,
+    upgrades), in the order the legal commands list them."""
     n = step[1]
+    letter, goods, cards_, discard, fill, upgrades = c
     if name in ("lira", "ruby", "goods_card", "guild_card", "goods_fixed", "guild_keep"):
         return [c]
     if name == "goods_choice":
-        return [{**c, "goods": m} for m in combinations_with_replacement(SORTED_GOODS, n)]
+        return [(letter, m, cards_, discard, fill, upgrades) for m in combinations_with_replacement(SORTED_GOODS, n)]
     if name == "goods_same":
-        return [{**c, "goods": (g,) * n} for g in SORTED_GOODS]
+        return [(letter, (g,) * n, cards_, discard, fill, upgrades) for g in SORTED_GOODS]
     if name == "goods_different":
-        return [{**c, "goods": m} for m in combinations(SORTED_GOODS, n)]
+        return [(letter, m, cards_, discard, fill, upgrades) for m in combinations(SORTED_GOODS, n)]
     if name == "fill":
-        return [{**c, "fill": m} for m in combinations_with_replacement(SORTED_FILLS, n)]
+        return [(letter, goods, cards_, discard, m, upgrades)
+                for m in combinations_with_replacement(SORTED_FILLS, n)]
     if name == "upgrade":
         free = upgradable(p)
-        return [{**c, "upgrades": (loc,)} for loc in sorted(free)] if free else [c]
+        return [(letter, goods, cards_, discard, fill, (loc,)) for loc in sorted(free)] if free else [c]
     if name == "upgrade_upto":
         out = []
         for k in range(1, n + 1):
             for m in combinations_with_replacement(sorted(data.UPGRADABLE), k):
                 if all(p.upgrades[UPG_INDEX[loc]] + m.count(loc) <= data.UPGRADES_PER_LOCATION for loc in m):
-                    out.append({**c, "upgrades": m})
+                    out.append((letter, goods, cards_, discard, fill, m))
         return out
     if name == "upgrade_or_fill":
-        return [{**c, "upgrades": (loc,)} for loc in sorted(upgradable(p))] + [
-            {**c, "fill": (f,)} for f in SORTED_FILLS
+        return [(letter, goods, cards_, discard, fill, (loc,)) for loc in sorted(upgradable(p))] + [
+            (letter, goods, cards_, discard, (f,), upgrades) for f in SORTED_FILLS
         ]
     if name == "card_or_good":
-        return [c] + [{**c, "goods": (g,)} for g in SORTED_GOODS]
+        return [c] + [(letter, (g,), cards_, discard, fill, upgrades) for g in SORTED_GOODS]
     if name == "spend_lira":
         return [c] if lira(p) >= n else []
     if name == "discard_goods_card":
-        return [{**c, "discard": card} for card in sorted(set(p.cards))]
+        return [(letter, goods, cards_, card, fill, upgrades) for card in sorted(set(p.cards))]
     avail = goods_available(p)
     if name == "palace":
         out = []
-        for letter in n:
-            cost = price(state, letter)
+        for at in n:
+            cost = price(state, at)
             if not cost:
                 continue
-            for cards in payments(avail, _hand_left(p, c), Counter(cost)):
-                out.append({**c, "letter": letter if len(n) > 1 else None, "cards": cards})
+            for paid in payments(avail, _hand_left(p, c), Counter(cost)):
+                out.append((at if len(n) > 1 else None, goods, paid, discard, fill, upgrades))
         return out
     if name == "spend_same":
+        hand = _hand_left(p, c)
         return [
-            {**c, "goods": (g,), "cards": cards}
+            (letter, (g,), paid, discard, fill, upgrades)
             for g in SORTED_GOODS
-            for cards in payments(avail, _hand_left(p, c), Counter({g: n}))
+            for paid in payments(avail, hand, {g: n})
         ]
     if name == "spend_goods_choice":
+        hand = _hand_left(p, c)
         return [
-            {**c, "goods": m, "cards": cards}
+            (letter, m, paid, discard, fill, upgrades)
             for m in combinations_with_replacement(SORTED_GOODS, n)
-            for cards in payments(avail, _hand_left(p, c), Counter(m))
+            for paid in payments(avail, hand, _counted(m))
         ]
     raise ValueError(f"unknown step {step!r}")
 
