@@ -96,6 +96,7 @@ class Pipeline:
     rate: float = 0.0  # offered commands/s (0: as fast as it goes)
     senders: int = 256  # concurrent sender tasks
     projectors: int = 1  # projector processes, one partition each
+    engines: int = 1  # engine processes, consumers of one group on every partition's command stream
     fsync: str = "always"  # the embedded event store's appendfsync
     seed: int = 1
     progress: bool | None = None  # a progress bar of the measuring run on stderr (None: on a terminal)
@@ -198,7 +199,9 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
     redis, views = clients.lean(url), clients.lean(views_url)
     replicas = [] if cluster is None else [n.pid for p in cluster.primaries() for n in cluster.replicas_of(p)]
     env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning"}
-    roles = [("engine", env)] + [("projector", {**env, "SOUK_PROJECTOR_PARTITION": f"{i}/{args.projectors}"})
+    # Each engine names its consumer, so that the run can say which engines held commands (``_engine_holders``).
+    roles = [("engine", {**env, "SOUK_CONSUMER": f"bench-engine-{i}"}) for i in range(args.engines)] + [
+        ("projector", {**env, "SOUK_PROJECTOR_PARTITION": f"{i}/{args.projectors}"})
                                  for i in range(args.projectors)]
     # The workers' logs go to files, shown only if the run fails or a worker stops on its own (their shutdown
     # chatter would bury the figures).
@@ -213,8 +216,12 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
         async def cpu() -> dict[str, float]:
             """CPU seconds used so far by each part of the pipeline (the driver is this process)."""
             usage = resource.getrusage(resource.RUSAGE_SELF)
-            out = {"driver": usage.ru_utime + usage.ru_stime, "engine": _process_cpu(procs[0].pid),
-                   "projector": sum(_process_cpu(p.pid) for p in procs[1:]), "redis_events": await _redis_cpu(redis)}
+            engines = [_process_cpu(p.pid) for p in procs[:args.engines]]
+            out = {"driver": usage.ru_utime + usage.ru_stime, "engine": sum(engines),
+                   "projector": sum(_process_cpu(p.pid) for p in procs[args.engines:]),
+                   "redis_events": await _redis_cpu(redis)}
+            if args.engines > 1:  # each engine's share: whether the group spread the commands evenly
+                out.update({f"engine_{i}": used for i, used in enumerate(engines)})
             if replicas:
                 out["redis_replicas"] = sum(_process_cpu(pid) for pid in replicas)
             if views_url != url:
@@ -227,7 +234,8 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
         result["command"] = ("souk bench pipeline " + " ".join(
             f"--{k} {v}" for k, v in (("game", args.game), ("seats", seats), ("seconds", f"{args.seconds:g}"),
                                         ("games", args.games), ("rate", f"{args.rate:g}"),
-                                        ("senders", args.senders), ("projectors", args.projectors),
+                                        ("senders", args.senders), ("engines", args.engines),
+                                        ("projectors", args.projectors),
                                         ("fsync", args.fsync))) + (" --cluster" if args.cluster else "") + " --json")
         result["partitions"] = len(keys.PARTITIONS)
         failed = False
@@ -253,6 +261,22 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
             cluster.stop()
         if tmp:
             tmp.cleanup()
+
+
+async def _engine_holders(redis: Resp | ClusterResp, seen: dict[str, int], every_s: float = 0.05) -> None:
+    """Counts, in ``seen``, the samples (one every ``every_s``, until cancelled) in which each engine consumer held
+    delivered, unanswered commands (XPENDING's summary, every partition's command stream): that several engines
+    really shared the work, which their consumer group alone does not show (an answered command leaves no trace of
+    who decided it)."""
+    while True:
+        holding: set[str] = set()
+        for p in keys.PARTITIONS:
+            summary = await redis.call("XPENDING", keys.commands(p), keys.ENGINE_GROUP)
+            for consumer, _ in summary[3] or ():
+                holding.add(consumer.decode())
+        for consumer in holding:
+            seen[consumer] = seen.get(consumer, 0) + 1
+        await asyncio.sleep(every_s)
 
 
 async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: Pipeline,
@@ -360,9 +384,14 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: Pipel
     cpu_before = await cpu()
     stats.measuring = True
     start = time.perf_counter()
+    holders: dict[str, int] = {}
+    watching = asyncio.create_task(_engine_holders(redis, holders))
     await progress.wait(args.seconds, "measuring", args.progress)
     stats.measuring = False
     elapsed = time.perf_counter() - start
+    watching.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await watching
     cpu_after = await cpu()
     running[0] = False
     for _ in senders:
@@ -384,5 +413,7 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: Pipel
         # CPU time per command of each process while measuring (µs): where a command's cost goes.
         "cpu_us_per_command": {k: round((cpu_after[k] - cpu_before[k]) / max(1, len(lat)) * 1e6)
                                for k in cpu_after},
-        "cpu_cores_busy": round(sum(cpu_after[k] - cpu_before[k] for k in cpu_after) / elapsed, 2),
+        "cpu_cores_busy": round(sum(cpu_after[k] - cpu_before[k] for k in cpu_after if not k.startswith("engine_"))
+                                / elapsed, 2),
+        "engine_holders": dict(sorted(holders.items())),
     }

@@ -21,6 +21,8 @@ def _options(f):
         ("--games", dict(type=int, default=300, help="concurrent games (pipeline)")),
         ("--rate", dict(type=float, default=0.0, help="offered commands/s (0: as fast as it goes)")),
         ("--senders", dict(type=int, default=256, help="concurrent sender tasks (pipeline)")),
+        ("--engines", dict(type=int, default=1, help="engine processes sharing the commands' consumer group "
+                                                    "(pipeline)")),
         ("--projectors", dict(type=int, default=1, help="projector processes, one partition each (pipeline)")),
         ("--fsync", dict(default="always", type=click.Choice(["always", "everysec"]),
                          help="the embedded event store's appendfsync (pipeline; the default is what `souk serve` "
@@ -53,8 +55,8 @@ def domain_command(**options) -> None:
 
 
 def _main(args: argparse.Namespace) -> None:
-    if args.projectors < 1 or args.games < 1 or args.senders < 1:
-        sys.exit("souk bench: --projectors, --games and --senders must be at least 1")
+    if args.engines < 1 or args.projectors < 1 or args.games < 1 or args.senders < 1:
+        sys.exit("souk bench: --engines, --projectors, --games and --senders must be at least 1")
     seats = args.seats or DEFAULT_SEATS[args.game]
     from domain.kernel import get_game
 
@@ -72,7 +74,7 @@ def _main(args: argparse.Namespace) -> None:
             check(Settings.from_env(redis_url=events_url, views_redis_url=views_url))
 
         result = run(bench_pipeline(Pipeline(game=args.game, seconds=args.seconds, games=args.games, rate=args.rate,
-                                             senders=args.senders, projectors=args.projectors, fsync=args.fsync,
+                                             senders=args.senders, engines=args.engines, projectors=args.projectors, fsync=args.fsync,
                                              seed=args.seed, progress=args.progress, cluster=args.cluster), seats,
                                     checked))
     if args.json:
