@@ -16,7 +16,6 @@ which the gateway maps to that answer.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import time

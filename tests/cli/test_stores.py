@@ -6,7 +6,6 @@ import re
 
 import redis
 
-from services.embedded.redis import free_port
 from tests.embedded.support import clean_env, embedded_serve, logged, souk
 
 

@@ -13,7 +13,6 @@ import pytest
 import redis.asyncio as aioredis
 
 from contracts.envelope import GENESIS_HASH, CommandEnvelope, EventEnvelope, chain_hash
-from contracts.readmodels import HistoryRecord
 from contracts.table import CreateGame, JoinSeat
 from domain import table as tbl
 from services.engine.service import Engine

@@ -12,7 +12,6 @@ import time
 from collections import Counter
 from typing import Any
 
-import msgspec
 import pytest
 from litestar.testing import AsyncTestClient
 
@@ -20,11 +19,8 @@ from services.cli.workers import EVERY_ROLE, Workers
 from services.gateway import create_app
 from services.runtime.config import Settings
 from services.store import keys
-from services.store.events import RedisEventStore
 from services.webhooks import outbox, signing
 from services.webhooks.outbox import Delivery
-from services.webhooks.registry import GAME, Registration, register
-from services.webhooks.worker import WebhookWorker
 from tests.services.webhook_receiver import Receiver, Running
 
 pytestmark = pytest.mark.anyio
