@@ -16,20 +16,13 @@ from redis.crc import key_slot
 from services.runtime.config import Settings, SettingError
 from services.store import clients, keys
 from services.store.resp import ClusterResp, Resp, Subscriber, routing_key
+from tests.cluster.support import keys_on
 
 pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
 
 
 def cluster_url(cluster) -> str:
     return "redis+cluster://" + ",".join(f"{h}:{p}" for h, p in cluster.addresses()[:2])
-
-
-def keys_on(node, pattern: str) -> int:
-    client = node.client()
-    try:
-        return sum(1 for _ in client.scan_iter(match=pattern, count=1000))
-    finally:
-        client.close()
 
 
 @pytest.mark.parametrize("url, why", [

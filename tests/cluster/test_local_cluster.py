@@ -14,6 +14,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 
 from services.embedded.cluster import ClusterError, LocalCluster, parse_nodes, redis_cli
+from tests.cluster.support import keys_on
 
 pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
 
@@ -28,14 +29,6 @@ return {redis.call('XLEN', KEYS[1]), redis.call('HGET', KEYS[2], ARGV[2]), redis
 
 def game_keys(game: str) -> list[str]:
     return [f"souk:game:{{{game}}}", f"souk:outcomes:{{{game}}}", f"souk:head:{{{game}}}"]
-
-
-def keys_on(node, pattern: str) -> int:
-    client = node.client()
-    try:
-        return sum(1 for _ in client.scan_iter(match=pattern, count=1000))
-    finally:
-        client.close()
 
 
 async def test_the_cluster_answers_through_redis_pys_cluster_client_with_its_keys_spread_over_three_primaries(

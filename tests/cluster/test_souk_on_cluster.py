@@ -18,6 +18,7 @@ from redis.cluster import RedisCluster
 
 from services.store import keys
 from tests.e2e.support import join_all, serve
+from tests.cluster.support import keys_on
 
 pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
 
@@ -27,14 +28,6 @@ ENV = {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES
 
 def cluster_url(cluster) -> str:
     return "redis+cluster://" + ",".join(f"{h}:{p}" for h, p in cluster.addresses())
-
-
-def keys_on(node, pattern: str) -> int:
-    client = node.client()
-    try:
-        return sum(1 for _ in client.scan_iter(match=pattern, count=1000))
-    finally:
-        client.close()
 
 
 async def command(client: httpx.AsyncClient, game_id: str, seat: int, token: str, command_id: str, body: dict,
