@@ -22,9 +22,7 @@ import structlog
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
 from faststream.redis.subscriber.usecases import stream_subscriber
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.store.refusals import refusal
 from services.store.resp import Resp
