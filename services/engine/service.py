@@ -347,6 +347,8 @@ class Engine:
             self.cache.pop(game_id)
         await self._snapshot([(a, slot) for a, slot in done if a.game_id not in broken])
         metrics.count_commands(counts)
+        if redo:
+            metrics.CONFLICTS.inc(len(redo))
         redo.sort()
         return redo
 

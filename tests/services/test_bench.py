@@ -27,6 +27,7 @@ def test_the_pipeline_benchmark_plays_games_through_real_redis_and_prints_its_fi
     assert result["redis_xadd_per_s"] > 0 and result["machine_domain_games_per_s"] > 0
     assert set(result["cpu_us_per_command"]) == {"driver", "engine", "projector", "redis_events"}
     assert all(v > 0 for v in result["cpu_us_per_command"].values()), result["cpu_us_per_command"]
+    assert result["engine_conflicts"] == 0  # one engine: its cached games are never behind
 
 
 def test_the_pipeline_benchmark_plays_istanbul_solo(redis_url):
