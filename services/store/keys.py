@@ -199,6 +199,18 @@ def webhook_dead(partition: int) -> str:
     return f"souk:{tag(partition)}:webhooks:dead"
 
 
+def lease(group: str, partition: int) -> str:
+    """String: the consumer of ``group`` that owns the partition's stream now, with an expiry (``services.store.
+    leases``); in the partition's slot."""
+    return f"souk:{tag(partition)}:lease:{group}"
+
+
+def members(group: str) -> str:
+    """Sorted set: the live consumers of ``group`` that share the partitions, scored by when their heartbeat
+    expires (ms since the epoch). Global: no script touches it with a game's keys."""
+    return f"souk:members:{group}"
+
+
 def partition_keys(partition: int) -> tuple[str, ...]:
     """Every key of one partition that is not one game's (``souk store migrate`` renames them)."""
     return (commands(partition), events(partition), games(partition), refusals(partition), deadlines(partition),
