@@ -69,7 +69,7 @@ class Leases:
     """The partitions a consumer of ``group`` owns, kept by ``run`` (a task) and read by its stream readers
     (``reads``, ``caught_up``, ``retry``; ``services.store.streams.lean_reads``)."""
 
-    def __init__(self, redis: aioredis.Redis, group: str, consumer: str, lease_ms: int = 3000,
+    def __init__(self, redis: aioredis.Redis, group: str, consumer: str, lease_ms: int = 5000,
                  stream: Callable[[int], str] = keys.commands) -> None:
         self.redis, self.group, self.consumer, self.lease_ms = redis, group, consumer, lease_ms
         self.stream = stream  # a partition's stream, which its owner reads in ``group``

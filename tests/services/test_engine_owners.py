@@ -23,7 +23,7 @@ from tests.services.replicas import Players, start_engine, stop
 
 pytestmark = pytest.mark.anyio
 
-LEASE_MS = 800
+LEASE_MS = 2000  # short, yet longer than a batch takes on a loaded machine (a lease lapsed under load is taken again)
 
 
 @pytest.fixture
