@@ -51,6 +51,14 @@ def engines(four_partitions, tmp_path):
         log.close()
 
 
+@pytest.fixture
+async def players(four_partitions):
+    """The games' driver (tests/services/replicas.py), its connections closed at the end."""
+    driver = await Players(four_partitions).start()
+    yield driver
+    await driver.aclose()
+
+
 async def owners(players: Players) -> dict[int, str | None]:
     """Each partition's lease holder (None: nobody)."""
     held = {}
@@ -93,6 +101,19 @@ async def only_owners_hold(players: Players, stop_at: asyncio.Event, names: tupl
     return busy
 
 
+async def two_owning_two_each(players: Players, engines) -> tuple:
+    """Engines a and b started, once each owns two partitions."""
+    a, b = engines("a"), engines("b")
+    await until(players, lambda c: c.get("engine-a") == 2 and c.get("engine-b") == 2, 20)
+    return a, b
+
+
+def play(players: Players, games: int, moves: int) -> tuple[list[str], list[asyncio.Task]]:
+    """``games`` new games played at once, ``moves`` bot commands each: their ids and their tasks."""
+    ids = [uuid.uuid4().hex[:12] for _ in range(games)]
+    return ids, [asyncio.create_task(players.play(g, random.Random(i), moves)) for i, g in enumerate(ids)]
+
+
 def test_each_member_aims_at_its_share_and_the_shares_add_up_to_the_partitions():
     members = ["a", "b", "c"]
     assert [share(members, m, 4) for m in members] == [2, 1, 1]
@@ -116,84 +137,61 @@ async def test_a_lease_not_renewed_in_time_stops_its_reader(four_partitions, red
     assert await leases.reads(streams) == [(s, "0") for s in streams]
 
 
-async def test_two_engines_share_four_partitions_and_answer_every_command_once(engines, four_partitions):
-    players = await Players(four_partitions).start()
-    try:
-        engines("a")
-        engines("b")
-        await until(players, lambda c: c.get("engine-a") == 2 and c.get("engine-b") == 2, 20)
-        games = [uuid.uuid4().hex[:12] for _ in range(12)]
-        done = asyncio.Event()
-        watch = asyncio.create_task(only_owners_hold(players, done, ("a", "b")))
-        await asyncio.wait_for(asyncio.gather(*[players.play(g, random.Random(i), 12)
-                                                for i, g in enumerate(games)]), 60)
-        done.set()
-        assert await watch > 0
-        assert counts(await owners(players)) == {"engine-a": 2, "engine-b": 2}  # no churn under load
-        await players.check(games)
-    finally:
-        await players.aclose()
+async def test_two_engines_share_four_partitions_and_answer_every_command_once(engines, players):
+    await two_owning_two_each(players, engines)
+    done = asyncio.Event()
+    watch = asyncio.create_task(only_owners_hold(players, done, ("a", "b")))
+    games, playing = play(players, 12, 12)
+    await asyncio.wait_for(asyncio.gather(*playing), 60)
+    done.set()
+    assert await watch > 0
+    assert counts(await owners(players)) == {"engine-a": 2, "engine-b": 2}  # no churn under load
+    await players.check(games)
 
 
-async def test_an_engine_killed_holding_commands_leaves_its_partitions_to_the_other(engines, four_partitions):
-    players = await Players(four_partitions).start()
-    try:
-        a, b = engines("a"), engines("b")
-        await until(players, lambda c: c.get("engine-a") == 2 and c.get("engine-b") == 2, 20)
-        games = [uuid.uuid4().hex[:12] for _ in range(16)]
-        playing = [asyncio.create_task(players.play(g, random.Random(i), 20)) for i, g in enumerate(games)]
-        held_at_kill, deadline = [], time.monotonic() + 30
-        while time.monotonic() < deadline and not held_at_kill:
-            if len(players.answers) >= len(games) * 6:
-                held_at_kill = await players.holding("engine-a")
-            await asyncio.sleep(0.002)
-        assert held_at_kill, f"engine a never seen holding commands (answers: {len(players.answers)})"
-        os.kill(a.pid, signal.SIGKILL)
-        killed_at = time.monotonic()
-        a.wait(5)
-        held_ids = await players.command_ids(held_at_kill)
-        await until(players, lambda c: c.get("engine-b") == 4, 10)
-        taken_s = time.monotonic() - killed_at
-        assert taken_s < LEASE_MS / 1000 + 3, taken_s  # the lease's lapse, and a round of b's
-        await asyncio.wait_for(asyncio.gather(*playing), 60)
-        assert b.poll() is None, "engine b stopped"
-        for command_id in held_ids:  # what "a" held was answered (by "b", which took it over)
-            assert command_id in players.answers, command_id
-        await players.check(games)
-    finally:
-        await players.aclose()
+async def test_an_engine_killed_holding_commands_leaves_its_partitions_to_the_other(engines, players):
+    a, b = await two_owning_two_each(players, engines)
+    games, playing = play(players, 16, 20)
+    held_at_kill, deadline = [], time.monotonic() + 30
+    while time.monotonic() < deadline and not held_at_kill:
+        if len(players.answers) >= len(games) * 6:
+            held_at_kill = await players.holding("engine-a")
+        await asyncio.sleep(0.002)
+    assert held_at_kill, f"engine a never seen holding commands (answers: {len(players.answers)})"
+    os.kill(a.pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    a.wait(5)
+    held_ids = await players.command_ids(held_at_kill)
+    await until(players, lambda c: c.get("engine-b") == 4, 10)
+    taken_s = time.monotonic() - killed_at
+    assert taken_s < LEASE_MS / 1000 + 3, taken_s  # the lease's lapse, and a round of b's
+    await asyncio.wait_for(asyncio.gather(*playing), 60)
+    assert b.poll() is None, "engine b stopped"
+    for command_id in held_ids:  # what "a" held was answered (by "b", which took it over)
+        assert command_id in players.answers, command_id
+    await players.check(games)
 
 
-async def test_a_third_engine_takes_its_share_without_a_stop(engines, four_partitions):
-    players = await Players(four_partitions).start()
-    try:
-        a, b = engines("a"), engines("b")
-        await until(players, lambda c: c.get("engine-a") == 2 and c.get("engine-b") == 2, 20)
-        games = [uuid.uuid4().hex[:12] for _ in range(12)]
-        playing = [asyncio.create_task(players.play(g, random.Random(i), 16)) for i, g in enumerate(games)]
-        while len(players.answers) < len(games) * 4:
-            await asyncio.sleep(0.01)
-        engines("c")  # mid-load: a gives up one partition (the first by name keeps the larger share), c takes it
-        await until(players, lambda c: c == {"engine-a": 2, "engine-b": 1, "engine-c": 1}, 20)
-        await asyncio.wait_for(asyncio.gather(*playing), 60)
-        assert a.poll() is None and b.poll() is None  # nobody stopped
-        await players.check(games)
-    finally:
-        await players.aclose()
+async def test_a_third_engine_takes_its_share_without_a_stop(engines, players):
+    a, b = await two_owning_two_each(players, engines)
+    games, playing = play(players, 12, 16)
+    while len(players.answers) < len(games) * 4:
+        await asyncio.sleep(0.01)
+    engines("c")  # mid-load: b gives up one partition (a, first by name, keeps the larger share), c takes it
+    await until(players, lambda c: c == {"engine-a": 2, "engine-b": 1, "engine-c": 1}, 20)
+    await asyncio.wait_for(asyncio.gather(*playing), 60)
+    assert a.poll() is None and b.poll() is None  # nobody stopped
+    await players.check(games)
 
 
-async def test_a_clean_stop_releases_the_partitions_at_once(engines, four_partitions):
+async def test_a_clean_stop_releases_the_partitions_at_once(engines, players):
     """SIGTERM: the leases are deleted as the engine stops, and the other takes them within a round of its own,
     well before they would have lapsed (a lease of 10 s here)."""
-    players = await Players(four_partitions).start()
-    try:
-        a, _ = engines("a", lease_ms=10_000), engines("b", lease_ms=10_000)
-        await until(players, lambda c: c.get("engine-a") == 2 and c.get("engine-b") == 2, 30)
-        a.terminate()
-        stopped_at = time.monotonic()
-        assert a.wait(10) == 0
-        await until(players, lambda c: c.get("engine-b") == 4, 10)
-        assert time.monotonic() - stopped_at < 8  # not the 10-s lapse: released, taken at b's next round
-        assert await players.lean.call("ZRANGE", keys.members(keys.ENGINE_GROUP), 0, -1) == [b"engine-b"]
-    finally:
-        await players.aclose()
+    a, _ = engines("a", lease_ms=10_000), engines("b", lease_ms=10_000)
+    await until(players, lambda c: c.get("engine-a") == 2 and c.get("engine-b") == 2, 30)
+    a.terminate()
+    stopped_at = time.monotonic()
+    assert a.wait(10) == 0
+    await until(players, lambda c: c.get("engine-b") == 4, 10)
+    assert time.monotonic() - stopped_at < 8  # not the 10-s lapse: released, taken at b's next round
+    assert await players.lean.call("ZRANGE", keys.members(keys.ENGINE_GROUP), 0, -1) == [b"engine-b"]
