@@ -91,7 +91,7 @@ class Workers:
         self.leases: Leases | None = None
         if ENGINE in roles:
             self.leases = Leases(self.redis, keys.ENGINE_GROUP, f"engine-{settings.consumer}",
-                                 settings.engine_lease_ms)
+                                 settings.engine_lease_ms, on_take=self.engine.forget)
             batch_subscription(
                 self.broker, self.commands, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:commands",

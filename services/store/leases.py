@@ -70,9 +70,10 @@ class Leases:
     (``reads``, ``caught_up``, ``retry``; ``services.store.streams.lean_reads``)."""
 
     def __init__(self, redis: aioredis.Redis, group: str, consumer: str, lease_ms: int = 5000,
-                 stream: Callable[[int], str] = keys.commands) -> None:
+                 stream: Callable[[int], str] = keys.commands, on_take: Callable[[int], None] | None = None) -> None:
         self.redis, self.group, self.consumer, self.lease_ms = redis, group, consumer, lease_ms
         self.stream = stream  # a partition's stream, which its owner reads in ``group``
+        self.on_take = on_take  # called with a partition taken (the engine forgets its cached games there)
         self.owned: dict[int, float] = {}  # partition -> monotonic instant its lease is valid until
         self.catching_up: set[int] = set()  # owned partitions whose pending entries are read first (from id 0)
         self.surplus: set[int] = set()  # owned partitions to give up at their reader's next read
@@ -168,6 +169,8 @@ class Leases:
             if start in (b"0-0", "0-0"):
                 break
         self.catching_up.add(p)
+        if self.on_take is not None:
+            self.on_take(p)
         log.info("partition_taken", group=self.group, partition=p, consumer=self.consumer, pending_claimed=claimed)
         return True
 
