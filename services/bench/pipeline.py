@@ -97,7 +97,7 @@ class Pipeline:
     rate: float = 0.0  # offered commands/s (0: as fast as it goes)
     senders: int = 256  # concurrent sender tasks
     projectors: int = 1  # projector processes, one partition each
-    engines: int = 1  # engine processes, consumers of one group on every partition's command stream
+    engines: int = 1  # engine processes sharing the partitions (each owning some: services/store/leases.py)
     fsync: str = "always"  # the embedded event store's appendfsync
     seed: int = 1
     progress: bool | None = None  # a progress bar of the measuring run on stderr (None: on a terminal)
@@ -223,7 +223,7 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
             out = {"driver": usage.ru_utime + usage.ru_stime, "engine": sum(engines),
                    "projector": sum(_process_cpu(p.pid) for p in procs[args.engines:]),
                    "redis_events": await _redis_cpu(redis)}
-            if args.engines > 1:  # each engine's share: whether the group spread the commands evenly
+            if args.engines > 1:  # each engine's share: whether its partitions spread the commands evenly
                 out.update({f"engine_{i}": used for i, used in enumerate(engines)})
             if replicas:
                 out["redis_replicas"] = sum(_process_cpu(pid) for pid in replicas)
