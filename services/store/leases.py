@@ -180,9 +180,15 @@ class Leases:
         self.surplus.discard(p)
 
     async def release(self, p: int) -> None:
-        """Gives partition ``p`` up (its lease deleted if still this consumer's): another member takes it."""
+        """Gives partition ``p`` up (its lease deleted if still this consumer's): another member takes it. This
+        consumer leaves the partition's group too when it holds nothing there (its reader does not read the stream
+        any more: /health would warn of an idle consumer); one still holding entries stays, for the next owner to
+        take them (removing it would drop them from the group)."""
         self._drop(p)
         await self.redis.eval(_RELEASE, 1, keys.lease(self.group, p), self.consumer)
+        stream = self.stream(p)
+        if not await self.redis.xpending_range(stream, self.group, "-", "+", 1, consumername=self.consumer):
+            await self.redis.xgroup_delconsumer(stream, self.group, self.consumer)
         log.info("partition_released", group=self.group, partition=p, consumer=self.consumer)
 
     async def stop(self) -> None:

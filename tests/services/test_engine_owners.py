@@ -137,6 +137,25 @@ async def test_a_lease_not_renewed_in_time_stops_its_reader(four_partitions, red
     assert await leases.reads(streams) == [(s, "0") for s in streams]
 
 
+async def test_a_partition_given_up_leaves_no_idle_consumer_behind(four_partitions, redis):
+    """The consumer of a partition given up with nothing pending is removed from the partition's group: /health
+    would warn of it as idle, though its engine lives and reads its other partitions."""
+    stream = keys.commands(0)
+    for p in keys.PARTITIONS:
+        await ensure_group(redis, keys.commands(p), keys.ENGINE_GROUP)
+    await redis.xadd(stream, {"c": b"x"})
+    [[_, [(entry, _)]]] = await redis.xreadgroup(keys.ENGINE_GROUP, "engine-x", {stream: ">"})
+    await redis.xack(stream, keys.ENGINE_GROUP, entry)  # read and answered: the consumer holds nothing
+    leases = Leases(redis, keys.ENGINE_GROUP, "engine-x")
+    await leases.tick()
+    await leases.release(0)
+    assert await redis.xinfo_consumers(stream, keys.ENGINE_GROUP) == []
+    await redis.xadd(keys.commands(1), {"c": b"x"})
+    await redis.xreadgroup(keys.ENGINE_GROUP, "engine-x", {keys.commands(1): ">"})  # delivered, not answered
+    await leases.release(1)  # kept: removing it would drop its pending entry, which the next owner takes
+    assert [c["pending"] for c in await redis.xinfo_consumers(keys.commands(1), keys.ENGINE_GROUP)] == [1]
+
+
 async def test_two_engines_share_four_partitions_and_answer_every_command_once(engines, players):
     await two_owning_two_each(players, engines)
     done = asyncio.Event()
