@@ -156,6 +156,11 @@ def check(settings: Settings, views: bool = True, layout: bool = True) -> None:
             if v["role"] != "views":
                 raise StoreError(f"SOUK_VIEWS_REDIS_URL ({shown(views_url)}) is an event store, not a read store: "
                                  "read models must not be written into an event store")
+            if v.get("events") and v["events"] == e.get("migrated_from"):
+                raise StoreError(f"read_store_of_source: SOUK_VIEWS_REDIS_URL ({shown(views_url)}) holds the read "
+                                 f"models of the event store this one was migrated from ({shown(v['events_url'])}), "
+                                 "under that store's partitions: give it an empty read store (the projector "
+                                 "rebuilds it)", code="read_store_of_source")
             if v.get("events") != e["id"]:
                 read.hset(ROLE, mapping={"events": e["id"], "events_url": events_url})
             if e.get("views") != v["id"]:

@@ -162,7 +162,8 @@ async def test_a_store_of_one_partition_moves_to_four_and_souk_plays_on_there(re
 
 
 async def test_a_migration_cut_half_way_is_refused_as_a_store_and_run_again(redis, redis_url, monkeypatch):
-    check(Settings(redis_url=redis_url), views=False)
+    old_views = database(redis_url, 1)
+    check(Settings(redis_url=redis_url, views_redis_url=old_views))  # the source with a read store of its own
     tokens = await played(Engine(redis, RedisEventStore(redis)), random.Random(5), moves=2)
     target = database(redis_url, 2)
 
@@ -185,7 +186,10 @@ async def test_a_migration_cut_half_way_is_refused_as_a_store_and_run_again(redi
 
     assert summary is not None and summary.games == len(tokens)
     assert moved.hget(ROLE, "partitions") == b"3" and not moved.exists(MIGRATION)
-    check(Settings(redis_url=target), views=False)
+    with pytest.raises(StoreError) as refused:  # the source's read store holds its games under 1 partition
+        check(Settings(redis_url=target, views_redis_url=old_views))
+    assert refused.value.code == "read_store_of_source"
+    check(Settings(redis_url=target, views_redis_url=database(redis_url, 3)))  # an empty one: rebuilt
     assert migration.migrate_to(Settings(redis_url=redis_url, partitions=3), target) is None  # done: nothing to do
     again = souk("store", "migrate", "--to", target, env=clean_env(REDIS_URL=redis_url, SOUK_PARTITIONS="3"))
     assert again.returncode == 0 and "migrated already" in again.stdout, again.stderr
