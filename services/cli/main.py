@@ -211,6 +211,8 @@ BENCH = {
              "Souk against boardgame.io 0.50.2 (npm): same game shape and matches, interleaved"),
     "realtime": ("services.cli.bench.realtime:command",
                  "Samarkand in real time: a value's due instant to its event, the event to the seats' pushes"),
+    "migrate": ("services.cli.bench.migrate:command",
+                "`souk store migrate --to` timed: a store of finished games into another Redis and onto a cluster"),
 }
 
 

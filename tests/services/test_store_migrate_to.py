@@ -226,3 +226,10 @@ async def test_bad_migrations_are_refused_with_their_codes_and_write_nothing(red
     await redis.hdel(ROLE, "partitions")  # a store of the layout before partitions: migrated in place first
     assert "old_layout" in refused("--to", target)
     assert sync_redis.Redis.from_url(target).dbsize() == 0
+
+
+def test_the_migration_bench_times_a_copy_of_finished_games():
+    done = souk("bench", "migrate", "--games", "1", "--cluster-partitions", "0", env=clean_env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "the store: 1 finished games" in done.stdout and "'seconds':" in done.stdout, done.stdout
+    assert "migrated the event store" in done.stdout and "(1 partition -> 4)" in done.stdout, done.stdout
