@@ -13,6 +13,7 @@ import pytest
 import redis as sync_redis
 import redis.asyncio as aioredis
 
+from contracts.api import WebhookNotice
 from contracts.table import CreateGame, JoinSeat
 from domain import table as tbl
 from domain.kernel import bot_command, games
@@ -26,6 +27,7 @@ from services.store import keys
 from services.store.codec import encoder
 from services.store.events import RedisEventStore
 from services.store.streams import ensure_group
+from services.webhooks import outbox
 from tests.cli.test_stores import one_line_refusal
 from tests.cluster.test_souk_on_cluster import play
 from tests.e2e.support import NO_LIMITS, serve
@@ -226,6 +228,42 @@ async def test_bad_migrations_are_refused_with_their_codes_and_write_nothing(red
     await redis.hdel(ROLE, "partitions")  # a store of the layout before partitions: migrated in place first
     assert "old_layout" in refused("--to", target)
     assert sync_redis.Redis.from_url(target).dbsize() == 0
+
+
+async def test_the_webhooks_outbox_dead_letters_and_indexes_go_to_each_games_new_partition(redis, redis_url):
+    check(Settings(redis_url=redis_url), views=False)
+    games_ = [f"hooked-{n}" for n in range(12)]
+    notices = [outbox.Delivery(f"{g}:3:your_turn:0|seat:x", g, "seat:x", WebhookNotice(
+        f"{g}:3:your_turn:0", "your_turn", g, 3, 0, "yspahan", "t", 1.0), made_at=1.0) for g in games_]
+    for delivery in notices:
+        assert await outbox.enqueue(redis, delivery.game_id, 0, 3, [(delivery, 100.0)], [])
+    await outbox.dead(redis, notices[0], "410 gone")
+    await outbox.dead(redis, notices[1], "timeout")
+    for g in games_:
+        await redis.zadd(keys.games(0), {g: 1.0})
+        await redis.zadd(keys.deadlines(0), {g: 50.0})
+        await redis.zadd(keys.refusals(0), {f"{g}\nseat:cmd": 60.0})
+    await redis.set(keys.TOKEN_SECRET, b"secret")
+    target = database(redis_url, 2)
+
+    summary = migration.migrate_to(Settings(redis_url=redis_url, partitions=4), target)
+
+    assert summary is not None and summary.dead_letters == 2 and summary.global_keys == 1
+    keys.use(4)
+    moved = aioredis.Redis.from_url(target)
+    assert len({keys.partition(g) for g in games_}) == 4
+    for delivery in notices[2:]:  # each delivery still due, in its game's partition
+        p = keys.partition(delivery.game_id)
+        assert await moved.zscore(keys.webhook_outbox(p), delivery.id) == 100.0
+        assert outbox.decode(await moved.hget(keys.webhook_deliveries(p), delivery.id)) == delivery
+    for g in games_:
+        p = keys.partition(g)
+        assert await moved.get(keys.webhook_position(g)) == b"3"
+        assert (await moved.zscore(keys.games(p), g), await moved.zscore(keys.deadlines(p), g)) == (1.0, 50.0)
+        assert await moved.zscore(keys.refusals(p), f"{g}\nseat:cmd") == 60.0
+    assert sorted(d.game_id for d, _ in await outbox.dead_letters(moved)) == sorted(games_[:2])
+    assert await moved.get(keys.TOKEN_SECRET) == b"secret"
+    await moved.aclose()
 
 
 def test_the_migration_bench_times_a_copy_of_finished_games():
