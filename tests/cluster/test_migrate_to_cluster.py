@@ -18,7 +18,7 @@ from tests.cluster.support import keys_on
 from tests.cluster.test_souk_on_cluster import ENV, cluster_url
 from tests.e2e.support import serve
 from tests.embedded.support import clean_env, souk
-from tests.services.test_store_migrate_to import dumped, played, plays_on
+from tests.services.test_store_migrate_to import dumped, played, plays_on, with_streams_half_read
 
 pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
 
@@ -28,7 +28,10 @@ async def test_a_store_of_one_redis_moves_onto_a_cluster_and_souk_plays_on_there
     rng = random.Random(23)
     redis = aioredis.Redis.from_url(redis_url)
     store = RedisEventStore(redis)
-    tokens = await played(Engine(redis, store), rng)
+    engine = Engine(redis, store)
+    tokens = await played(engine, rng)
+    queued_game = sorted(tokens)[-1]
+    unread = await with_streams_half_read(redis, engine, queued_game, tokens[queued_game])
     versions = {g: await store.version(g) for g in tokens}
     await store.aclose()
     await redis.aclose()
@@ -39,10 +42,11 @@ async def test_a_store_of_one_redis_moves_onto_a_cluster_and_souk_plays_on_there
 
     assert done.returncode == 0, done.stderr
     assert f"{len(tokens)} games" in done.stdout and "1 partition -> 4" in done.stdout, done.stdout
+    assert "1 commands" in done.stdout and f"{unread} events" in done.stdout, done.stdout
     assert dumped(redis_url) == source
     holding = [n for n in redis_cluster.primaries() if keys_on(n, "souk:{p*}:game:*")]
     assert len(holding) > 1  # the games' keys on more than one primary
     with clients.sync_client(target) as moved:
         assert moved.hget(ROLE, "partitions") == b"4" and not moved.exists(MIGRATION)
     with serve(target, target, tmp_path / "souk.log", ENV) as url:
-        await plays_on(url, tokens, versions, rng)
+        await plays_on(url, tokens, {**versions, queued_game: versions[queued_game] + 1}, rng)  # the queued one first
