@@ -220,29 +220,20 @@ async def _faults(cluster: Cluster, driver, run: Run, rng: random.Random, starte
         await asyncio.sleep(gap)
 
 
+# Each fault kind: the role whose process is killed and restarted, or the Cluster's method that strikes it
+_KILLED = {"engine_kill": ENGINE, "projector_kill": PROJECTOR, "gateway_kill": GATEWAY}
+_STRIKES = {"event_store_kill": "kill_event_store", "event_store_loading": "event_store_loading",
+            "event_store_oom": "event_store_out_of_memory", "primary_kill": "kill_primary",
+            "replica_kill": "kill_replica", "primary_oom": "primary_out_of_memory", "engine_pair": "toggle_second_engine"}
+
+
 async def _inject(cluster: Cluster, kind: str, rng: random.Random) -> str:
-    if kind == "engine_kill":
-        return await cluster.kill_and_restart(ENGINE, rng)
-    if kind == "projector_kill":
-        return await cluster.kill_and_restart(PROJECTOR, rng)
-    if kind == "gateway_kill":
-        return await cluster.kill_and_restart(GATEWAY, rng)
-    if kind == "event_store_kill":
-        return await cluster.kill_event_store(rng)
-    if kind == "event_store_loading":
-        return await cluster.event_store_loading(rng)
-    if kind == "event_store_oom":
-        return await cluster.event_store_out_of_memory(rng)
-    if kind == "primary_kill":
-        return await cluster.kill_primary(rng)
-    if kind == "replica_kill":
-        return await cluster.kill_replica(rng)
-    if kind == "primary_oom":
-        return await cluster.primary_out_of_memory(rng)
+    if kind in _KILLED:
+        return await cluster.kill_and_restart(_KILLED[kind], rng)
     if kind == "read_store_flush":
         return await cluster.flush_read_store()
-    if kind == "engine_pair":
-        return await cluster.toggle_second_engine(rng)
+    if kind in _STRIKES:
+        return await getattr(cluster, _STRIKES[kind])(rng)
     raise ValueError(f"unknown fault {kind!r}; faults: {', '.join(FAULTS)} (a cluster's: {', '.join(CLUSTER_FAULTS)})")
 
 
