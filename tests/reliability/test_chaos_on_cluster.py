@@ -6,8 +6,8 @@ seconds; kill -9 of an engine, the projector and the gateway, the read store flu
 killed. Then the same checks as test_chaos.py (its tests are run here again on this run's figures), and the cluster
 whole again.
 
-One run (~20 s asked, longer until every fault has struck once; about 75 s in all on 2 cores) serves every test
-below. ``SOUK_CHAOS_SECONDS`` sets the load's length, ``SOUK_CHAOS_SEED`` its seed (a failure prints the seed).
+One run (20 s asked, longer until every fault has struck once: 34 to 47 s; 84 s in all on 2 cores under other
+runs, load 16 to 19) serves every test below. ``SOUK_CHAOS_SECONDS`` sets the load's length, ``SOUK_CHAOS_SEED`` its seed (a failure prints the seed).
 """
 
 from __future__ import annotations
