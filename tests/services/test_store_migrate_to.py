@@ -271,3 +271,22 @@ def test_the_migration_bench_times_a_copy_of_finished_games():
     assert done.returncode == 0, done.stderr
     assert "the store: 1 finished games" in done.stdout and "'seconds':" in done.stdout, done.stdout
     assert "migrated the event store" in done.stdout and "(1 partition -> 4)" in done.stdout, done.stdout
+
+
+async def test_a_copy_that_differs_from_its_source_is_refused_and_not_made_a_store(redis, redis_url, monkeypatch):
+    check(Settings(redis_url=redis_url), views=False)
+    tokens = await played(Engine(redis, RedisEventStore(redis)), random.Random(7), moves=1)
+    target = database(redis_url, 2)
+    checked = migration.verified
+
+    def tampered(source, copy, *args):
+        game_id = sorted(tokens)[1]
+        copy.xdel(keys.game_stream(game_id), copy.xrange(keys.game_stream(game_id))[-1][0])  # an event lost
+        checked(source, copy, *args)
+
+    monkeypatch.setattr(migration, "verified", tampered)
+    with pytest.raises(StoreError) as refused:
+        migration.migrate_to(Settings(redis_url=redis_url, partitions=2), target)
+    assert refused.value.code == "verify_failed" and sorted(tokens)[1] in str(refused.value)
+    moved = sync_redis.Redis.from_url(target)
+    assert moved.exists(MIGRATION) and not moved.exists(ROLE)  # refused as a store until run again
