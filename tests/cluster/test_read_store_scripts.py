@@ -12,7 +12,7 @@ from redis.asyncio.cluster import RedisCluster
 from domain import kernel
 from services.store import keys
 from tests.services import tally
-from tests.services.read_store_calls import READ_STORE, Recorder, play, script_texts
+from tests.services.read_store_calls import READ_STORE, Recorder, play, scripts
 
 pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
 
@@ -41,7 +41,7 @@ async def test_every_read_store_script_runs_on_the_cluster_and_answers_as_on_one
         await views.aclose()
     monkeypatch.undo()
 
-    texts = script_texts()
+    texts = {sha: text for sha, (_, text) in scripts().items()}
     client = RedisCluster.from_url(redis_cluster.url)
     ran, primaries = set(), set()
     try:
