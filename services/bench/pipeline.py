@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -96,7 +97,7 @@ class Pipeline:
     rate: float = 0.0  # offered commands/s (0: as fast as it goes)
     senders: int = 256  # concurrent sender tasks
     projectors: int = 1  # projector processes, one partition each
-    engines: int = 1  # engine processes, consumers of one group on every partition's command stream
+    engines: int = 1  # engine processes sharing the partitions (each owning some: services/store/leases.py)
     fsync: str = "always"  # the embedded event store's appendfsync
     seed: int = 1
     progress: bool | None = None  # a progress bar of the measuring run on stderr (None: on a terminal)
@@ -172,8 +173,7 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
     """``check(events_url, views_url)``: the stores checked as every `souk` command does (``services.cli.stores``,
     given by the CLI: bench does not import it), so that a new event store records SOUK_PARTITIONS and the driver
     queues each game's commands on its partition's stream, as the gateway does."""
-    from services.embedded.redis import embedded_redis
-    from services.embedded.redis import die_with_parent
+    from services.embedded.redis import die_with_parent, embedded_redis, free_port
 
     # The machine's Python speed, before anything else runs: pipeline figures from different machines compare
     # only through it (the same code has measured 49.5 and 145 games/s here on different days).
@@ -199,8 +199,11 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
     redis, views = clients.lean(url), clients.lean(views_url)
     replicas = [] if cluster is None else [n.pid for p in cluster.primaries() for n in cluster.replicas_of(p)]
     env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning"}
-    # Each engine names its consumer, so that the run can say which engines held commands (``_engine_holders``).
-    roles = [("engine", {**env, "SOUK_CONSUMER": f"bench-engine-{i}"}) for i in range(args.engines)] + [
+    # Each engine names its consumer, so that the run can say which engines held commands (``_engine_holders``),
+    # and serves its metrics, so that the run counts its conflicts (``_engine_conflicts``).
+    metrics_ports = [free_port() for _ in range(args.engines)]
+    roles = [("engine", {**env, "SOUK_CONSUMER": f"bench-engine-{i}", "SOUK_METRICS_PORT": str(port)})
+             for i, port in enumerate(metrics_ports)] + [
         ("projector", {**env, "SOUK_PROJECTOR_PARTITION": f"{i}/{args.projectors}"})
                                  for i in range(args.projectors)]
     # The workers' logs go to files, shown only if the run fails or a worker stops on its own (their shutdown
@@ -220,7 +223,7 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
             out = {"driver": usage.ru_utime + usage.ru_stime, "engine": sum(engines),
                    "projector": sum(_process_cpu(p.pid) for p in procs[args.engines:]),
                    "redis_events": await _redis_cpu(redis)}
-            if args.engines > 1:  # each engine's share: whether the group spread the commands evenly
+            if args.engines > 1:  # each engine's share: whether its partitions spread the commands evenly
                 out.update({f"engine_{i}": used for i, used in enumerate(engines)})
             if replicas:
                 out["redis_replicas"] = sum(_process_cpu(pid) for pid in replicas)
@@ -228,7 +231,10 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
                 out["redis_views"] = await _redis_cpu(views)
             return out
 
-        result = await _drive(redis, views, url, views_url, args, seats, cpu)
+        async def conflicts() -> float:
+            return sum([await asyncio.to_thread(_engine_conflicts, port) for port in metrics_ports])
+
+        result = await _drive(redis, views, url, views_url, args, seats, cpu, conflicts)
         result["redis_xadd_per_s"] = round(xadd_per_s)
         result["machine_domain_games_per_s"] = gauge  # souk bench domain --game samarkand --seats 4, for 2 s
         result["command"] = ("souk bench pipeline " + " ".join(
@@ -263,6 +269,15 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
             tmp.cleanup()
 
 
+def _engine_conflicts(port: int) -> float:
+    """An engine's ``souk_engine_conflicts_total`` so far, from its metrics endpoint (SOUK_METRICS_PORT)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+        for line in answer.read().decode().splitlines():
+            if line.startswith("souk_engine_conflicts_total "):
+                return float(line.split()[1])
+    return 0.0
+
+
 async def _engine_holders(redis: Resp | ClusterResp, seen: dict[str, int], every_s: float = 0.05) -> None:
     """Counts, in ``seen``, the samples (one every ``every_s``, until cancelled) in which each engine consumer held
     delivered, unanswered commands (XPENDING's summary, every partition's command stream): that several engines
@@ -280,7 +295,7 @@ async def _engine_holders(redis: Resp | ClusterResp, seen: dict[str, int], every
 
 
 async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: Pipeline,
-                 seats: int, cpu) -> dict:
+                 seats: int, cpu, conflicts) -> dict:
     rng = random.Random(args.seed)
     run_id = uuid.uuid4().hex[:8]
     channel = keys.replies(f"bench-{run_id}")
@@ -381,7 +396,7 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: Pipel
     while time.perf_counter() < deadline and not all(g.version >= seats + 2 for g in games.values()):
         await asyncio.sleep(0.05)
     await asyncio.sleep(min(5.0, 1.0 + args.games / 200))
-    cpu_before = await cpu()
+    cpu_before, conflicts_before = await cpu(), await conflicts()
     stats.measuring = True
     start = time.perf_counter()
     holders: dict[str, int] = {}
@@ -392,7 +407,7 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: Pipel
     watching.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await watching
-    cpu_after = await cpu()
+    cpu_after, conflicts_after = await cpu(), await conflicts()
     running[0] = False
     for _ in senders:
         ready.put_nowait(None)
@@ -415,5 +430,8 @@ async def _drive(redis: Resp, views: Resp, url: str, views_url: str, args: Pipel
                                for k in cpu_after},
         "cpu_cores_busy": round(sum(cpu_after[k] - cpu_before[k] for k in cpu_after if not k.startswith("engine_"))
                                 / elapsed, 2),
+        # commands the engines decided again while measuring, their append having found the game moved on under
+        # the engine's cached state (souk_engine_conflicts_total): the cost of engines sharing a game's commands
+        "engine_conflicts": round(conflicts_after - conflicts_before),
         "engine_holders": dict(sorted(holders.items())),
     }

@@ -28,6 +28,7 @@ from services.runtime.logs import LIBRARIES
 from services.runtime.metrics import Server as MetricsServer
 from services.projector.service import Partition, Projector
 from services.store.events import RedisEventStore
+from services.store.leases import Leases
 from services.engine.upkeep import expire_open_games
 from services.webhooks.worker import WebhookWorker
 from services.store.streams import (
@@ -85,11 +86,16 @@ class Workers:
         self.reads: list[Resp] = []
         self.commands = [keys.commands(p) for p in keys.PARTITIONS]
         self.events = [keys.events(p) for p in keys.PARTITIONS]
+        # The engines own the partitions: each partition's commands are read by one engine at a time, which keeps
+        # its games cached (services/store/leases.py); several engines share the partitions, not their commands.
+        self.leases: Leases | None = None
         if ENGINE in roles:
+            self.leases = Leases(self.redis, keys.ENGINE_GROUP, f"engine-{settings.consumer}",
+                                 settings.engine_lease_ms, on_take=self.engine.forget)
             batch_subscription(
                 self.broker, self.commands, keys.ENGINE_GROUP, f"engine-{settings.consumer}", self.on_commands,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:commands",
-                with_ids=True, acknowledges=True, lean=self._lean_read(),
+                with_ids=True, acknowledges=True, lean=self._lean_read(), leases=self.leases,
                 description="Commands (field `c`: CommandEnvelope JSON), one stream per partition "
                             "(souk:{pN}:commands). The engine decides them, appends the events to the game's stream "
                             "and its partition's events stream, and answers on the envelope's reply_to.",
@@ -152,6 +158,7 @@ class Workers:
 
     async def start(self) -> None:
         await self.prepare()
+        await self.start_leases()
         await self.broker.start()
         self.start_watch()
         await self.start_metrics()
@@ -162,6 +169,12 @@ class Workers:
         if self.settings.metrics_port and self.metrics is None:
             self.metrics = MetricsServer(self.redis, self.settings.host, self.settings.metrics_port)
             await self.metrics.start()
+
+    async def start_leases(self) -> None:
+        """The engine's first round of leases (on its own, it owns every partition before its reader's first
+        read), then its rounds; taken again when Redis was away at the start (``when_redis_answers``)."""
+        if self.leases is not None and self.leases.running is None:
+            await when_redis_answers(self.leases.start, "leases")
 
     def start_watch(self) -> None:
         if PROJECTOR in self.roles and self._watch is None:
@@ -227,9 +240,15 @@ class Workers:
 
     async def _close_reads(self) -> None:
         """After the broker stopped: a read still blocked on the server ends with its connection, nothing
-        delivered to it (a later call would reconnect)."""
+        delivered to it (a later call would reconnect); then the engine's leases are released (a clean stop:
+        SIGTERM), so that the other engines take its partitions at once, not after the leases lapse."""
         for lean in self.reads:
             await lean.aclose()
+        if self.leases is not None:
+            try:
+                await self.leases.stop()
+            except Exception as exc:  # noqa: BLE001 - a store away: the leases lapse on their own
+                log.warning("leases_not_released", error=f"{type(exc).__name__}: {exc}")
 
     async def stop(self) -> None:
         await self._stop_watch()
@@ -273,6 +292,7 @@ class Workers:
     def app(self) -> FastStream:
         app = FastStream(self.broker, specification=self.asyncapi(), logger=logging.getLogger(LIBRARIES))
         app.on_startup(self.prepare)
+        app.on_startup(self.start_leases)
         app.after_startup(self._started)
         app.on_shutdown(self._stop_watch)
         app.after_shutdown(self._close_reads)

@@ -174,6 +174,14 @@ class Engine:
         # the store's window (a client resending old ids again and again reads the stream once per version)
         self.runs: Lru[str, tuple[int, dict[str, list[AcceptedRun]]]] = Lru(1_000)
 
+    def forget(self, partition: int) -> None:
+        """Drops the cached games of ``partition``, which this engine takes (again: ``services.store.leases``):
+        another engine may have moved them on meanwhile, and a decision on the old cache would conflict, be
+        reloaded and made again."""
+        for game_id in self.cache.keys():
+            if keys.partition(game_id) == partition:
+                self.cache.pop(game_id)
+
     # --- loading ------------------------------------------------------------------------------------------
 
     async def load(self, game_id: str) -> Slot:
@@ -347,6 +355,8 @@ class Engine:
             self.cache.pop(game_id)
         await self._snapshot([(a, slot) for a, slot in done if a.game_id not in broken])
         metrics.count_commands(counts)
+        if redo:
+            metrics.CONFLICTS.inc(len(redo))
         redo.sort()
         return redo
 

@@ -7,6 +7,9 @@ runs every role in one process: its ``/metrics`` shows everything.
 - ``souk_commands_total{game, outcome, code}``: commands the engine decided, counted once each when their
   outcome is recorded (``outcome`` accepted or rejected, ``code`` the refusal's code, "" when accepted; ``game``
   the game's name, "none" for a game that does not exist). A resend answered from the record is not counted again.
+- ``souk_engine_conflicts_total``: commands the engine decided again because their append found the game moved
+  on under its cached state (another engine appended to it, or a resend of a game it had cached): the game was
+  reloaded and the command decided again. Engines that share a game's commands pay this on most of them.
 - ``souk_command_latency_seconds{game}``: from a command's publication (``CommandEnvelope.sent_at``, the
   gateway's clock) to its views being written by the projector (its clock).
 - ``souk_stream_length{stream}``, ``souk_consumer_group_pending{stream, group}`` (delivered, not acknowledged),
@@ -56,6 +59,8 @@ REFRESH_EVERY_S = 5.0  # how often a worker serving its own metrics reads the ba
 
 COMMANDS = Counter("souk_commands", "Commands decided by the engine, counted once each when their outcome is "
                    "recorded: outcome accepted or rejected, code the refusal's code", ["game", "outcome", "code"])
+CONFLICTS = Counter("souk_engine_conflicts", "Commands the engine decided again because their append found the game "
+                    "moved on under its cached state (reloaded, decided again)")
 LATENCY = Histogram("souk_command_latency_seconds", "From a command's publication (CommandEnvelope.sent_at) to its "
                     "views being projected", ["game"],
                     buckets=(0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0))

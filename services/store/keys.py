@@ -199,6 +199,18 @@ def webhook_dead(partition: int) -> str:
     return f"souk:{tag(partition)}:webhooks:dead"
 
 
+def lease(group: str, partition: int) -> str:
+    """String: the consumer of ``group`` that owns the partition's stream now, with an expiry (``services.store.
+    leases``); in the partition's slot."""
+    return f"souk:{tag(partition)}:lease:{group}"
+
+
+def members(group: str) -> str:
+    """Sorted set: the live consumers of ``group`` that share the partitions, scored by when their heartbeat
+    expires (ms since the epoch). Global: no script touches it with a game's keys."""
+    return f"souk:members:{group}"
+
+
 # Every key of one partition that is not one game's, and every key of one game in the event store, as the
 # functions that name them (``souk store migrate`` maps a store's keys to another number of partitions with them).
 PARTITION_KEYS = (commands, events, games, refusals, deadlines, webhook_outbox, webhook_deliveries, webhook_dead)

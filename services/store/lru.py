@@ -29,6 +29,9 @@ class Lru(Generic[K, V]):
     def pop(self, key: K) -> None:
         self._items.pop(key, None)
 
+    def keys(self) -> list[K]:
+        return list(self._items)
+
     def clear(self) -> None:
         self._items.clear()
 

@@ -24,6 +24,7 @@ from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
 from faststream.redis.subscriber.usecases import stream_subscriber
 from redis.exceptions import ResponseError
 
+from services.store.leases import Leases
 from services.store.refusals import refusal
 from services.store.resp import Resp
 
@@ -133,6 +134,7 @@ def batch_subscription(
     with_ids: bool = False,
     acknowledges: bool = False,
     lean: Resp | Callable[[], Resp] | None = None,
+    leases: Leases | None = None,
 ) -> None:
     """``handler`` takes the ``Entries``, or with ``with_ids`` the ``IdentifiedEntries``. FastStream acknowledges
     a batch whose handler returned (XACK, one more round trip), unless ``acknowledges``: the handler then
@@ -147,7 +149,12 @@ def batch_subscription(
 
     On a Redis Cluster (FastStream's ``RedisClusterBroker``) one XREADGROUP may only name streams of one slot, and
     each partition's stream has a slot of its own: a reader per stream, each on a lean connection of its own
-    (``lean`` must then be a function; ``ClusterResp`` sends each read to its stream's primary)."""
+    (``lean`` must then be a function; ``ClusterResp`` sends each read to its stream's primary).
+
+    ``leases`` (the engine's: ``services.store.leases``): each reader reads only the streams of the partitions this
+    consumer owns, a partition's pending entries first when it was just taken; there is no reclaimer (a new owner
+    takes the pending entries of the others at once, and an owner reads its own again after a batch that raised:
+    no other consumer may take a partition's commands while its owner lives). Needs ``lean`` and ``acknowledges``."""
     streams = (streams,) if isinstance(streams, str) else tuple(streams)
     if len(streams) > 1 and lean is None:
         raise ValueError("a reader of several streams reads them on a lean connection: pass lean")
@@ -157,6 +164,8 @@ def batch_subscription(
     if on_cluster and len(streams) > 1 and not callable(lean):
         raise ValueError("on a cluster, a reader of several streams needs a lean connection per stream: "
                          "pass lean as a function that makes one")
+    if leases is not None and (lean is None or not acknowledges):
+        raise ValueError("a reader of owned partitions reads on a lean connection and acknowledges its entries")
     groups = [(each,) for each in streams] if on_cluster else [streams]
     for i, read in enumerate(groups):
         reader = broker.subscriber(
@@ -168,10 +177,10 @@ def batch_subscription(
         reader(handler)
         if lean is not None:
             lean_reads(reader, lean() if callable(lean) else lean, read, deliver=handler if acknowledges else None,
-                       with_ids=with_ids)
+                       with_ids=with_ids, leases=leases)
         _start_when_redis_answers(reader, read[0])
     stream = streams[0]
-    for each in streams:
+    for each in streams if leases is None else ():
         reclaimer = broker.subscriber(
             stream=StreamSub(each, group=group, consumer=f"{consumer}-reclaim", batch=True,
                              min_idle_time=reclaim_idle_ms, polling_interval=1000),
@@ -183,7 +192,8 @@ def batch_subscription(
 
 
 def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
-               deliver: Callable[[Any], Awaitable[None]] | None = None, with_ids: bool = False) -> None:
+               deliver: Callable[[Any], Awaitable[None]] | None = None, with_ids: bool = False,
+               leases: Leases | None = None) -> None:
     """The subscriber's XREADGROUP sent on ``lean`` (``services.store.resp``: hiredis packs it and parses the
     reply) instead of redis-py's client (its connection pool, retry wrapper and response callbacks), the reply
     given to FastStream as redis-py gives it (``[(stream, [(id, {field: value})])]``). The rest of the loop is
@@ -199,9 +209,15 @@ def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
     are small (docs/performance-changes.md section 9) and do nothing for such a handler (no acknowledgement, no
     dependency injection, no publishing). What FastStream did with a handler's exception is done here: it is logged
     as FastStream logged it (``{type}: {message}``, ERROR, with the exception, on the broker's logger) and the batch
-    stays pending; the loop around the read (its retries and backoff, its start and stop) is FastStream's."""
+    stays pending; the loop around the read (its retries and backoff, its start and stop) is FastStream's.
 
-    def command(count: int | None, block: int | None, noack: bool) -> list[Any]:
+    ``leases`` (with ``deliver``): each read names only the owned partitions' streams, each with the read id
+    ``Leases.reads`` gives (``0`` to read this consumer's pending entries first); a reader that owns none of its
+    streams waits a polling interval. A batch that raised is read again next (``Leases.retry``)."""
+    names = tuple(streams) or (subscriber.stream_sub.name,)
+
+    def command(count: int | None, block: int | None, noack: bool,
+                reads: Sequence[tuple[str, str]] | None = None) -> list[Any]:
         sub = subscriber.stream_sub
         args: list[Any] = ["XREADGROUP", "GROUP", sub.group, sub.consumer]
         if count:
@@ -210,8 +226,8 @@ def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
             args += ("BLOCK", block)
         if noack:
             args.append("NOACK")
-        names = streams or (sub.name,)
-        return [*args, "STREAMS", *names, *[subscriber.read_id] * len(names)]
+        reads = reads if reads is not None else [(name, subscriber.read_id) for name in names]
+        return [*args, "STREAMS", *[name for name, _ in reads], *[read_id for _, read_id in reads]]
 
     async def xreadgroup(*, count: int | None, block: int | None, noack: bool = False) -> Any:
         reply = await lean.call(*command(count, block, noack))
@@ -226,7 +242,18 @@ def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
 
     async def get_msgs(_read: Any) -> None:
         sub = subscriber.stream_sub
-        reply = await lean.call(*command(sub.max_records, sub.polling_interval, sub.no_ack))
+        reads = None
+        if leases is not None:
+            reads = await leases.reads(names)
+            if not reads:
+                await asyncio.sleep(sub.polling_interval / 1000)
+                return
+        reply = await lean.call(*command(sub.max_records, sub.polling_interval, sub.no_ack, reads))
+        if reads is not None:
+            delivered = {name.decode() for name, entries in reply or () if entries}
+            for name, read_id in reads:
+                if read_id == "0" and name not in delivered:  # no pending entry of this consumer left there
+                    leases.caught_up(name)
         for name, entries in reply or ():
             if not entries or not subscriber.running:
                 continue
@@ -238,6 +265,8 @@ def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
             try:
                 await deliver(batch)
             except Exception as exc:  # noqa: BLE001 - logged; the batch stays pending for the reclaimer
+                if leases is not None:  # ... or for this reader, the partition's owner, at once
+                    leases.retry(name.decode())
                 subscriber._log(log_level=logging.ERROR, message=f"{type(exc).__name__}: {exc}", exc_info=exc,
                                 extra={"channel": name.decode(), "message_id": entries[0][0].decode()})
 

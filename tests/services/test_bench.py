@@ -27,6 +27,7 @@ def test_the_pipeline_benchmark_plays_games_through_real_redis_and_prints_its_fi
     assert result["redis_xadd_per_s"] > 0 and result["machine_domain_games_per_s"] > 0
     assert set(result["cpu_us_per_command"]) == {"driver", "engine", "projector", "redis_events"}
     assert all(v > 0 for v in result["cpu_us_per_command"].values()), result["cpu_us_per_command"]
+    assert result["engine_conflicts"] == 0  # one engine: its cached games are never behind
 
 
 def test_the_pipeline_benchmark_plays_istanbul_solo(redis_url):
@@ -63,3 +64,18 @@ def test_the_history_benchmark_times_the_view_at_a_random_version_and_souk_verif
     assert verified["events"] == figures["events"] and verified["commands"] > 0 and verified["record_bytes"] > 0
     assert 0 < verified["events_per_s_p50"] <= verified["events_per_s_best"] and verified["runs"] == 5
 
+
+
+def test_the_pipeline_benchmark_runs_several_engines_that_each_own_partitions(redis_url):
+    """``--engines 2`` on a store of 4 partitions: each engine owns two (services/store/leases.py), each is seen
+    holding commands it was delivered (``engine_holders``: XPENDING samples) and spends CPU, and a game's commands
+    reach the engine that has it cached: few conflicts (engines sharing every partition conflicted on about half
+    of the commands)."""
+    result = souk("bench", "pipeline", "--game", "yspahan", "--seconds", "3", "--games", "40", "--engines", "2",
+                  "--json", env={"REDIS_URL": redis_url, "SOUK_VIEWS_REDIS_URL": "", "SOUK_PARTITIONS": "4"})
+    assert result["commands"] > 0 and result["partitions"] == 4, result
+    assert "--engines 2" in result["command"]
+    assert {"engine-bench-engine-0", "engine-bench-engine-1"} <= set(result["engine_holders"]), result["engine_holders"]
+    cpu = result["cpu_us_per_command"]
+    assert cpu["engine_0"] > 0 and cpu["engine_1"] > 0 and cpu["engine"] >= cpu["engine_0"] + cpu["engine_1"] - 1
+    assert result["engine_conflicts"] < result["commands"] / 10, result

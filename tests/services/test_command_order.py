@@ -1,8 +1,10 @@
 """A seat's commands are applied in the order ``souk:commands`` received them, or not at all (issue #18 item 4).
 
-A command whose engine died holding it (answered 504 ``engine_timeout``, never resent) is reclaimed much later;
-meanwhile the same seat's next command was applied. The late one is refused as ``superseded`` instead of being
-applied after it (it was: v20 after v16), for every client, with or without ``expected_version``.
+A command whose engine died holding it (answered 504 ``engine_timeout``, never resent) was reclaimed much later;
+meanwhile the same seat's next command was applied, and the late one after it (v20 after v16). Now the partition's
+next owner takes a dead consumer's pending entries at once and decides them first (services/store/leases.py); a
+command that still comes late (a stale owner's, paused past its lease) is refused as ``superseded`` instead of
+being applied after the seat's newer one, for every client, with or without ``expected_version``.
 """
 
 from __future__ import annotations
@@ -47,8 +49,10 @@ async def queued(redis: aioredis.Redis, env) -> bytes:
     return await redis.xadd(keys.commands(0), {"c": encoder.encode(env)})
 
 
-async def test_a_command_whose_engine_died_is_refused_once_the_seats_next_command_was_applied(redis, redis_url,
-                                                                                             engine):
+async def test_a_command_whose_engine_died_is_decided_by_the_partitions_next_owner_before_any_newer_one(
+        redis, redis_url, engine):
+    """The engine that takes the partition over moves the dead consumer's pending entry to itself at once and
+    decides it first (services/store/leases.py): the seat's next command comes after it, never before."""
     turn = await started(engine)  # tally at version 5, ``turn`` to play
     await ensure_group(redis, keys.commands(0), keys.ENGINE_GROUP)
     lost = cmd("g1", Add(1), seat=turn, token=th(turn), cid="lost")  # its sender was answered 504
@@ -56,23 +60,19 @@ async def test_a_command_whose_engine_died_is_refused_once_the_seats_next_comman
     # An engine reads it and dies before deciding it: the entry stays pending under that consumer.
     [[_, entries]] = await redis.xreadgroup(keys.ENGINE_GROUP, "engine-that-died", {keys.commands(0): ">"})
     assert len(entries) == 1
+    following = cmd("g1", Add(2), seat=turn, token=th(turn), cid="next")  # queued after it
+    await queued(redis, following)
 
-    workers = Workers(Settings(redis_url=redis_url, views_redis_url=redis_url, reclaim_idle_ms=1_000),
-                      roles=(ENGINE,))
+    workers = Workers(Settings(redis_url=redis_url, views_redis_url=redis_url), roles=(ENGINE,))
     await workers.start()
     try:
-        following = cmd("g1", Add(2), seat=turn, token=th(turn), cid="next")  # the seat moved on, without it
-        await queued(redis, following)
-        assert (await outcome(redis, following)).version == 6
-        other = cmd("g1", Add(1), seat=1 - turn, token=th(1 - turn), cid="other")
-        await queued(redis, other)
-        assert (await outcome(redis, other)).version == 7  # ``turn`` could play again: the lost one fits now
-
-        late = await outcome(redis, lost)  # reclaimed from the dead consumer after a second
+        first = await outcome(redis, lost)
+        then = await outcome(redis, following)
     finally:
         await workers.stop()
-    assert (late.status, late.code) == ("rejected", "superseded"), late
-    assert await RedisEventStore(redis).version("g1") == 7
+    assert (first.status, first.version) == ("accepted", 6), first
+    assert (then.status, then.code) == ("rejected", "not_your_turn"), then  # ``turn`` played: the other's turn
+    assert await RedisEventStore(redis).version("g1") == 6
 
 
 async def test_the_engine_refuses_a_seats_command_received_before_one_it_applied(engine, redis):
@@ -173,16 +173,17 @@ def test_the_gateway_answers_superseded_409_and_its_api_document_says_so(redis_u
     assert "superseded" in answers["409"]["description"]
 
 
-async def test_over_http_a_command_answered_504_is_never_played_after_the_seats_next_one(redis, redis_url, views_url):
+async def test_over_http_a_command_answered_504_is_played_before_the_seats_next_one_by_the_next_owner(redis, redis_url, views_url):
     """The issue's case end to end: the engine is away, the gateway answers 504 and the client never resends; an
-    engine had read the command and died. The seat's next command is played; the first one, reclaimed, is refused
-    (409 ``superseded`` for anyone who asks with its id), and the game's version did not move for it."""
+    engine had read the command and died. The engine that owns the partition next decides it before anything
+    newer (it takes the dead consumer's pending entries at once): the seat's next command, sent after, comes
+    after it, and whoever asks with its id gets its answer."""
     from litestar.testing import TestClient
 
     from services.gateway.app import create_app
     from services.cli.workers import PROJECTOR
 
-    settings = Settings(redis_url=redis_url, views_redis_url=views_url, reply_timeout=2.0, reclaim_idle_ms=1_000,
+    settings = Settings(redis_url=redis_url, views_redis_url=views_url, reply_timeout=2.0,
                         rate_per_client=0, rate_per_token=0, open_games_per_client=0)
     projector = Workers(settings, roles=(PROJECTOR,))
     engine = Workers(settings, roles=(ENGINE,))
@@ -217,12 +218,13 @@ async def test_over_http_a_command_answered_504_is_never_played_after_the_seats_
 
             engine = Workers(settings, roles=(ENGINE,))
             await engine.start()
-            assert (await send(turn, "next", 2)).json()["version"] == 6  # the seat moved on
-            assert (await send(1 - turn, "other", 1)).json()["version"] == 7  # ``turn`` could play the lost one now
-            late = await outcome(redis, cmd(game_id, Add(1), seat=turn, cid="lost"))  # reclaimed after 1 s
-            assert (late.status, late.code) == ("rejected", "superseded"), late
+            late = await outcome(redis, cmd(game_id, Add(1), seat=turn, cid="lost"))  # taken over at once
+            assert (late.status, late.version) == ("accepted", 6), late
+            following = await send(turn, "next", 2)  # the seat's next command comes after it
+            assert (following.status_code, following.json()["code"]) == (422, "not_your_turn"), following.text
+            assert (await send(1 - turn, "other", 1)).json()["version"] == 7
             asked = await send(turn, "lost", 1)  # its sender asks at last: the recorded answer
-            assert (asked.status_code, asked.json()["code"]) == (409, "superseded")
+            assert (asked.status_code, asked.json()["version"]) == (200, 6), asked.text
             assert (await http("GET", f"/games/{game_id}/view")).json()["version"] == 7
     finally:
         await engine.stop()

@@ -109,6 +109,42 @@ async def test_a_stale_engine_reloads_and_decides_again(redis):
     assert all(later.prev_hash == earlier.hash for earlier, later in zip(events, events[1:]))
 
 
+async def test_a_conflicting_append_is_counted_in_the_engine_metrics(redis):
+    """``souk_engine_conflicts_total``: each command decided again after its append found the game moved on (the
+    cost of a stale cache, which several engines sharing a game's commands pay)."""
+    from prometheus_client import REGISTRY
+
+    def conflicts() -> float:
+        return REGISTRY.get_sample_value("souk_engine_conflicts_total") or 0.0
+
+    store = RedisEventStore(redis)
+    one, two = Engine(redis, store), Engine(redis, store)
+    turn = await started(one)
+    await two.load("g1")
+    before = conflicts()
+    await one.handle([cmd("g1", Add(1), seat=turn, token=th(turn))])
+    assert conflicts() == before  # one's cache was current
+    await two.handle([cmd("g1", Add(1), seat=1 - turn, token=th(1 - turn))])
+    assert conflicts() == before + 1
+
+
+async def test_an_engine_taking_a_partition_forgets_its_cached_games_there_and_decides_without_a_conflict(redis):
+    """A partition handed back to an engine (``services.store.leases``): its games were moved on by another owner
+    meanwhile; loaded fresh, not decided on the old cache (an append conflict, a reload, a decision made again)."""
+    from prometheus_client import REGISTRY
+
+    store = RedisEventStore(redis)
+    one, two = Engine(redis, store), Engine(redis, store)
+    turn = await started(one)
+    await two.load("g1")
+    await one.handle([cmd("g1", Add(1), seat=turn, token=th(turn))])  # the other owner moves the game on
+    two.forget(keys.partition("g1"))
+    before = REGISTRY.get_sample_value("souk_engine_conflicts_total") or 0.0
+    [reply] = await two.handle([cmd("g1", Add(1), seat=1 - turn, token=th(1 - turn))])
+    assert reply.status == "accepted" and reply.version == 7
+    assert (REGISTRY.get_sample_value("souk_engine_conflicts_total") or 0.0) == before
+
+
 async def test_a_batch_plays_several_commands_of_one_game_in_order(engine):
     turn = await started(engine)
     seats = [turn, 1 - turn, turn]

@@ -17,6 +17,7 @@ from services.clock import ClockWorker, Takeover
 from services.engine.service import Engine
 from services.store import keys
 from services.store.events import RedisEventStore
+from services.store.leases import Leases
 from services.store.resp import Resp
 from services.store.streams import ensure_group, trim_read
 from services.webhooks import outbox, registry
@@ -31,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EVENT_STORE = {"services/store/events.py:_APPEND", "services/clock/worker.py:_SEND",
                "services/clock/worker.py:_RESCHEDULE", "services/webhooks/outbox.py:_ENQUEUE",
                "services/webhooks/outbox.py:_CLAIM", "services/webhooks/outbox.py:_RETRY",
-               "services/webhooks/registry.py:_REGISTER_LATER", "services/store/streams.py:_TRIM_READ"}
+               "services/webhooks/registry.py:_REGISTER_LATER", "services/store/streams.py:_TRIM_READ",
+               "services/store/leases.py:_RENEW", "services/store/leases.py:_RELEASE"}
 # The read store's and the gateway's: checked by tests/services/test_read_store_slots.py.
 from tests.services.read_store_calls import READ_STORE, script_name  # noqa: E402
 
@@ -117,6 +119,10 @@ async def test_each_event_store_scripts_keys_hash_to_one_slot_in_every_call(redi
     await outbox.retry(redis, claimed, time.time() + 60)
     for p in keys.PARTITIONS:
         await trim_read(redis, keys.events(p))
+    leases = Leases(redis, keys.ENGINE_GROUP, "engine-c")  # the engine's leases: taken, renewed, released
+    await leases.tick()
+    await leases.tick()
+    await leases.stop()
     await store.aclose()
 
     seen = set()

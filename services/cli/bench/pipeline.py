@@ -21,7 +21,7 @@ def _options(f):
         ("--games", dict(type=int, default=300, help="concurrent games (pipeline)")),
         ("--rate", dict(type=float, default=0.0, help="offered commands/s (0: as fast as it goes)")),
         ("--senders", dict(type=int, default=256, help="concurrent sender tasks (pipeline)")),
-        ("--engines", dict(type=int, default=1, help="engine processes sharing the commands' consumer group "
+        ("--engines", dict(type=int, default=1, help="engine processes sharing the partitions, each owning some "
                                                     "(pipeline)")),
         ("--projectors", dict(type=int, default=1, help="projector processes, one partition each (pipeline)")),
         ("--fsync", dict(default="always", type=click.Choice(["always", "everysec"]),
