@@ -151,14 +151,20 @@ async def test_a_game_that_ends_leaves_no_snapshot(redis):
         if table.status != tbl.PLAYING:
             break
         assert n < 5_000, "the game does not end"
-        if table.request is not None:
-            seat, body = table.request.seat, DeclineUndo()
-        else:
-            seat = rng.choice(SAMARKAND.flow(table.state).awaiting)
-            body = rng.choice(SAMARKAND.legal_commands(table.state, seat))
-        [reply] = await engine.handle([cmd("g1", body, seat=seat, token=th(seat), cid=f"end{n}")])
-        assert reply.status == "accepted", reply
+        await a_random_move(engine, table, rng, f"end{n}")
     assert not await redis.exists(keys.engine_snapshot("g1"))
+
+
+async def a_random_move(engine: Engine, table: tbl.Table, rng: random.Random, command_id: str):
+    """An awaited seat's random legal command (an undo asked: declined), accepted; returns its reply."""
+    if table.request is not None:
+        seat, body = table.request.seat, DeclineUndo()
+    else:
+        seat = rng.choice(SAMARKAND.flow(table.state).awaiting)
+        body = rng.choice(SAMARKAND.legal_commands(table.state, seat))
+    [reply] = await engine.handle([cmd("g1", body, seat=seat, token=th(seat), cid=command_id)])
+    assert reply.status == "accepted", reply
+    return reply
 
 
 async def test_a_batch_that_crosses_no_snapshot_makes_no_pipeline_and_one_that_crosses_writes_it(redis, monkeypatch):
@@ -170,13 +176,7 @@ async def test_a_batch_that_crosses_no_snapshot_makes_no_pipeline_and_one_that_c
     for n in itertools.count():
         table = (await engine.load("g1")).table
         assert n < 200, "no snapshot crossed"
-        if table.request is not None:
-            seat, body = table.request.seat, DeclineUndo()
-        else:
-            seat = rng.choice(SAMARKAND.flow(table.state).awaiting)
-            body = rng.choice(SAMARKAND.legal_commands(table.state, seat))
-        [reply] = await engine.handle([cmd("g1", body, seat=seat, token=th(seat), cid=f"b{n}")])
-        assert reply.status == "accepted", reply
+        reply = await a_random_move(engine, table, rng, f"b{n}")
         if reply.version // EVERY > table.version // EVERY:  # this batch crossed a snapshot: written
             assert len(made) == 1
             raw = await redis.get(keys.engine_snapshot("g1"))
