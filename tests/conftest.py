@@ -29,6 +29,7 @@ SLOW_FIRST = (
     "tests/fuzz/test_leak_scan.py",
     "tests/bots/test_knowledge.py",
     "tests/reliability/test_chaos.py",
+    "tests/reliability/test_chaos_on_cluster.py",
     "tests/browser/test_yspahan.py",
     "tests/browser/test_istanbul.py",
     "tests/e2e/test_readme.py",

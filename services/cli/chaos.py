@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from services.reliability.chaos import FAULTS, Config, run_chaos, summary
+from services.reliability.chaos import CLUSTER_FAULTS, FAULTS, ChaosConfigError, Config, run_chaos, summary
 
 
 @click.command("chaos", context_settings={"show_default": True})
@@ -17,7 +17,12 @@ from services.reliability.chaos import FAULTS, Config, run_chaos, summary
 @click.option("--games", type=int, default=24, help="games in play at once")
 @click.option("--engines", type=click.Choice(["1", "2"]), default="1", help="engines at the start")
 @click.option("--seed", type=int, default=None, show_default="a new one, printed", help="the run's random seed")
-@click.option("--faults", default=",".join(FAULTS), help="comma-separated, among these; '' for none")
+@click.option("--faults", default=None, show_default="every fault of the store's kind",
+              help=f"comma-separated, among {','.join(FAULTS)} (with --cluster: {','.join(CLUSTER_FAULTS)}); "
+                   "'' for none")
+@click.option("--cluster", "redis_cluster", is_flag=True,
+              help="the event store on a local Redis Cluster (3 primaries, a replica each) and a cluster's faults")
+@click.option("--partitions", type=int, default=6, help="the event store's partitions, with --cluster (at least 3)")
 @click.option("--gap", type=float, nargs=2, default=(4.0, 12.0), metavar="MIN MAX",
               help="seconds between a fault's recovery and the next fault")
 @click.option("--data-dir", default=None, show_default="a temporary directory, kept if the run fails",
@@ -33,13 +38,14 @@ def _main(args: argparse.Namespace) -> None:
     from services.runtime.loop import run
 
     seconds = args.seconds if args.seconds is not None else args.minutes * 60
-    faults = tuple(f for f in args.faults.split(",") if f)
-    unknown = [f for f in faults if f not in FAULTS]
-    if unknown or seconds <= 0 or args.games < 1:
-        sys.exit(f"souk chaos: unknown faults {unknown}" if unknown else "souk chaos: time and games must be positive")
+    faults = None if args.faults is None else tuple(f for f in args.faults.split(",") if f)
     command = "souk chaos " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "souk chaos"
-    config = Config(seconds=seconds, games=args.games, engines=args.engines, seed=args.seed, faults=faults,
-                    fault_gap=tuple(args.gap), data_dir=args.data_dir, keep=args.keep, progress=True, command=command)
+    try:
+        config = Config(seconds=seconds, games=args.games, engines=args.engines, seed=args.seed, faults=faults,
+                        fault_gap=tuple(args.gap), data_dir=args.data_dir, keep=args.keep, progress=True,
+                        command=command, redis_cluster=args.redis_cluster, partitions=args.partitions)
+    except ChaosConfigError as exc:
+        sys.exit(f"souk chaos: {exc}")
     figures = run(run_chaos(config))
     if args.json:
         click.echo(json.dumps(figures))

@@ -211,6 +211,8 @@ BENCH = {
              "Souk against boardgame.io 0.50.2 (npm): same game shape and matches, interleaved"),
     "realtime": ("services.cli.bench.realtime:command",
                  "Samarkand in real time: a value's due instant to its event, the event to the seats' pushes"),
+    "migrate": ("services.cli.bench.migrate:command",
+                "`souk store migrate --to` timed: a store of finished games into another Redis and onto a cluster"),
 }
 
 
@@ -548,15 +550,27 @@ def store() -> None:
 
 @store.command()
 @store_options
+@click.option("--to", "target", default=None, metavar="URL",
+              help="copy the event store into this empty Redis (or redis+cluster://...) with SOUK_PARTITIONS "
+                   "partitions, instead of renaming an old store's keys in place")
+@setting("--partitions", field="partitions", metavar="P", help="the partitions of the copy (--to)")
 @click.pass_context
-def migrate(ctx: click.Context, **options: Any) -> None:
-    """Rename an event store's keys of the layout of before partitions to the partitions' (one partition; the
-    services must be stopped). A store that has its partitions is left as it is."""
+def migrate(ctx: click.Context, target: str | None, **options: Any) -> None:
+    """Move an event store to another layout; Souk's services must be stopped. Without --to: rename the keys of a
+    store of the layout of before partitions to the partitions' (one partition; a store that has its partitions
+    is left as it is). With --to URL: copy the store into that empty Redis or Redis Cluster with --partitions
+    partitions, verify it, and record its role last (the source is only read; stopped half way, run it again)."""
     from services.cli.stores import StoreError, migrate as migrate_store, resolve
     from services.embedded.folder import EmbeddedError
 
     try:
         settings = resolve(settings_of(ctx, **options))
+        if target is not None:
+            from services.cli.migration import migrate_to
+
+            copied = migrate_to(settings, target)
+            click.echo(copied or f"the event store was migrated already to {_shown(target)}: nothing to do")
+            return
         renamed = migrate_store(settings)
     except (StoreError, EmbeddedError) as exc:
         raise OperatorError(str(exc)) from None

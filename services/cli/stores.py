@@ -35,6 +35,9 @@ from services.store import clients, keys
 from services.store.refusals import refusal
 
 ROLE = "souk:store"  # hash: id, role, views + views_url (an event store's read store), events + events_url
+# hash in a store that `souk store migrate --to` is copying into: the source's id and URL, the partitions. Written
+# first, removed after the role hash (written last): a store holding it is half copied, and refused.
+MIGRATION = "souk:migration"
 
 
 class StoreError(RuntimeError):
@@ -84,6 +87,19 @@ def _identity(client: redis.Redis, role: str, what: str, url: str, partitions: i
         raise StoreError(f"cannot use the {what} at {shown(url)}: {_reason(exc)}", _transient(exc)) from None
 
 
+def _not_half_migrated(client: redis.Redis, url: str) -> None:
+    """Refuses (``migration_unfinished``), before anything is recorded in it, a store that a migration is copying
+    into or stopped copying into half way (``MIGRATION``)."""
+    try:
+        source = client.hget(MIGRATION, "source_url")
+    except redis.RedisError as exc:
+        raise StoreError(f"cannot use the event store at {shown(url)}: {_reason(exc)}", _transient(exc)) from None
+    if source is not None:
+        raise StoreError(f"migration_unfinished: the event store at {shown(url)} is being migrated into from "
+                         f"{source}, or a migration stopped half way: run `souk store migrate --to` again",
+                         code="migration_unfinished")
+
+
 def _transient(exc: Exception) -> bool:
     """Redis did not answer (it may be starting) or refused for a while: a store's refusal as the gateway reads
     them (``services.store.refusals``: loading, out of memory, busy, not persisting, a replica...). A refused
@@ -104,6 +120,7 @@ def check(settings: Settings, views: bool = True, layout: bool = True) -> None:
     events_url, views_url = settings.redis_url, settings.views_url
     events = _client(events_url)
     try:
+        _not_half_migrated(events, events_url)
         e = _identity(events, "events", "event store (REDIS_URL)", events_url, settings.partitions)
         if e["role"] != "events":
             raise StoreError(f"REDIS_URL ({shown(events_url)}) is a read store"
@@ -139,6 +156,11 @@ def check(settings: Settings, views: bool = True, layout: bool = True) -> None:
             if v["role"] != "views":
                 raise StoreError(f"SOUK_VIEWS_REDIS_URL ({shown(views_url)}) is an event store, not a read store: "
                                  "read models must not be written into an event store")
+            if v.get("events") and v["events"] == e.get("migrated_from"):
+                raise StoreError(f"read_store_of_source: SOUK_VIEWS_REDIS_URL ({shown(views_url)}) holds the read "
+                                 f"models of the event store this one was migrated from ({shown(v['events_url'])}), "
+                                 "under that store's partitions: give it an empty read store (the projector "
+                                 "rebuilds it)", code="read_store_of_source")
             if v.get("events") != e["id"]:
                 read.hset(ROLE, mapping={"events": e["id"], "events_url": events_url})
             if e.get("views") != v["id"]:

@@ -12,7 +12,7 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from contracts.api import MAX_BODY_BYTES, ApiErrorBody
 from contracts.envelope import Reply
-from services.store.refusals import Refusal, refusal
+from services.store.refusals import refusal
 
 log = structlog.get_logger("souk.gateway")
 
@@ -83,29 +83,30 @@ def _integer_routes(paths: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
                  for path in paths if ":int}" in path)
 
 
-def store_unavailable(found: Refusal) -> ApiError:
-    """A store's refusal (``services.store.refusals``: loading, out of memory, read-only, busy, away): 503
-    ``store_unavailable`` with ``Retry-After``, the condition in the message."""
+def store_unavailable(exc: BaseException) -> ApiError | None:
+    """A store's refusal (``services.store.refusals``: loading, out of memory, read-only, busy, away), logged: 503
+    ``store_unavailable`` with ``Retry-After``, the condition in the message (not our fault, and the client may
+    retry). None for an exception that is no refusal. The one place a refusal becomes an answer, on every path."""
+    found = refusal(exc)
+    if found is None:
+        return None
+    log.warning("store_unavailable", condition=found.condition, error=str(exc))
     return ApiError(503, "store_unavailable", found.message, {"Retry-After": str(found.retry_after_s)})
 
 
 def answer_of(exc: BaseException) -> ApiError | None:
     """The answer an error gets where no exception handler runs (a WebSocket's): an ApiError as it is, a store's
     refusal as ``store_unavailable``; None for anything else (a bug)."""
-    if isinstance(exc, ApiError):
-        return exc
-    found = refusal(exc)
-    return store_unavailable(found) if found is not None else None
+    return exc if isinstance(exc, ApiError) else store_unavailable(exc)
 
 
 def crash_answer(exc: BaseException) -> ApiError:
-    """The answer to an exception that is no ApiError, logged: a store's refusal (not our fault, and the client
-    may retry) as ``store_unavailable``, anything else (a bug) as 500 ``internal_error``. The route's exception
-    handler, its fast path and a socket's command frames all answer this way."""
-    found = refusal(exc)
-    if found is not None:
-        log.warning("store_unavailable", condition=found.condition, error=str(exc))
-        return store_unavailable(found)
+    """The answer to an exception that is no ApiError, logged: a store's refusal as ``store_unavailable``, anything
+    else (a bug) as 500 ``internal_error``. The route's exception handler, its fast path and a socket's command
+    frames all answer this way."""
+    answer = store_unavailable(exc)
+    if answer is not None:
+        return answer
     log.exception("gateway_error", error=str(exc))
     return ApiError(HTTP_500_INTERNAL_SERVER_ERROR, "internal_error", "the server failed; the request may be retried")
 

@@ -497,7 +497,25 @@ def _projected(projected: list[tuple[str, EventEnvelope]]) -> None:
         structlog.contextvars.clear_contextvars()
 
 
-_APPLY = """
+# The Lua function both scripts below begin with: one batch command, its keys looked up in KEYS by their places (DEL:
+# each of them; PUBLISH: none), so that a script touches no key it was not given.
+_RUN = """
+local function run(command)
+  local name = command[1]
+  if name == 'PUBLISH' then
+    redis.call('PUBLISH', command[2], command[3])
+  else
+    if name == 'DEL' then
+      for k = 2, #command do command[k] = KEYS[command[k]] end
+    else
+      command[2] = KEYS[command[2]]
+    end
+    redis.call(unpack(command))
+  end
+end
+"""
+
+_APPLY = _RUN + """
 -- KEYS: every key the batch touches (one partition's: one slot). ARGV[1]: MessagePack of [expected, commands]:
 -- expected is a flat list of position keys (their places in KEYS) and the positions they must hold; commands are
 -- lists (name, the places of its keys in KEYS (DEL: each of them; PUBLISH: none), arguments...). Nothing is written
@@ -513,45 +531,24 @@ end
 if #conflicts > 0 then return conflicts end
 for c = 1, #commands do
   local command = commands[c]
-  local name = command[1]
-  if name == 'PUSHVIEWS' then  -- [_, prefix, n]: each value of HSET command n on prefix .. its field, as
+  if command[1] == 'PUSHVIEWS' then  -- [_, prefix, n]: each value of HSET command n on prefix .. its field, as
     local stored = commands[tonumber(command[3])]  -- it is (a new Lua string of the views would cost their hashing)
     for f = 3, #stored, 2 do redis.call('PUBLISH', command[2] .. stored[f], stored[f + 1]) end
-  elseif name == 'PUBLISH' then
-    redis.call('PUBLISH', command[2], command[3])
   else
-    if name == 'DEL' then
-      for k = 2, #command do command[k] = KEYS[command[k]] end
-    else
-      command[2] = KEYS[command[2]]
-    end
-    redis.call(unpack(command))
+    run(command)
   end
 end
 return conflicts
 """
 _APPLY_SHA = hashlib.sha1(_APPLY.encode()).hexdigest()
 
-_REPLACE = """
+_REPLACE = _RUN + """
 -- KEYS: every key the commands touch (one game's and its partition's lobby: one slot). ARGV[1]: MessagePack of
 -- [the position key's place in KEYS, version, commands] (commands as _APPLY's): the commands run (atomically) only
 -- if the game's position is at most the version they write. Returns 1 if they ran.
 local batch = cmsgpack.unpack(ARGV[1])
 if tonumber(redis.call('GET', KEYS[batch[1]]) or '0') > batch[2] then return 0 end
-for c = 1, #batch[3] do
-  local command = batch[3][c]
-  local name = command[1]
-  if name == 'PUBLISH' then
-    redis.call('PUBLISH', command[2], command[3])
-  else
-    if name == 'DEL' then
-      for k = 2, #command do command[k] = KEYS[command[k]] end
-    else
-      command[2] = KEYS[command[2]]
-    end
-    redis.call(unpack(command))
-  end
-end
+for c = 1, #batch[3] do run(batch[3][c]) end
 return 1
 """
 _REPLACE_SHA = hashlib.sha1(_REPLACE.encode()).hexdigest()

@@ -10,6 +10,13 @@ refusal is a 503 ``store_unavailable``. Recovery is the time from the
 fault to the first command sent after it that is accepted and then seen in its seat's view. When the time is up,
 the load stops, every command still unanswered is resent until answered, and ``...checks`` runs.
 
+With ``redis_cluster`` (``souk chaos --cluster``) the event store is a local Redis Cluster (three primaries with a
+replica each, AOF fsynced on every write) holding ``partitions`` partitions, and the event store's faults are a
+cluster's: a primary killed -9 (its replica takes over; the killed node, restarted, comes back as a replica), a
+replica killed -9 and restarted, a primary out of memory for a few seconds; the processes' faults and the read
+store's flush stay. The checks are the same, and the cluster must be whole again at the end (every node up, every
+primary with its replica).
+
 ``run_chaos(Config(...))`` returns the figures (a dict); ``souk chaos`` prints them (``--json``: one object).
 """
 
@@ -29,10 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.reliability.cluster import ENGINE, GATEWAY, PROJECTOR, Cluster
+from services.reliability.cluster import ENGINE, GATEWAY, PROJECTOR, Cluster, OnRedisCluster
+from services.store import keys
 
 FAULTS = ("engine_kill", "projector_kill", "gateway_kill", "event_store_kill", "event_store_loading",
           "event_store_oom", "read_store_flush", "engine_pair")
+# With the event store on a Redis Cluster (``Config.redis_cluster``): its node's faults instead of one Redis's.
+CLUSTER_FAULTS = ("engine_kill", "projector_kill", "gateway_kill", "primary_kill", "replica_kill", "primary_oom",
+                  "read_store_flush", "engine_pair")
 # Problems that fail a run (every kind checks counts; see services/reliability/checks.py).
 MUST_BE_ZERO = ("lost", "duplicated", "unanswered", "conflicting", "unknown", "chain", "redecision", "read_models",
                 "not_contiguous", "events_stream", "history_length", "outcome_not_recorded", "wrong_seat",
@@ -45,7 +56,7 @@ class Config:
     games: int = 24  # games in play at once
     engines: int = 1  # engines at the start (``engine_pair`` toggles a second one)
     seed: int | None = None
-    faults: tuple[str, ...] = FAULTS
+    faults: tuple[str, ...] | None = None  # None: every fault of the store's kind (FAULTS, or CLUSTER_FAULTS)
     fault_gap: tuple[float, float] = (4.0, 12.0)  # seconds between a recovery and the next fault
     warmup: float = 4.0
     race_every: float = 5.0
@@ -58,6 +69,31 @@ class Config:
     keep: bool = False
     progress: bool = False  # a line on stderr every 30 s
     command: str = ""  # how the run was asked for, for the figures
+    redis_cluster: bool = False  # the event store on a local Redis Cluster (OnRedisCluster)
+    partitions: int = 6  # the event store's, on a cluster (at least its 3 primaries)
+
+    def __post_init__(self) -> None:
+        kinds = CLUSTER_FAULTS if self.redis_cluster else FAULTS
+        if self.faults is None:
+            self.faults = kinds
+        unknown = [f for f in self.faults if f not in kinds]
+        if unknown:
+            raise ChaosConfigError("bad_faults", f"faults {', '.join(unknown)} are not among "
+                                   f"{'the cluster' if self.redis_cluster else 'one Redis'}'s: {', '.join(kinds)}")
+        if self.redis_cluster and self.partitions < 3:
+            raise ChaosConfigError("bad_partitions", f"partitions {self.partitions}: on a cluster at least its 3 "
+                                   "primaries, so that every primary holds some")
+        if self.seconds <= 0 or self.games < 1:
+            raise ChaosConfigError("bad_length", "the time and the games must be positive")
+
+
+class ChaosConfigError(ValueError):
+    """A chaos run asked for with options it cannot run: ``code`` is stable (bad_faults, bad_partitions,
+    bad_length)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
 
 
 @dataclass
@@ -88,7 +124,12 @@ async def run_chaos(config: Config) -> dict[str, Any]:
     else:
         tmp = tempfile.mkdtemp(prefix="souk-chaos-")
         data_dir = Path(tmp)
-    cluster = Cluster(data_dir / "cluster", engines=config.engines, reclaim_idle_ms=config.reclaim_idle_ms)
+    options = {"engines": config.engines, "reclaim_idle_ms": config.reclaim_idle_ms}
+    cluster = (OnRedisCluster(data_dir / "cluster", config.partitions, **options) if config.redis_cluster
+               else Cluster(data_dir / "cluster", **options))
+    partitions_before = len(keys.PARTITIONS)
+    if config.redis_cluster:  # this process reads and checks the store's partitions
+        keys.use(config.partitions)
     run = Run(config)
     figures: dict[str, Any] = {"command": config.command, "seed": seed}
     ok = False
@@ -124,11 +165,15 @@ async def run_chaos(config: Config) -> dict[str, Any]:
         if reporter:
             reporter.cancel()
         t_check = time.monotonic()
-        found = await check(cluster.events.url, cluster.views.url, driver.client, driver.ledger, data_dir / "scratch")
+        if config.redis_cluster:
+            figures["redis_cluster"] = {"failovers": cluster.failovers,
+                                        "not_whole_at_the_end": await cluster.health()}
+        found = await check(cluster.events_url, cluster.views.url, driver.client, driver.ledger, data_dir / "scratch")
         figures["check_s"] = round(time.monotonic() - t_check, 1)
         figures.update(_figures(run, driver, cluster, found))
         figures["games_stalled"] = stalled
-        figures["ok"] = figures["ok"] and not stalled
+        figures["ok"] = (figures["ok"] and not stalled
+                         and not figures.get("redis_cluster", {}).get("not_whole_at_the_end"))
         ok = figures["ok"]
         return figures
     finally:
@@ -137,6 +182,7 @@ async def run_chaos(config: Config) -> dict[str, Any]:
         if driver is not None:
             await driver.aclose()
         await cluster.stop()
+        keys.use(partitions_before)
         if tmp and ok and not config.keep:
             shutil.rmtree(tmp, ignore_errors=True)
         elif tmp:
@@ -174,24 +220,21 @@ async def _faults(cluster: Cluster, driver, run: Run, rng: random.Random, starte
         await asyncio.sleep(gap)
 
 
+# Each fault kind: the role whose process is killed and restarted, or the Cluster's method that strikes it
+_KILLED = {"engine_kill": ENGINE, "projector_kill": PROJECTOR, "gateway_kill": GATEWAY}
+_STRIKES = {"event_store_kill": "kill_event_store", "event_store_loading": "event_store_loading",
+            "event_store_oom": "event_store_out_of_memory", "primary_kill": "kill_primary",
+            "replica_kill": "kill_replica", "primary_oom": "primary_out_of_memory", "engine_pair": "toggle_second_engine"}
+
+
 async def _inject(cluster: Cluster, kind: str, rng: random.Random) -> str:
-    if kind == "engine_kill":
-        return await cluster.kill_and_restart(ENGINE, rng)
-    if kind == "projector_kill":
-        return await cluster.kill_and_restart(PROJECTOR, rng)
-    if kind == "gateway_kill":
-        return await cluster.kill_and_restart(GATEWAY, rng)
-    if kind == "event_store_kill":
-        return await cluster.kill_event_store(rng)
-    if kind == "event_store_loading":
-        return await cluster.event_store_loading(rng)
-    if kind == "event_store_oom":
-        return await cluster.event_store_out_of_memory(rng)
+    if kind in _KILLED:
+        return await cluster.kill_and_restart(_KILLED[kind], rng)
     if kind == "read_store_flush":
         return await cluster.flush_read_store()
-    if kind == "engine_pair":
-        return await cluster.toggle_second_engine(rng)
-    raise ValueError(f"unknown fault {kind!r}; faults: {', '.join(FAULTS)}")
+    if kind in _STRIKES:
+        return await getattr(cluster, _STRIKES[kind])(rng)
+    raise ValueError(f"unknown fault {kind!r}; faults: {', '.join(FAULTS)} (a cluster's: {', '.join(CLUSTER_FAULTS)})")
 
 
 async def _recovery(driver, at: float, timeout: float) -> float | None:
@@ -304,13 +347,13 @@ def _spread(values: list[float]) -> dict[str, float | int]:
 
 # --- what `souk chaos` prints (services/cli/chaos.py) -----------------------------------------------------
 
-SUMMARY = ("seconds", "games", "games_created", "games_by_title", "games_finished", "commands_sent", "requests",
+SUMMARY = ("startup_s", "seconds", "fault_tail_s", "drain_s", "check_s", "games", "games_created", "games_by_title", "games_finished", "commands_sent", "requests",
            "accepted", "accepted_per_s", "refused", "faults", "faults_by_kind", "lost", "duplicated", "unanswered",
            "conflicting", "unknown", "chain_problems", "redecision_mismatches", "read_model_mismatches",
            "recovery_max_s", "recovery_p50_s", "recovery_by_kind", "not_recovered", "latency_s",
            "races", "race_accepted", "games_abandoned", "games_stalled", "creates_applied_unanswered",
            "joins_applied_unanswered", "transport_errors", "retried_answers", "wrong_answers", "answers_by_status",
-           "http_500", "crashes", "problems", "ok")
+           "http_500", "crashes", "redis_cluster", "problems", "ok")
 
 
 def summary(figures: dict[str, Any]) -> str:

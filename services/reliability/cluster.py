@@ -2,7 +2,9 @@
 every write, the read store in memory), ``souk engine`` (one or two), ``souk projector`` and ``souk gateway``, each
 a child process, and the faults done to them: kill -9 and restart, the event store's Redis killed and restarted
 on its port and data directory, restarted and loading its data for a while (LOADING), or out of memory (OOM) for a
-few seconds, the read store flushed.
+few seconds, the read store flushed. ``OnRedisCluster``: the same with the event store on a local Redis Cluster, and
+the faults a cluster has (a primary killed and failed over, then back as a replica; a replica killed; a primary out
+of memory).
 
 Child processes are started from the thread that runs the event loop, and each Redis from one long-lived thread
 of its own: ``die_with_parent`` ties a child's life to the *thread* that started it, so none is started from a
@@ -24,7 +26,9 @@ from pathlib import Path
 
 import redis.asyncio as aioredis
 
+from services.embedded.cluster import LocalCluster, Node
 from services.embedded.redis import RedisServer, die_with_parent, free_port
+from services.store import keys as store_keys
 
 ENGINE, PROJECTOR, GATEWAY = "engine", "projector", "gateway"
 
@@ -98,7 +102,7 @@ class Cluster:
                  log_level: str = "warning") -> None:
         self.data_dir = Path(data_dir)
         self.logs = self.data_dir / "logs"
-        self.events = RedisServer(self.data_dir / "events", appendonly=True, fsync="always")
+        self.events = self._event_store()
         self.views = RedisServer(self.data_dir / "views", appendonly=False)
         self.port = free_port()
         self.engines_wanted = engines
@@ -119,16 +123,33 @@ class Cluster:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def _event_store(self) -> RedisServer:
+        return RedisServer(self.data_dir / "events", appendonly=True, fsync="always")
+
+    @property
+    def events_url(self) -> str:
+        return self.events.url
+
+    def redis_servers(self) -> list[RedisServer]:
+        """Every redis-server of the run, which the supervisor restarts if one ends by itself."""
+        return [self.events, self.views]
+
+    async def _start_event_store(self) -> None:
+        await self._in_redis_thread(self.events.start)
+
+    async def _stop_event_store(self) -> None:
+        await self._in_redis_thread(self.events.stop)
+
     def env(self) -> dict[str, str]:
         # Every simulated client comes from 127.0.0.1: limits per client address would throttle the whole load
         # as one client (they are off unless the environment sets them); the limit per seat token stays.
         limits = {"SOUK_RATE_PER_CLIENT": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0", "SOUK_CONNECTIONS_PER_CLIENT": "0"}
-        return {**limits, **os.environ, "REDIS_URL": self.events.url, "SOUK_VIEWS_REDIS_URL": self.views.url,
+        return {**limits, **os.environ, "REDIS_URL": self.events_url, "SOUK_VIEWS_REDIS_URL": self.views.url,
                 "SOUK_RECLAIM_IDLE_MS": str(self.reclaim_idle_ms), "SOUK_LOG_LEVEL": self.log_level,
                 "SOUK_LOG_FORMAT": "json", "PYTHONUNBUFFERED": "1"}
 
-    async def _in_redis_thread(self, fn) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._redis_thread, fn)
+    async def _in_redis_thread(self, fn):
+        return await asyncio.get_running_loop().run_in_executor(self._redis_thread, fn)
 
     def spawn(self, role: str) -> Proc:
         self._spawned += 1
@@ -141,7 +162,7 @@ class Cluster:
 
     async def start(self, timeout: float = 60.0) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
-        await self._in_redis_thread(self.events.start)
+        await self._start_event_store()
         await self._in_redis_thread(self.views.start)
         for _ in range(self.engines_wanted):
             self.spawn(ENGINE)
@@ -232,7 +253,12 @@ class Cluster:
     async def event_store_out_of_memory(self, rng: random.Random) -> str:
         """The event store's Redis at its ``maxmemory`` under ``noeviction`` for 2 to 4 s (every write refused:
         OOM), then as it was."""
-        client = aioredis.Redis.from_url(self.events.url)
+        held = await self._out_of_memory(aioredis.Redis.from_url(self.events.url), rng)
+        return f"event store out of memory (maxmemory 1 byte, noeviction) for {held:.1f} s"
+
+    async def _out_of_memory(self, client: aioredis.Redis, rng: random.Random) -> float:
+        """``client``'s Redis at ``maxmemory`` 1 byte under ``noeviction`` for 2 to 4 s, then as it was; returns how
+        long it held (``client`` is closed)."""
         try:
             before = await client.config_get("maxmemory*")
             await client.config_set("maxmemory-policy", "noeviction")
@@ -246,7 +272,7 @@ class Cluster:
                 await client.config_set("maxmemory-policy", before.get("maxmemory-policy", "noeviction"))
         finally:
             await client.aclose()
-        return f"event store out of memory (maxmemory 1 byte, noeviction) for {held:.1f} s"
+        return held
 
     async def flush_read_store(self) -> str:
         client = aioredis.Redis.from_url(self.views.url)
@@ -279,7 +305,7 @@ class Cluster:
                         self.crashes.append(Crash(role, code, proc.tail()))
                         proc.killed = True
                         self.spawn(role)
-            for server in (self.events, self.views):
+            for server in self.redis_servers():
                 if self.redis_fault.locked():
                     continue
                 if server.process is not None and server.process.poll() is not None:
@@ -292,12 +318,99 @@ class Cluster:
         for role in (GATEWAY, PROJECTOR, ENGINE):
             for proc in self.procs[role]:
                 proc.stop()
-        for server in (self.events, self.views):
-            await self._in_redis_thread(server.stop)
+        await self._stop_event_store()
+        await self._in_redis_thread(self.views.stop)
         self._redis_thread.shutdown(wait=True)
 
     def process_counts(self) -> dict[str, int]:
         return {role: len(procs) for role, procs in self.procs.items()}
+
+
+class OnRedisCluster(Cluster):
+    """The same processes with the event store on a local Redis Cluster (``LocalCluster``: three primaries and a
+    replica each, AOF fsynced on every write on each node) holding ``partitions`` partitions, and the faults of a
+    cluster besides the processes' (its read store stays one embedded Redis, so that flushing it is still a fault,
+    one that cannot touch the event store). The partitions are given to every process (``SOUK_PARTITIONS``: the
+    first to start creates the store with them), and must be at least the primaries so that each primary holds
+    some; the run's own process uses them too (``keys.use``, by ``run_chaos``)."""
+
+    def __init__(self, data_dir: Path, partitions: int, **options) -> None:
+        super().__init__(data_dir, **options)
+        self.partitions = partitions
+        self.failovers: list[dict[str, object]] = []  # each primary killed: who took over, how long it took
+
+    def _event_store(self) -> LocalCluster:
+        return LocalCluster(self.data_dir / "events", appendonly=True, fsync="always")
+
+    @property
+    def events_url(self) -> str:
+        """Every node, down ones too: a process (re)started while a node is down learns the cluster from another."""
+        return "redis+cluster://" + ",".join(n.address for n in self.events.nodes)
+
+    def redis_servers(self) -> list[RedisServer]:
+        return [*(n.server for n in self.events.nodes), self.views]
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "SOUK_PARTITIONS": str(self.partitions)}
+
+    async def _start_event_store(self) -> None:
+        await self._in_redis_thread(self.events.start)
+
+    async def _stop_event_store(self) -> None:
+        await self._in_redis_thread(self.events.stop)
+
+    def _primaries_holding_partitions(self) -> list[Node]:
+        """The primaries that serve a partition's slot: a fault on another would touch none of Souk's keys."""
+        serving = {self.events.primary_for(store_keys.games(p)).port for p in store_keys.PARTITIONS}
+        return [n for n in self.events.primaries() if n.port in serving]
+
+    # --- faults -------------------------------------------------------------------------------------------
+
+    async def kill_primary(self, rng: random.Random) -> str:
+        """kill -9 a primary holding partitions; one of its replicas takes over (``LocalCluster.fail_over`` waits
+        until every node agrees), and 0.5 to 2 s later the killed node starts again on its port and folder: it
+        comes back as a replica of the node that took over (``LocalCluster.restart`` waits until it is in sync)."""
+        async with self.redis_fault:
+            victim = rng.choice(await self._in_redis_thread(self._primaries_holding_partitions))
+            self.struck_at = time.monotonic()
+            promoted = await self._in_redis_thread(lambda: self.events.fail_over(victim))
+            took_over_s = round(time.monotonic() - self.struck_at, 2)
+            await asyncio.sleep(rng.uniform(0.5, 2.0))
+            back = time.monotonic()
+            await self._in_redis_thread(lambda: self.events.restart(victim))
+            replica_of = await self._in_redis_thread(lambda: [p.port for p in self.events.primaries()
+                                                              if victim in self.events.replicas_of(p)])
+        self.redis_restarts += 1
+        self.failovers.append({"killed": victim.port, "promoted": promoted.port, "took_over_s": took_over_s,
+                               "back_as_replica_of": replica_of[0] if replica_of else None})
+        return (f"primary {victim.address} killed -9, its replica {promoted.address} took over in {took_over_s} s; "
+                f"restarted, back as a replica of {replica_of} in {time.monotonic() - back:.1f} s")
+
+    async def kill_replica(self, rng: random.Random) -> str:
+        """kill -9 a replica of a primary holding partitions (its primary's answers then wait out the replica
+        wait, ``REPLICA_WAIT_MS``), restarted 0.2 to 1 s later: it syncs again with its primary."""
+        async with self.redis_fault:
+            replicas = await self._in_redis_thread(
+                lambda: [r for p in self._primaries_holding_partitions() for r in self.events.replicas_of(p)])
+            victim = rng.choice(replicas)
+            self.struck_at = time.monotonic()
+            await self._in_redis_thread(victim.kill)
+            await asyncio.sleep(rng.uniform(0.2, 1.0))
+            await self._in_redis_thread(lambda: self.events.restart(victim))
+        self.redis_restarts += 1
+        return (f"replica {victim.address} killed -9, restarted and in sync after "
+                f"{time.monotonic() - self.struck_at:.1f} s")
+
+    async def primary_out_of_memory(self, rng: random.Random) -> str:
+        """A primary holding partitions at its ``maxmemory`` under ``noeviction`` for 2 to 4 s (every write to its
+        slots refused: OOM; the other primaries go on), then as it was."""
+        victim = rng.choice(await self._in_redis_thread(self._primaries_holding_partitions))
+        held = await self._out_of_memory(aioredis.Redis(host="127.0.0.1", port=victim.port), rng)
+        return f"primary {victim.address} out of memory (maxmemory 1 byte, noeviction) for {held:.1f} s"
+
+    async def health(self) -> list[str]:
+        """Why the cluster is not whole (empty: every node up and agreeing, every primary with its replica)."""
+        return await self._in_redis_thread(lambda: self.events.problems(replicas=self.events.replicas_count))
 
 
 def _read_tail(path: Path, size: int = 3000) -> str:

@@ -156,6 +156,9 @@ class Driver:
         self.ledger = Ledger()
         self.games: dict[str, Game] = {}
         self.choices: list[tuple[str, int]] = []
+        # The titles not created yet: the first games take one each, so that a short run plays every title (a
+        # 20-s run of 8 games drew 21 games at random and no Istanbul among them)
+        self.titles_unplayed: list[str] = []
         # What the gateway takes (read from its OpenAPI document): request ids on creates and joins, so that one
         # whose answer was lost is resent and answered; the version a command was decided on.
         self.request_ids = False
@@ -191,6 +194,7 @@ class Driver:
             r = await self.call("GET", "/catalog")
             if isinstance(r, Response) and r.status_code == 200:
                 self.choices = [(g["name"], n) for g in r.json() for n in range(g["min_seats"], g["max_seats"] + 1)]
+                self.titles_unplayed = sorted({name for name, _ in self.choices})
                 break
             await asyncio.sleep(0.2)
         else:
@@ -240,6 +244,13 @@ class Driver:
     def _request_id(self, what: str) -> str | None:
         return f"{self.run_id}-{what}-{self.rng.randbytes(12).hex()}" if self.request_ids else None
 
+    def _choice(self) -> tuple[str, int]:
+        """A title and seat count at random; a title not created yet while there is one."""
+        if not self.titles_unplayed:
+            return self.rng.choice(self.choices)
+        name = self.titles_unplayed.pop(self.rng.randrange(len(self.titles_unplayed)))
+        return self.rng.choice([c for c in self.choices if c[0] == name])
+
     async def _new_game(self) -> Game | None:
         """Creates a game. A create whose answer was lost is resent under its request id when the gateway takes
         them; else it can only be tried again as a new game (the first may exist, unknown to its creator)."""
@@ -248,7 +259,7 @@ class Driver:
             if self.stopping:
                 return None
             if try_ is None or try_.request_id is None:
-                name, seats = self.rng.choice(self.choices)
+                name, seats = self._choice()
                 title = f"chaos {self.run_id} #{self._next()}"
                 seed = self.rng.randbytes(32).hex() if self.rng.random() < self.chosen_seed_rate else None
                 try_ = self.ledger.creates[title] = CreateTry(title, name, seats, seed, self._request_id("create"))

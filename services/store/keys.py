@@ -199,16 +199,15 @@ def webhook_dead(partition: int) -> str:
     return f"souk:{tag(partition)}:webhooks:dead"
 
 
-def partition_keys(partition: int) -> tuple[str, ...]:
-    """Every key of one partition that is not one game's (``souk store migrate`` renames them)."""
-    return (commands(partition), events(partition), games(partition), refusals(partition), deadlines(partition),
-            webhook_outbox(partition), webhook_deliveries(partition), webhook_dead(partition))
+# Every key of one partition that is not one game's, and every key of one game in the event store, as the
+# functions that name them (``souk store migrate`` maps a store's keys to another number of partitions with them).
+PARTITION_KEYS = (commands, events, games, refusals, deadlines, webhook_outbox, webhook_deliveries, webhook_dead)
+GAME_KEYS = (game_stream, outcomes, outcome_order, head, seed, order, engine_snapshot, webhooks, webhook_position)
 
 
 def game_keys(game_id: str) -> tuple[str, ...]:
     """Every key of one game in the event store (``souk archive`` removes them all)."""
-    return (game_stream(game_id), outcomes(game_id), outcome_order(game_id), head(game_id), seed(game_id),
-            order(game_id), engine_snapshot(game_id), webhooks(game_id), webhook_position(game_id))
+    return tuple(key(game_id) for key in GAME_KEYS)
 
 
 # The read store (SOUK_VIEWS_REDIS_URL) is partitioned as the event store is, with the same P: a game's read models

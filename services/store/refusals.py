@@ -14,7 +14,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from redis.exceptions import BusyLoadingError, OutOfMemoryError, ReadOnlyError, RedisError, ResponseError
+from redis.exceptions import (BusyLoadingError, ClusterDownError, OutOfMemoryError, ReadOnlyError,
+                              RedisClusterException, RedisError, ResponseError)
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -38,7 +39,10 @@ _RETRY_AFTER_S = {LOADING: 1, OUT_OF_MEMORY: 5, READ_ONLY: 5, BUSY: 1, NOT_PERSI
                   UNREACHABLE: 1, TIMEOUT: 1}
 # The first word of an error reply (as the lean connection keeps it)
 _FIRST_WORD = {"LOADING": LOADING, "OOM": OUT_OF_MEMORY, "READONLY": READ_ONLY, "BUSY": BUSY, "MISCONF": NOT_PERSISTING,
-               "MASTERDOWN": NO_PRIMARY, "NOREPLICAS": NO_PRIMARY}
+               "MASTERDOWN": NO_PRIMARY, "NOREPLICAS": NO_PRIMARY, "CLUSTERDOWN": NO_PRIMARY}
+# uvloop's error on writing to a connection its peer has closed (redis-py lets it through: a killed Redis Cluster
+# node's connections, seen by souk chaos --cluster), where asyncio's own loop raises ConnectionError
+_CLOSED_TRANSPORT = "the handler is closed"
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,8 @@ def _condition(exc: BaseException) -> str | None:
         return LOADING
     if isinstance(exc, OutOfMemoryError):
         return OUT_OF_MEMORY
+    if isinstance(exc, ClusterDownError):  # a slot's primary failed, its replica not promoted yet
+        return NO_PRIMARY
     if isinstance(exc, ReadOnlyError):
         return READ_ONLY
     if isinstance(exc, ResponseError):
@@ -81,6 +87,10 @@ def _condition(exc: BaseException) -> str | None:
     if isinstance(exc, RedisTimeoutError):
         return TIMEOUT
     if isinstance(exc, (RedisConnectionError, ConnectionError)):
+        return UNREACHABLE
+    if isinstance(exc, RedisClusterException):  # redis-py's cluster client reached no node, or none serves a slot
+        return UNREACHABLE
+    if isinstance(exc, RuntimeError) and str(exc).endswith(_CLOSED_TRANSPORT):
         return UNREACHABLE
     return None
 

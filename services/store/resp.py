@@ -397,6 +397,9 @@ def _replica_counts(nodes: bytes, default_host: str) -> dict[tuple[str, int], in
     return {address: replicas.get(node_id, 0) for node_id, address in primaries.items()}
 
 
+REPLICAS_RECOUNT_S = 1.0  # a primary counted without replica is counted again at most this often
+
+
 class ClusterResp:
     """``Resp`` on a Redis Cluster: one auto-pipelined ``Resp`` per primary, each command sent to the primary
     serving its key's slot (``routing_key``). The slot map comes from ``CLUSTER SLOTS`` of the first node that
@@ -429,6 +432,7 @@ class ClusterResp:
         self._stale = False  # a MOVED was seen: learn the map again before the next command
         self._scripts: dict[str, str] = {}  # sha -> script, of the SCRIPT LOADs sent through this connection
         self._replicas: dict[tuple[str, int], int] = {}  # primary -> how many replicas it has (CLUSTER SLOTS)
+        self._recount_at: dict[tuple[str, int], float] = {}  # primary without replica -> when to count again
         self.relearnt = 0  # how many times the map was learnt (tests, logs)
 
     @classmethod
@@ -586,6 +590,14 @@ class ClusterResp:
         if self._owners is None or self._stale:
             await self._learn()
         owner = self._owners[_slot(key)]  # type: ignore[index]
+        now = asyncio.get_running_loop().time()
+        if not self._replicas.get(owner) and now >= self._recount_at.get(owner, 0.0):
+            # Learnt without replica (through a failover, its old primary down): the killed node, restarted, comes
+            # back as its replica, and no MOVED says so. Counted again from the primary itself, at most once a
+            # REPLICAS_RECOUNT_S: until then, answers wait for no replica.
+            self._recount_at[owner] = now + REPLICAS_RECOUNT_S
+            nodes = await self._node(owner).call("CLUSTER", "NODES")
+            self._replicas[owner] = _replica_counts(nodes, owner[0]).get(owner, 0)
         wanted = min(1, self._replicas.get(owner, 0))
         if not wanted:
             return 0, 0

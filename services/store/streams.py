@@ -22,10 +22,9 @@ import structlog
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
 from faststream.redis.subscriber.usecases import stream_subscriber
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from services.store.refusals import refusal
 from services.store.resp import Resp
 
 log = structlog.get_logger("souk.streams")
@@ -250,12 +249,16 @@ START_RETRY_MAX_S = 2.0
 
 async def when_redis_answers(call: Callable[[], Awaitable[Any]], what: str) -> Any:
     """``call()``, tried again with a backoff (50 ms, doubling to ``START_RETRY_MAX_S``) while Redis does not answer
-    (restarting, a connection reset): for a worker's start-up, where FastStream raised and the worker exited."""
+    (restarting, a connection reset) or refuses (``services.store.refusals``: loading its data, out of memory, a
+    read-only replica...): for a worker's start-up, where FastStream raised and the worker exited. (An engine
+    restarted while its store was out of memory exited 1 on creating its groups: souk chaos counted a crash.)"""
     delay = 0.05
     while True:
         try:
             return await call()
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        except Exception as exc:
+            if refusal(exc) is None and not isinstance(exc, OSError):
+                raise
             log.warning("start_retry", what=what, error=str(exc), retry_in_s=delay)
             await asyncio.sleep(delay)
             delay = min(2 * delay, START_RETRY_MAX_S)

@@ -15,7 +15,7 @@ from redis.crc import key_slot
 
 from services.runtime.config import Settings, SettingError
 from services.store import clients, keys
-from services.store.resp import ClusterResp, Resp, Subscriber, routing_key
+from services.store.resp import REPLICAS_RECOUNT_S, ClusterResp, Resp, Subscriber, routing_key
 from tests.cluster.support import keys_on
 
 pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
@@ -210,3 +210,26 @@ async def test_an_append_on_a_cluster_is_answered_only_once_a_replica_has_it(fre
         await subscriber.aclose()
         await store.aclose()
         await client.aclose()
+
+
+async def test_a_killed_primary_back_as_a_replica_is_waited_for_again(fresh_redis_cluster):
+    """Through a failover the lean connection learns the map while the killed primary is down: the promoted node
+    has no replica, so an append's answer waits for none. The killed node, restarted, comes back as its replica; the
+    answers must wait for it again, or the next failover of those slots loses what was answered (`souk chaos
+    --cluster` kills primaries in turn; the map alone was learnt again only at a MOVED or a failover)."""
+    cluster = fresh_redis_cluster
+    lean = ClusterResp(cluster.addresses(), failover_wait_s=20)
+    key = "again:{z}"
+    try:
+        await lean.call("SET", key, "1")
+        assert await lean.replicated(key, 1000) == (1, 1)
+        primary = cluster.primary_for(key)
+        cluster.fail_over(primary)
+        await lean.call("SET", key, "2")  # the map learnt again: the promoted node alone
+        assert await lean.replicated(key, 100) == (0, 0)
+        cluster.restart(primary)  # back, as the promoted node's replica, in sync
+        await asyncio.sleep(REPLICAS_RECOUNT_S)
+        await lean.call("SET", key, "3")
+        assert await lean.replicated(key, 1000) == (1, 1)
+    finally:
+        await lean.aclose()

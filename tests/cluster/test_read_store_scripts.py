@@ -12,9 +12,13 @@ from redis.asyncio.cluster import RedisCluster
 from domain import kernel
 from services.store import keys
 from tests.services import tally
-from tests.services.read_store_calls import READ_STORE, Recorder, play, script_texts
+from tests.services.read_store_calls import READ_STORE, Recorder, play, scripts
 
 pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
+# The rebuild lock's scripts answer whether the lock is held, and the lock is taken by a SET (not replayed here) for a
+# lease of 0.3 s: a renewal that came while the rebuild held it (a loaded machine's rebuild outlasts a third of the
+# lease) answered 1 on one Redis and 0 here. They run here; their answers are not compared.
+LEASED = ("services/projector/service.py:_RENEW", "services/projector/service.py:_RELEASE")
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +45,7 @@ async def test_every_read_store_script_runs_on_the_cluster_and_answers_as_on_one
         await views.aclose()
     monkeypatch.undo()
 
-    texts = script_texts()
+    texts = {sha: text for sha, (_, text) in scripts().items()}
     client = RedisCluster.from_url(redis_cluster.url)
     ran, primaries = set(), set()
     try:
@@ -51,7 +55,7 @@ async def test_every_read_store_script_runs_on_the_cluster_and_answers_as_on_one
             text = texts.get(body, body)  # an EVALSHA's script, by its SHA-1
             declared = args[3:3 + int(args[2])]
             reply = await client.execute_command("EVAL", text, *args[2:])
-            if sent.script not in ("services/projector/service.py:_RELEASE",):  # (its lock was set by a SET)
+            if sent.script not in LEASED:
                 assert reply == sent.reply, (sent.script, reply, sent.reply)
             ran.add(sent.script)
             primaries.add(redis_cluster.primary_for(declared[0]).port)

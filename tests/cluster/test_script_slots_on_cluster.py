@@ -12,7 +12,7 @@ from redis.asyncio.cluster import RedisCluster
 from contracts.envelope import GENESIS_HASH
 from services.store import clients, keys
 from services.store.events import OK, Append, RedisEventStore
-from services.store.resp import ClusterResp, Resp
+from services.store.resp import ClusterResp
 from tests.services import test_script_slots as slots
 
 pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
@@ -40,27 +40,8 @@ async def redis(redis_cluster):
 
 @pytest.fixture
 def calls(monkeypatch) -> list[tuple[str, tuple]]:
-    """``slots.calls``, with redis-py's cluster client's commands recorded too."""
-    seen: list[tuple[str, tuple]] = []
-
-    def record(args: tuple) -> None:
-        name = args[0].upper() if isinstance(args[0], str) else args[0].decode().upper()
-        if name in ("EVAL", "EVALSHA"):
-            seen.append((args[1], tuple(args[3:3 + int(args[2])])))
-
-    resp_send, execute = Resp._send, RedisCluster.execute_command
-
-    def send(self, args):
-        record(args)
-        return resp_send(self, args)
-
-    async def execute_command(self, *args, **options):
-        record(args)
-        return await execute(self, *args, **options)
-
-    monkeypatch.setattr(Resp, "_send", send)
-    monkeypatch.setattr(RedisCluster, "execute_command", execute_command)
-    return seen
+    """``slots.calls``, with redis-py's cluster client's commands recorded."""
+    return slots.record_calls(monkeypatch, RedisCluster)
 
 
 async def test_each_event_store_scripts_keys_hash_to_one_slot_in_every_call_on_a_cluster(redis, calls):

@@ -2,7 +2,9 @@
 an unknown or misspelt field is an error), and Souk's own rules: each role a Deployment running a command the CLI
 has, with probes on what the role serves, requests and limits, the image's user; selectors that select their own
 pods and only those; the PodDisruptionBudgets on Deployments that can lose a pod; settings Souk reads, from a
-ConfigMap and a Secret that exist; the Redis named (ExternalName), not deployed."""
+ConfigMap and a Secret that exist; the stores on a Redis Cluster named (ExternalName), not deployed, with the
+partitions to create the event store with; and the migration Job of a one-Redis store onto it, apart (deploy/k8s/
+migrate: not applied with the rest, it runs with Souk's services stopped)."""
 
 from __future__ import annotations
 
@@ -11,13 +13,13 @@ import inspect
 import re
 import tomllib
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import kubernetes_validate
 import pytest
 import yaml
 
 from services.runtime.config import Settings
+from services.store import clients, keys
 from tests.deploy.support import ROOT, dockerfile_stages, souk_help
 
 K8S = ROOT / "deploy" / "k8s"
@@ -27,12 +29,13 @@ KUBERNETES = ("1.31.0", kubernetes_validate.latest_version())
 ROLES = ("engine", "projector", "clock", "webhooks", "gateway")
 
 
-def load() -> list[tuple[Path, dict]]:
-    return [(path, doc) for path in sorted(K8S.glob("*.yaml"))
+def load(folder: Path = K8S) -> list[tuple[Path, dict]]:
+    return [(path, doc) for path in sorted(folder.glob("*.yaml"))
             for doc in yaml.safe_load_all(path.read_text()) if doc is not None]
 
 
 MANIFESTS = load()
+MIGRATE = load(K8S / "migrate")  # `kubectl apply -f deploy/k8s/` does not descend into it
 
 
 def of_kind(kind: str) -> list[dict]:
@@ -58,8 +61,8 @@ def pod_labels(deployment: dict) -> dict:
 
 
 @pytest.mark.parametrize("version", KUBERNETES)
-@pytest.mark.parametrize("path,doc", MANIFESTS, ids=[f"{p.name}:{d['kind']}/{d['metadata']['name']}"
-                                                    for p, d in MANIFESTS])
+@pytest.mark.parametrize("path,doc", MANIFESTS + MIGRATE, ids=[f"{p.name}:{d['kind']}/{d['metadata']['name']}"
+                                                              for p, d in MANIFESTS + MIGRATE])
 def test_every_manifest_is_valid_for_the_kubernetes_api(path, doc, version):
     kubernetes_validate.validate(doc, version, strict=True)
 
@@ -193,14 +196,43 @@ def test_the_disruption_budgets_keep_one_engine_and_one_gateway_and_let_a_drain_
     assert sorted(covered) == ["souk-engine", "souk-gateway"]
 
 
-def test_the_redis_stores_are_named_as_external_services_and_not_deployed():
+def test_the_stores_are_a_redis_cluster_named_as_an_external_service_and_not_deployed():
     external = {s["metadata"]["name"] for s in of_kind("Service") if s["spec"].get("type") == "ExternalName"}
     for name, deployment in deployments().items():
         env = settings_of(deployment)
         for key in ("REDIS_URL", "SOUK_VIEWS_REDIS_URL"):
-            url = urlsplit(env[key])
-            assert url.scheme in ("redis", "rediss") and url.hostname in external, f"{name}: {key}={env[key]}"
+            assert clients.is_cluster(env[key]), f"{name}: {key}={env[key]} is not a redis+cluster:// URL"
+            nodes, _ = clients.cluster_nodes(env[key])  # bad_cluster_url if it is not one
+            assert {host for host, _ in nodes} <= external, f"{name}: {key}={env[key]}"
     images = [c["image"] for _, doc in MANIFESTS if doc["kind"] in ("Deployment", "StatefulSet", "DaemonSet")
               for c in doc["spec"]["template"]["spec"]["containers"]]
     assert not [i for i in images if "redis" in i], "the Redis is an external dependency, not deployed here"
     assert not of_kind("StatefulSet")
+
+
+def test_the_event_store_is_created_with_partitions_enough_for_the_clusters_primaries():
+    """SOUK_PARTITIONS is read once, when the event store is created (its role hash records it); a partition lives
+    in one slot, on one primary: fewer partitions than a minimal cluster's three primaries would leave one idle."""
+    for name, deployment in deployments().items():
+        partitions = keys.checked(settings_of(deployment)["SOUK_PARTITIONS"])
+        assert partitions >= 3, f"{name}: {partitions} partitions"
+    assert {key for doc in of_kind("ConfigMap") for key in doc["data"]} >= {"SOUK_PARTITIONS"}
+
+
+def test_the_migration_job_copies_the_one_redis_store_given_onto_the_cluster_of_the_deployments():
+    assert not of_kind("Job"), "a migration runs with the services stopped: not applied with them"
+    (job,) = [doc for _, doc in MIGRATE if doc["kind"] == "Job"]
+    (source,) = [doc for _, doc in MIGRATE if doc["kind"] == "Secret"]
+    pod = job["spec"]["template"]["spec"]
+    (run,) = pod["containers"]
+    assert pod["restartPolicy"] == "Never" and job["spec"]["backoffLimit"] == 0  # a refusal is read, not retried
+    assert run["command"][:4] == ["souk", "store", "migrate", "--to"]
+    [(command, help_run)] = souk_help(tuple(run["command"][:3])).items()
+    assert help_run.returncode == 0 and "--to" in help_run.stdout, help_run.stderr
+    env = {item["name"]: item.get("valueFrom", {}).get("secretKeyRef") for item in run["env"]}
+    assert env["REDIS_URL"] == {"name": source["metadata"]["name"], "key": "REDIS_URL"}
+    assert run["command"][4] == "$(SOUK_MIGRATE_TO)" and env["SOUK_MIGRATE_TO"] == {"name": "souk-redis",
+                                                                                   "key": "REDIS_URL"}
+    assert not clients.is_cluster(source["stringData"]["REDIS_URL"])  # the source is one Redis
+    assert run["envFrom"] == [{"configMapRef": {"name": "souk-settings"}}]  # SOUK_PARTITIONS: the deployments'
+    assert run["image"] == f"souk:{VERSION}" and pod["securityContext"]["runAsUser"] == 10001

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from services.embedded.redis import free_port
+from services.store import keys
 from tests.embedded.support import stop
 
 
@@ -43,6 +45,18 @@ def serve(redis_url: str, views_url: str, log_path: Path, env: dict[str, str] | 
             yield url
         finally:
             stop(process, 15)
+
+
+def partitioned(count: int):
+    """A module's ``souk_env`` fixture: the served store has ``count`` partitions (SOUK_PARTITIONS, recorded when
+    `souk serve` creates it), and the test's own process names the keys as that store does (``keys.use``)."""
+
+    @pytest.fixture
+    def souk_env(souk_env: dict[str, str]) -> dict[str, str]:
+        keys.use(count)
+        return {**souk_env, "SOUK_PARTITIONS": str(count)}
+
+    return souk_env
 
 
 NO_LIMITS = {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0"}

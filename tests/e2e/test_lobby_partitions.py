@@ -7,20 +7,17 @@ import pytest
 import redis
 
 from services.store import keys
+from tests.e2e.support import partitioned
 from tests.e2e.test_lobby import test_the_lobby_pages_with_a_cursor_and_filters_by_an_index as lobby_test
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def souk_env() -> dict[str, str]:
-    return {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0",
-            "SOUK_CONNECTIONS_PER_CLIENT": "0", "SOUK_PARTITIONS": "4"}
+souk_env = partitioned(4)
 
 
 async def test_the_lobby_of_four_partitions_pages_and_filters_as_one(souk_url, redis_url):
     await lobby_test(souk_url)
-    keys.use(4)  # this test's process names the keys as the served store does
     views = redis.Redis.from_url(redis_url.rsplit("/", 1)[0] + "/1")
     try:
         held = {p: views.hlen(keys.lobby(p)) for p in keys.PARTITIONS}

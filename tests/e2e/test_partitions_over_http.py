@@ -14,22 +14,18 @@ import redis
 
 from services.cli.stores import ROLE
 from services.store import keys
-from tests.e2e.support import join_all
+from tests.e2e.support import join_all, partitioned
 from tests.e2e.test_play_over_http import play_to_the_end
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def souk_env() -> dict[str, str]:
-    return {"SOUK_RATE_PER_CLIENT": "0", "SOUK_RATE_PER_TOKEN": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0",
-            "SOUK_CONNECTIONS_PER_CLIENT": "0", "SOUK_PARTITIONS": "4"}
+souk_env = partitioned(4)
 
 
 async def test_games_of_four_partitions_are_played_over_http_each_in_its_partition_in_order(souk_url, redis_url):
     events = redis.Redis.from_url(redis_url, decode_responses=True)
     assert events.hget(ROLE, "partitions") == "4"  # recorded at the store's creation
-    keys.use(4)  # this test's process names the keys as the served store does
     async with httpx.AsyncClient(base_url=souk_url, timeout=30) as client:
         game_ids = []
         while len({keys.partition(g) for g in game_ids}) < 3:  # games in at least three partitions

@@ -350,7 +350,7 @@ async def test_the_undo_routes_take_the_seats_token_and_a_strict_body(client):
     r = await table.post(seat, "undo/accept", {"to_version": 3})
     refused(r, 400, "bad_request")
     refused(await table.post(seat, "undo", {"to_version": 3}, command_id=""), 400, "bad_command_id")
-    r = await client.post(f"/games/nosuchgame/seats/0/undo/decline", headers=bearer(table.tokens[0]),
+    r = await client.post("/games/nosuchgame/seats/0/undo/decline", headers=bearer(table.tokens[0]),
                           json={"command_id": "x"})
     assert r.status_code in (401, 404), r.text
 

@@ -16,8 +16,8 @@ import pytest
 
 from domain.kernel import games
 
-from services.cli.main import run
-from services.reliability.chaos import FAULTS, Config, run_chaos, summary
+from services.reliability.chaos import FAULTS, Config
+from tests.reliability.support import short_form
 
 SECONDS = float(os.environ.get("SOUK_CHAOS_SECONDS", "40"))
 
@@ -28,11 +28,7 @@ def figures(request, tmp_path_factory) -> dict:
     config = Config(seconds=SECONDS, games=10, seed=int(seed) if seed else None, fault_gap=(1.0, 2.5), warmup=3.0,
                     race_every=4.0, data_dir=str(tmp_path_factory.mktemp("chaos")),
                     command=f"pytest tests/reliability (SOUK_CHAOS_SECONDS={SECONDS:g})")
-    result = run(run_chaos(config))
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled():
-        print(f"\n--- souk chaos, short form (seed {result['seed']}):\n{summary(result)}")
-    return result
+    return short_form(request, config, "souk chaos")
 
 
 def test_every_fault_was_injected_and_every_process_came_back(figures):

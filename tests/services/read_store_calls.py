@@ -42,23 +42,21 @@ READ_STORE = {"services/projector/service.py:_APPLY", "services/projector/servic
 READ_DB = 1
 
 
-def script_texts() -> dict[str, str]:
-    """Each read-store script's text by its SHA-1."""
+def scripts(names: set[str] = READ_STORE) -> dict[str, tuple[str, str]]:
+    """Each of these scripts ('path:NAME') as its name and its text, by its SHA-1 (what an EVALSHA sends)."""
     out = {}
-    for name in READ_STORE:
+    for name in names:
         path, constant = name.split(":")
         text = getattr(importlib.import_module(path[:-3].replace("/", ".")), constant)
-        out[hashlib.sha1(text.encode()).hexdigest()] = text
+        out[hashlib.sha1(text.encode()).hexdigest()] = (name, text)
     return out
 
 
-def script_names() -> dict[str, str]:
-    by_sha = {}
-    for name in READ_STORE:
-        path, constant = name.split(":")
-        text = getattr(importlib.import_module(path[:-3].replace("/", ".")), constant)
-        by_sha[hashlib.sha1(text.encode()).hexdigest()] = name
-    return by_sha
+def script_name(body: str, names: set[str] = READ_STORE) -> str | None:
+    """The name of the script of ``names`` that ``body`` (an EVAL's text or an EVALSHA's SHA-1) runs, if any."""
+    found = scripts(names)
+    script = found.get(body) or found.get(hashlib.sha1(body.encode()).hexdigest())
+    return script[0] if script else None
 
 
 def _text(value: Any) -> str:
@@ -79,9 +77,7 @@ class Sent:
         """The script's name (``READ_STORE``) when this is an EVAL/EVALSHA of one."""
         if self.multi or _text(self.commands[0][0]).upper() not in ("EVAL", "EVALSHA"):
             return None
-        body = _text(self.commands[0][1])
-        names = script_names()
-        return names.get(body) or names.get(hashlib.sha1(body.encode()).hexdigest())
+        return script_name(_text(self.commands[0][1]))
 
 
 @dataclass

@@ -5,8 +5,6 @@ redis-py's ``key_slot`` over the calls the services make while a game is played 
 from __future__ import annotations
 
 import ast
-import hashlib
-import importlib
 import time
 from pathlib import Path
 
@@ -35,18 +33,21 @@ EVENT_STORE = {"services/store/events.py:_APPEND", "services/clock/worker.py:_SE
                "services/webhooks/outbox.py:_CLAIM", "services/webhooks/outbox.py:_RETRY",
                "services/webhooks/registry.py:_REGISTER_LATER", "services/store/streams.py:_TRIM_READ"}
 # The read store's and the gateway's: checked by tests/services/test_read_store_slots.py.
-from tests.services.read_store_calls import READ_STORE  # noqa: E402
+from tests.services.read_store_calls import READ_STORE, script_name  # noqa: E402
 
 
 def scripts_in_services() -> dict[str, str]:
-    """Every module-level Lua script in services/ (a string that calls redis.call), by 'path:NAME'."""
+    """Every module-level Lua script in services/ (a string that calls redis.call), by 'path:NAME'; a part other
+    scripts of its module are built from (the projector's ``_RUN``) is not one of its own: it is checked in them."""
     found = {}
     for path in sorted((ROOT / "services").rglob("*.py")):
         text = path.read_text()
-        for node in ast.parse(text).body:
-            if isinstance(node, ast.Assign) and "redis.call(" in (ast.get_source_segment(text, node.value) or ""):
-                for target in node.targets:
-                    found[f"{path.relative_to(ROOT)}:{target.id}"] = ast.get_source_segment(text, node.value)
+        scripts = {target.id: node.value for node in ast.parse(text).body if isinstance(node, ast.Assign)
+                   and "redis.call(" in (ast.get_source_segment(text, node.value) or "") for target in node.targets}
+        parts = {n.id for value in scripts.values() for n in ast.walk(value) if isinstance(n, ast.Name)}
+        for name, value in scripts.items():
+            if name not in parts:
+                found[f"{path.relative_to(ROOT)}:{name}"] = ast.get_source_segment(text, value)
     return found
 
 
@@ -56,7 +57,12 @@ def test_every_script_in_services_is_checked_here_or_with_the_read_stores():
 
 @pytest.fixture
 def calls(monkeypatch) -> list[tuple[str, tuple]]:
-    """Every EVAL/EVALSHA sent, by redis-py or the lean connection: (the script's SHA-1 or text, its keys)."""
+    return record_calls(monkeypatch, aioredis.Redis)
+
+
+def record_calls(monkeypatch, client: type) -> list[tuple[str, tuple]]:
+    """Every EVAL/EVALSHA sent, by redis-py's ``client`` class (its ``Redis`` or its ``RedisCluster``) or the lean
+    connection: (the script's SHA-1 or text, its keys)."""
     seen: list[tuple[str, tuple]] = []
 
     def record(args: tuple) -> None:
@@ -64,7 +70,7 @@ def calls(monkeypatch) -> list[tuple[str, tuple]]:
         if name in ("EVAL", "EVALSHA"):
             seen.append((args[1], tuple(args[3:3 + int(args[2])])))
 
-    resp_send, execute = Resp._send, aioredis.Redis.execute_command
+    resp_send, execute = Resp._send, client.execute_command
 
     def send(self, args):
         record(args)
@@ -75,7 +81,7 @@ def calls(monkeypatch) -> list[tuple[str, tuple]]:
         return await execute(self, *args, **options)
 
     monkeypatch.setattr(Resp, "_send", send)
-    monkeypatch.setattr(aioredis.Redis, "execute_command", execute_command)
+    monkeypatch.setattr(client, "execute_command", execute_command)
     return seen
 
 
@@ -113,15 +119,9 @@ async def test_each_event_store_scripts_keys_hash_to_one_slot_in_every_call(redi
         await trim_read(redis, keys.events(p))
     await store.aclose()
 
-    by_sha = {}
-    for name in EVENT_STORE:  # each script as its module holds it
-        path, constant = name.split(":")
-        text = getattr(importlib.import_module(path[:-3].replace("/", ".")), constant)
-        by_sha[hashlib.sha1(text.encode()).hexdigest()] = name
     seen = set()
     for script, script_keys in calls:
-        script = script.decode() if isinstance(script, bytes) else script
-        name = by_sha.get(script) or by_sha.get(hashlib.sha1(script.encode()).hexdigest())
+        name = script_name(script.decode() if isinstance(script, bytes) else script, EVENT_STORE)
         if name is None:
             continue
         seen.add(name)

@@ -3,7 +3,8 @@ connection's error texts name the same condition, and an INFO answer says whethe
 
 from __future__ import annotations
 
-from redis.exceptions import BusyLoadingError, OutOfMemoryError, ReadOnlyError, ResponseError
+from redis.exceptions import (BusyLoadingError, ClusterDownError, OutOfMemoryError, ReadOnlyError,
+                              RedisClusterException, ResponseError, SlotNotCoveredError)
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -61,3 +62,22 @@ def test_info_says_whether_a_write_would_be_taken():
         refusals.READ_ONLY
     assert not capacity({**base, "role": "slave"}, 0.9).takes_writes
     assert capacity({**base, "maxmemory": 1000}, 0.9).takes_writes  # nearly full still takes them
+
+
+def test_a_cluster_failing_over_is_a_refusal_not_a_bug():
+    """What `souk chaos --cluster` saw while a primary was killed and its replica took over: a restarted engine's
+    RedisCluster client raised RedisClusterException on creating its groups (the engine exited 1), and the
+    gateway's, writing on a connection the killed node had closed, got uvloop's RuntimeError (answered 500
+    internal_error). Both are the store away: waited out at start-up, 503 store_unavailable to a client."""
+    away = [
+        RedisClusterException("Redis Cluster cannot be connected. Please provide at least one reachable node: "
+                              "Error 111 connecting to 127.0.0.1:54011. Connection refused."),
+        SlotNotCoveredError("Command # 1 (GET x) of pipeline caused error: Slot 5 is not covered by the cluster."),
+        RuntimeError("unable to perform operation on <TCPTransport closed=True reading=False 0x556977099620>; "
+                     "the handler is closed"),
+    ]
+    for exc in away:
+        assert refusal(exc).condition == refusals.UNREACHABLE, exc
+    assert refusal(ClusterDownError("The cluster is down")).condition == refusals.NO_PRIMARY
+    assert refusal(ResponseError("CLUSTERDOWN The cluster is down")).condition == refusals.NO_PRIMARY
+    assert refusal(RuntimeError("dictionary changed size during iteration")) is None

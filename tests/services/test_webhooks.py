@@ -189,11 +189,10 @@ async def test_the_seats_asked_to_consent_to_an_undo_are_told_and_the_requester_
                               seed="0d" * 32, unfair=True)
             for seat in range(3):
                 await play.join(seat, receiver.url(f"/seat{seat}"))
-            view = await play.view()
             for seat in (0, 1):
                 legal = (await client.get(f"/games/{play.game_id}/seats/{seat}/legal",
                                           headers={"Authorization": f"Bearer {play.tokens[seat]}"})).json()
-                view = await play.settled((await play.post(seat, "commands", {"command": legal["legal"][0]}))["version"])
+                await play.settled((await play.post(seat, "commands", {"command": legal["legal"][0]}))["version"])
             r = await client.get(f"/games/{play.game_id}/seats/0/view",
                                  headers={"Authorization": f"Bearer {play.tokens[0]}"})
             to_version = r.json()["undo"]["to_versions"][0]

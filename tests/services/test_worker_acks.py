@@ -7,16 +7,20 @@ reclaimer."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
 
 import msgspec
 import pytest
+from faststream.redis import RedisBroker
 
 from contracts.table import CreateGame, JoinSeat
 from services.cli.workers import ENGINE, PROJECTOR, Workers
 from services.engine.service import Contended
 from services.runtime.config import Settings
 from services.store import keys
-from services.store.streams import IdentifiedEntries, ensure_group
+from services.store.resp import Resp
+from services.store.streams import IdentifiedEntries, batch_subscription, ensure_group
 from tests.services.tally import Add
 from tests.services.test_engine import cmd, th
 
@@ -35,6 +39,29 @@ async def pending_ids(redis, stream: str, group: str) -> list[bytes]:
 
 async def send(redis, *envelopes) -> list[bytes]:
     return [await redis.xadd(keys.commands(0), {"c": msgspec.json.encode(e)}) for e in envelopes]
+
+
+@contextlib.asynccontextmanager
+async def lean_reader(redis_url: str, streams: str | tuple[str, ...], handle, **broker_options):
+    """The engine's and the projector's kind of reader, running for the block: group "g"'s consumer "c" reads
+    ``streams`` on a lean connection and hands each batch with its ids to ``handle``, which acknowledges it."""
+    lean = Resp(redis_url)
+    broker = RedisBroker(redis_url, apply_types=False, **broker_options)
+    batch_subscription(broker, streams, "g", "c", handle, with_ids=True, acknowledges=True, lean=lean)
+    await broker.start()
+    try:
+        yield
+    finally:
+        await broker.stop()
+        await lean.aclose()
+
+
+async def until(done: Callable[[], bool]) -> None:
+    """Waits up to 2 s for ``done()`` (the test's asserts then say what did not come)."""
+    for _ in range(100):
+        if done():
+            return
+        await asyncio.sleep(0.02)
 
 
 @pytest.fixture
@@ -128,11 +155,6 @@ async def test_running_workers_leave_nothing_pending_in_either_group(redis, redi
 async def test_a_lean_read_gives_the_handler_what_redis_py_gives(redis, redis_url):
     """The readers' XREADGROUP on their lean connection (``streams.lean_reads``): the same entries, ids and fields
     as redis-py's for the same read, through the same FastStream subscriber; nothing but a read when none come."""
-    from faststream.redis import RedisBroker
-
-    from services.store.resp import Resp
-    from services.store.streams import batch_subscription
-
     for n in range(3):
         await redis.xadd("s", {"c": f"body {n}".encode(), "x": b"\x00\xff"})
     for group in ("lean", "plain"):
@@ -153,10 +175,7 @@ async def test_a_lean_read_gives_the_handler_what_redis_py_gives(redis, redis_ur
     for broker in brokers:
         await broker.start()
     try:
-        for _ in range(100):
-            if len(got["lean"]) == len(got["plain"]) == 3:
-                break
-            await asyncio.sleep(0.02)
+        await until(lambda: len(got["lean"]) == len(got["plain"]) == 3)
         await asyncio.sleep(0.3)  # more reads, with nothing to read (BLOCK 100 ms): nothing more handled
         assert lean._proto is not None  # the lean reader's reads went on it
     finally:
@@ -190,10 +209,6 @@ async def test_a_readers_batches_go_to_its_handler_straight_from_the_lean_read(r
     per-message processing (its context scopes, middlewares, parser, decoder and call wrappers: about a third of a
     worker's CPU a batch when batches are small, docs/performance-changes.md section 9)."""
     from faststream._internal.endpoint.subscriber.usecase import SubscriberUsecase
-    from faststream.redis import RedisBroker
-
-    from services.store.resp import Resp
-    from services.store.streams import batch_subscription
 
     processed = []
     real = SubscriberUsecase.process_message
@@ -211,18 +226,8 @@ async def test_a_readers_batches_go_to_its_handler_straight_from_the_lean_read(r
     async def handle(entries):
         got.append(entries)
 
-    lean = Resp(redis_url)
-    broker = RedisBroker(redis_url, apply_types=False)
-    batch_subscription(broker, ("s0", "s1"), "g", "c", handle, with_ids=True, acknowledges=True, lean=lean)
-    await broker.start()
-    try:
-        for _ in range(100):
-            if len(got) == 2:
-                break
-            await asyncio.sleep(0.02)
-    finally:
-        await broker.stop()
-        await lean.aclose()
+    async with lean_reader(redis_url, ("s0", "s1"), handle):
+        await until(lambda: len(got) == 2)
     assert sorted((batch.stream, [entry for entry, _ in batch]) for batch in got) == [
         ("s0", ids["s0"]), ("s1", ids["s1"])]
     assert all(isinstance(batch, IdentifiedEntries) for batch in got)
@@ -236,11 +241,7 @@ async def test_a_batch_whose_handler_raises_is_logged_stays_pending_and_the_read
     reads on."""
     import logging
 
-    from faststream.redis import RedisBroker
-
     from services.runtime.logs import LIBRARIES
-    from services.store.resp import Resp
-    from services.store.streams import batch_subscription
 
     await ensure_group(redis, "s", "g")
     first = await redis.xadd("s", {"c": b"first"})
@@ -254,24 +255,11 @@ async def test_a_batch_whose_handler_raises_is_logged_stays_pending_and_the_read
         await redis.xack("s", "g", *ids)
         got.append(ids)  # after its XACK: the test stops the reader once it sees the second batch
 
-    lean = Resp(redis_url)
-    broker = RedisBroker(redis_url, apply_types=False, logger=logging.getLogger(LIBRARIES))
-    batch_subscription(broker, "s", "g", "c", handle, with_ids=True, acknowledges=True, lean=lean)
     caplog.set_level(logging.ERROR, logger=LIBRARIES)
-    await broker.start()
-    try:
-        for _ in range(100):
-            if got:
-                break
-            await asyncio.sleep(0.02)
+    async with lean_reader(redis_url, "s", handle, logger=logging.getLogger(LIBRARIES)):
+        await until(lambda: bool(got))
         second = await redis.xadd("s", {"c": b"second"})
-        for _ in range(100):
-            if len(got) == 2:
-                break
-            await asyncio.sleep(0.02)
-    finally:
-        await broker.stop()
-        await lean.aclose()
+        await until(lambda: len(got) == 2)
     assert got == [[first], [second]]
     assert await pending_ids(redis, "s", "g") == [first]
     [record] = [r for r in caplog.records if r.name == LIBRARIES and r.levelno == logging.ERROR]

@@ -21,6 +21,8 @@ one at a time, in the order sent. A frame that is no command (not JSON, another 
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -247,7 +249,7 @@ async def push_views(updates: Updates, socket: WebSocket, game_id: str, seat: in
     ``?from=N`` (and ``reads``), the history entries it missed first (see the module). A seat's socket holds its
     presence while it is open (``reads.presence``): the views pushed, its own first, show it connected.
     ``on_frame``: given each frame the client sends (``Commands.on_frame``)."""
-    prelude = None
+    prelude: Callable[[], Awaitable[int | None]] | None = None
     patches = patching(socket)
     if reads is not None:
         try:
@@ -256,8 +258,7 @@ async def push_views(updates: Updates, socket: WebSocket, game_id: str, seat: in
             await refuse(socket, exc)
             return
         if start is not None:
-            async def prelude() -> int | None:
-                return await catch_up(reads, socket, game_id, seat, start)
+            prelude = functools.partial(catch_up, reads, socket, game_id, seat, start)
     if seat is None or reads is None or reads.presence is None:
         await fanout.push_views(updates, socket, game_id, keys.audience(seat), since, prelude, patches, on_frame)
         return

@@ -10,7 +10,7 @@ import pytest
 
 from contracts import istanbul as c
 from contracts.base import Command, Event, View
-from domain.istanbul import GAME, data, rules
+from domain.istanbul import GAME, data
 from domain.kernel import RuleViolation
 from domain.chance import Chance
 from tests.domain.istanbul.support import act, answer_all, at_act, random_game
