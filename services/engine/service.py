@@ -229,18 +229,21 @@ class Engine:
         for append, slot in done:
             first = latest.get(append.game_id, (append.expected_version, slot))[0]
             latest[append.game_id] = (first, slot)
+        due = [(game_id, slot) for game_id, (before, slot) in latest.items()
+               if slot.table.status in FINISHED or slot.table.version // every > before // every]
+        if not due:  # nearly every batch: no pipeline made
+            return
         pipe = self.redis.pipeline(transaction=False)
-        for game_id, (before, slot) in latest.items():
-            table = slot.table
-            if table.status in FINISHED:
+        for game_id, slot in due:
+            if slot.table.status in FINISHED:
                 pipe.delete(keys.engine_snapshot(game_id))
-            elif table.version // every > before // every:
-                pipe.set(keys.engine_snapshot(game_id), snapshots.encode(table, slot.since, slot.head, slot.accepted))
-        if len(pipe):
-            try:
-                await pipe.execute()
-            except (RedisError, OSError) as exc:  # a cache: the appends stand, the next snapshot comes later
-                log.warning("snapshot_not_written", error=str(exc)[:200])
+            else:
+                pipe.set(keys.engine_snapshot(game_id), snapshots.encode(slot.table, slot.since, slot.head,
+                                                                         slot.accepted))
+        try:
+            await pipe.execute()
+        except (RedisError, OSError) as exc:  # a cache: the appends stand, the next snapshot comes later
+            log.warning("snapshot_not_written", error=str(exc)[:200])
 
     async def _seed_for(self, env: CommandEnvelope, command: CreateGame) -> bytes:
         """The game's secret server seed, set once (a retried CreateGame finds the first one): the server's own (32

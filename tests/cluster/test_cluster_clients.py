@@ -10,6 +10,7 @@ import hashlib
 
 import pytest
 from faststream.redis import RedisBroker, RedisClusterBroker
+from msgspec.structs import replace
 from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 
@@ -178,8 +179,7 @@ async def test_an_append_on_a_cluster_is_answered_only_once_a_replica_has_it(fre
     try:
         await subscriber.start(channels=("souk:replies:test",))
         first = append(game_id, 0, 1, GENESIS_HASH, "k1", b"first")
-        [ok] = await store.append([type(first)(**{**{f: getattr(first, f) for f in first.__slots__},
-                                                  "notify": "souk:replies:test"})])
+        [ok] = await store.append([replace(first, notify="souk:replies:test")])
         assert ok.status == OK
         for _ in range(100):
             if heard:

@@ -151,11 +151,35 @@ async def test_a_game_that_ends_leaves_no_snapshot(redis):
         if table.status != tbl.PLAYING:
             break
         assert n < 5_000, "the game does not end"
-        if table.request is not None:
-            seat, body = table.request.seat, DeclineUndo()
-        else:
-            seat = rng.choice(SAMARKAND.flow(table.state).awaiting)
-            body = rng.choice(SAMARKAND.legal_commands(table.state, seat))
-        [reply] = await engine.handle([cmd("g1", body, seat=seat, token=th(seat), cid=f"end{n}")])
-        assert reply.status == "accepted", reply
+        await a_random_move(engine, table, rng, f"end{n}")
     assert not await redis.exists(keys.engine_snapshot("g1"))
+
+
+async def a_random_move(engine: Engine, table: tbl.Table, rng: random.Random, command_id: str):
+    """An awaited seat's random legal command (an undo asked: declined), accepted; returns its reply."""
+    if table.request is not None:
+        seat, body = table.request.seat, DeclineUndo()
+    else:
+        seat = rng.choice(SAMARKAND.flow(table.state).awaiting)
+        body = rng.choice(SAMARKAND.legal_commands(table.state, seat))
+    [reply] = await engine.handle([cmd("g1", body, seat=seat, token=th(seat), cid=command_id)])
+    assert reply.status == "accepted", reply
+    return reply
+
+
+async def test_a_batch_that_crosses_no_snapshot_makes_no_pipeline_and_one_that_crosses_writes_it(redis, monkeypatch):
+    engine = await played(redis, 3)  # the game and its first commands (their loads read through pipelines)
+    made = []
+    real = engine.redis.pipeline
+    monkeypatch.setattr(engine.redis, "pipeline", lambda **kw: made.append(kw) or real(**kw))
+    rng = random.Random(2)
+    for n in itertools.count():
+        table = (await engine.load("g1")).table
+        assert n < 200, "no snapshot crossed"
+        reply = await a_random_move(engine, table, rng, f"b{n}")
+        if reply.version // EVERY > table.version // EVERY:  # this batch crossed a snapshot: written
+            assert len(made) == 1
+            raw = await redis.get(keys.engine_snapshot("g1"))
+            assert msgspec.msgpack.decode(raw, type=snapshots.Snapshot).version == reply.version
+            return
+        assert made == [], f"a pipeline at version {reply.version}"

@@ -346,6 +346,38 @@ async def test_a_chunk_whose_write_fails_is_projected_when_the_batch_comes_again
     await assert_each_event_projected_once(redis, games)
 
 
+async def test_a_batch_of_one_chunk_is_written_without_a_task_and_its_failed_write_is_projected_again(redis, monkeypatch):
+    import types
+
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from services.projector import service as projector_module
+
+    def no_task(*args, **kwargs):
+        raise AssertionError("a task or a gather for a batch of one chunk")
+
+    monkeypatch.setattr(projector_module, "asyncio", types.SimpleNamespace(
+        **{**vars(asyncio), "ensure_future": no_task, "gather": no_task}))
+    store = RedisEventStore(redis)
+    engine = Engine(redis, store)
+    games = ["o0", "o1"]
+    for game_id in games:
+        await started(engine, game_id)
+    entries = [fields for _, fields in await redis.xrange(keys.events(0))]
+    projector = Projector(redis, store)
+    real = projector.lean.evalsha
+
+    async def lost(*args):
+        raise RedisConnectionError("connection to Redis lost")
+
+    monkeypatch.setattr(projector.lean, "evalsha", lost)
+    with pytest.raises(RedisConnectionError):
+        await projector.handle(entries)
+    assert projector.cache.get("o0") is None  # not ahead of the read store
+    monkeypatch.setattr(projector.lean, "evalsha", real)
+    await projector.handle(entries)  # redelivered
+    await assert_each_event_projected_once(redis, games)
+
+
 async def test_a_batch_that_fails_while_computed_leaves_no_cached_table_ahead_of_the_read_store(redis, monkeypatch):
     store, games, entries = await games_in_chunks_of_three(redis, monkeypatch, "h")
     projector = Projector(redis, store)

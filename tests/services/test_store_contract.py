@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import msgspec
+from msgspec.structs import replace
 import pytest
 import redis.asyncio as aioredis
 
@@ -148,25 +149,24 @@ async def test_the_append_that_ends_a_game_drops_its_accepted_outcomes_but_its_o
     await store.append([first])
     await store.append([Append("g1", "test", 1, (), "k2", refused, prev_hash=first.head, head=first.head)])
     last = append("g1", 1, 2, first.head, "k3", b'{"status":"accepted","version":3}')
-    [result] = await store.append([Append(**{**{f: getattr(last, f) for f in last.__slots__}, "final": True})])
+    [result] = await store.append([replace(last, final=True)])
     assert result.status == OK
     assert await store.outcome("g1", "k1") is None
     assert await store.outcome("g1", "k2") == refused and await store.outcome("g1", "k3") is not None
 
 
 async def test_an_applied_append_records_its_seats_newest_command_entry_and_a_refused_one_does_not(store):
-    import dataclasses
 
-    first = dataclasses.replace(append("g1", 0, 1, GENESIS_HASH, "0:a"), seat_entry=(0, "100-0"))
+    first = replace(append("g1", 0, 1, GENESIS_HASH, "0:a"), seat_entry=(0, "100-0"))
     [ok] = await store.append([first])
     assert ok.status == OK and await store.order("g1") == {0: "100-0"}
-    second = dataclasses.replace(append("g1", 1, 1, first.head, "1:b"), seat_entry=(1, "101-0"))
-    stale = dataclasses.replace(append("g1", 0, 1, GENESIS_HASH, "0:c"), seat_entry=(0, "102-0"))
-    again = dataclasses.replace(first, seat_entry=(0, "103-0"))  # a duplicate: its first outcome, nothing else
+    second = replace(append("g1", 1, 1, first.head, "1:b"), seat_entry=(1, "101-0"))
+    stale = replace(append("g1", 0, 1, GENESIS_HASH, "0:c"), seat_entry=(0, "102-0"))
+    again = replace(first, seat_entry=(0, "103-0"))  # a duplicate: its first outcome, nothing else
     results = await store.append([second, stale, again])
     assert [r.status for r in results] == [OK, CONFLICT, DUPLICATE]
     assert await store.order("g1") == {0: "100-0", 1: "101-0"}
-    final = dataclasses.replace(append("g1", 2, 1, second.head, "0:d"), seat_entry=(0, "104-0"), final=True)
+    final = replace(append("g1", 2, 1, second.head, "0:d"), seat_entry=(0, "104-0"), final=True)
     [ended] = await store.append([final])
     assert ended.status == OK and await store.order("g1") == {}  # a finished game applies no more commands
 
@@ -192,12 +192,11 @@ async def test_only_a_window_of_the_latest_accepted_outcomes_is_kept(store):
 
 
 async def test_an_accepted_append_writes_the_games_next_deadline_and_a_later_one_without_takes_it_out(store):
-    import dataclasses
 
-    first = dataclasses.replace(append("g1", 0, 2, GENESIS_HASH, "k1"), next_due=1700000000.25)
+    first = replace(append("g1", 0, 2, GENESIS_HASH, "k1"), next_due=1700000000.25)
     await store.append([first])
     assert await store.deadline("g1") == 1700000000.25
-    later = dataclasses.replace(append("g1", 2, 1, first.head, "k2"), next_due=1700000005.5)
+    later = replace(append("g1", 2, 1, first.head, "k2"), next_due=1700000005.5)
     await store.append([later])
     assert await store.deadline("g1") == 1700000005.5
     await store.append([append("g1", 3, 1, later.head, "k3")])  # next_due None: no clock now, or the game ended
@@ -205,11 +204,10 @@ async def test_an_accepted_append_writes_the_games_next_deadline_and_a_later_one
 
 
 async def test_a_refused_or_conflicting_append_leaves_the_deadline_as_it_was(store):
-    import dataclasses
 
-    first = dataclasses.replace(append("g1", 0, 1, GENESIS_HASH, "k1"), next_due=10.0)
+    first = replace(append("g1", 0, 1, GENESIS_HASH, "k1"), next_due=10.0)
     await store.append([first])
     refusal = Append("g1", "test", 1, (), "k2", b"no", prev_hash=first.head, head=first.head, next_due=None)
-    stale = dataclasses.replace(append("g1", 0, 1, GENESIS_HASH, "k3"), next_due=99.0)
+    stale = replace(append("g1", 0, 1, GENESIS_HASH, "k3"), next_due=99.0)
     assert [r.status for r in await store.append([refusal, stale])] == [OK, CONFLICT]
     assert await store.deadline("g1") == 10.0

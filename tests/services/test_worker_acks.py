@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 from collections.abc import Callable
 
 import msgspec
@@ -95,7 +94,7 @@ async def test_a_command_whose_game_keeps_conflicting_stays_pending_and_the_rest
     real_append = workers.store.append
 
     async def g1_moved_on(appends, *acks):  # another engine keeps appending to g1 first (the real script says so)
-        moved = [dataclasses.replace(a, expected_version=99) if a.game_id == "g1" else a for a in appends]
+        moved = [msgspec.structs.replace(a, expected_version=99) if a.game_id == "g1" else a for a in appends]
         return await real_append(moved, *acks)
 
     monkeypatch.setattr(workers.store, "append", g1_moved_on)
