@@ -96,7 +96,7 @@ class Pipeline:
     games: int = 300  # concurrent games
     rate: float = 0.0  # offered commands/s (0: as fast as it goes)
     senders: int = 256  # concurrent sender tasks
-    projectors: int = 1  # projector processes, one partition each
+    projectors: int = 1  # projector processes, sharing the partitions (each owns its share)
     engines: int = 1  # engine processes sharing the partitions (each owning some: services/store/leases.py)
     fsync: str = "always"  # the embedded event store's appendfsync
     seed: int = 1
@@ -200,12 +200,12 @@ async def bench_pipeline(args: Pipeline, seats: int, check: Callable[[str, str],
     replicas = [] if cluster is None else [n.pid for p in cluster.primaries() for n in cluster.replicas_of(p)]
     env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": views_url, "SOUK_LOG_LEVEL": "warning"}
     # Each engine names its consumer, so that the run can say which engines held commands (``_engine_holders``),
-    # and serves its metrics, so that the run counts its conflicts (``_engine_conflicts``).
+    # and serves its metrics, so that the run counts its conflicts (``_engine_conflicts``). The projectors own the
+    # partitions as the engines do (group ``projector``), not a partition i/N of every event each.
     metrics_ports = [free_port() for _ in range(args.engines)]
     roles = [("engine", {**env, "SOUK_CONSUMER": f"bench-engine-{i}", "SOUK_METRICS_PORT": str(port)})
              for i, port in enumerate(metrics_ports)] + [
-        ("projector", {**env, "SOUK_PROJECTOR_PARTITION": f"{i}/{args.projectors}"})
-                                 for i in range(args.projectors)]
+        ("projector", {**env, "SOUK_CONSUMER": f"bench-projector-{i}"}) for i in range(args.projectors)]
     # The workers' logs go to files, shown only if the run fails or a worker stops on its own (their shutdown
     # chatter would bury the figures).
     outputs = [tempfile.TemporaryFile() for _ in roles]

@@ -106,13 +106,22 @@ class Workers:
             self.broker.publisher("souk:replies:{gateway}", title="souk:replies",
                                   description="The engine's answer to one command (Reply JSON; see `souk schema`), "
                                               "on the command's reply_to channel.")
+        # The projectors own the events partitions as the engines own the commands': a partition's events are
+        # projected by one projector at a time, which keeps its games cached. ``--partition i/N`` (a deployment of
+        # before) keeps its group of its own, which reads every event and projects the games hashing to i.
+        self.projector_leases: Leases | None = None
         if PROJECTOR in roles:
+            if self.partition.count == 1:
+                self.projector_leases = Leases(self.redis, keys.PROJECTOR_GROUP, f"projector-{settings.consumer}",
+                                               settings.projector_lease_ms, stream=keys.events,
+                                               on_take=self.projector.forget)
             batch_subscription(
                 self.broker, self.events, self.partition.group, f"projector-{settings.consumer}", self.on_events,
                 max_records=settings.batch, reclaim_idle_ms=settings.reclaim_idle_ms, title="souk:events",
-                with_ids=True, acknowledges=True, lean=self._lean_read(),
+                with_ids=True, acknowledges=True, lean=self._lean_read(), leases=self.projector_leases,
                 description="Events (field `e`: EventEnvelope JSON) folded into the read models. Group `projector`, "
-                            "or `projector:i/N` for partition i of N (each reads every event, projects its games).",
+                            "whose members own the partitions; or `projector:i/N` for partition i of N (each reads "
+                            "every event, projects its games).",
             )
             self.broker.publisher("souk:updates:{game_id}", title="souk:updates",
                                   description="A game's read models reached a new version (ViewsUpdated JSON: version, "
@@ -171,10 +180,12 @@ class Workers:
             await self.metrics.start()
 
     async def start_leases(self) -> None:
-        """The engine's first round of leases (on its own, it owns every partition before its reader's first
-        read), then its rounds; taken again when Redis was away at the start (``when_redis_answers``)."""
-        if self.leases is not None and self.leases.running is None:
-            await when_redis_answers(self.leases.start, "leases")
+        """The engine's and the projector's first round of leases (on its own, each owns every partition before its
+        reader's first read), then their rounds; taken again when Redis was away at the start
+        (``when_redis_answers``)."""
+        for leases in (self.leases, self.projector_leases):
+            if leases is not None and leases.running is None:
+                await when_redis_answers(leases.start, "leases")
 
     def start_watch(self) -> None:
         if PROJECTOR in self.roles and self._watch is None:
@@ -240,15 +251,17 @@ class Workers:
 
     async def _close_reads(self) -> None:
         """After the broker stopped: a read still blocked on the server ends with its connection, nothing
-        delivered to it (a later call would reconnect); then the engine's leases are released (a clean stop:
-        SIGTERM), so that the other engines take its partitions at once, not after the leases lapse."""
+        delivered to it (a later call would reconnect); then the engine's and the projector's leases are released (a
+        clean stop: SIGTERM), so that the others take their partitions at once, not after the leases lapse."""
         for lean in self.reads:
             await lean.aclose()
-        if self.leases is not None:
+        for leases in (self.leases, self.projector_leases):
+            if leases is None:
+                continue
             try:
-                await self.leases.stop()
+                await leases.stop()
             except Exception as exc:  # noqa: BLE001 - a store away: the leases lapse on their own
-                log.warning("leases_not_released", error=f"{type(exc).__name__}: {exc}")
+                log.warning("leases_not_released", group=leases.group, error=f"{type(exc).__name__}: {exc}")
 
     async def stop(self) -> None:
         await self._stop_watch()

@@ -8,8 +8,10 @@ in one Lua call, so a redelivered event changes nothing. The same call announces
 (each view encoded once, the same bytes stored and published: ``services.store.pushes``): the gateway pushes them to
 WebSockets from there.
 
-Projectors scale out by partition: ``souk projector --partition 1/2`` reads every event through its own consumer
-group and projects the games whose id hashes to it (``Partition``); every partition must run.
+Projectors scale out as engines do: in the group ``projector``, each partition's events stream is read by one
+projector at a time, its lease's holder (``services.store.leases``; ``services.cli.workers``), and the live
+projectors share the partitions. ``souk projector --partition 1/2``, the older way, reads every event through a group
+of its own and projects the games whose id hashes to it (``Partition``); every partition of N must then run.
 """
 
 from __future__ import annotations
@@ -124,6 +126,14 @@ class Projector:
         self.lean = Resp.like(redis)  # the batch's writes: the hot path (see services/store/resp.py)
         self.store = store
         self.cache: Lru[str, Projected] = Lru(cache_size)
+
+    def forget(self, partition: int) -> None:
+        """Drops the cached games of ``partition``, which this projector takes (again: ``services.store.leases``):
+        another projector may have moved their read models on meanwhile, and a write from the old cache would
+        conflict on its positions and be projected again."""
+        for game_id in self.cache.keys():
+            if keys.partition(game_id) == partition:
+                self.cache.pop(game_id)
 
     async def handle(self, entries: Sequence[dict[bytes, bytes]]) -> None:
         """Projects the entries of this projector's partition (field ``g``: the game id) and skips the others."""

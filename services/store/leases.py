@@ -25,6 +25,9 @@ command stream is read by one engine at a time, its owner:
   owner's conflicts, is reloaded and decided again on the true game, and a command the new owner answered is
   answered as it was (its recorded outcome), never applied twice.
 
+Projectors own the partitions' event streams the same way (a second ``Leases``: ``stream=keys.events``, group
+``projector``; ``services.cli.workers``), dropping their cached games of a partition they take.
+
 With one engine, it owns every partition and reads them as before (one ``XREADGROUP`` on one Redis, a reader per
 partition on a cluster); a lease renewal every ``lease_ms / 3`` is what it adds.
 """

@@ -4,7 +4,11 @@ import pytest
 import redis.asyncio as aioredis
 
 from domain import kernel
+from services.cli.stores import check
+from services.runtime.config import Settings
+from services.store import keys
 from tests.services import tally
+from tests.services.replicas import Players
 
 
 @pytest.fixture(autouse=True)
@@ -22,3 +26,21 @@ async def redis(redis_url):
     client = aioredis.Redis.from_url(redis_url)
     yield client
     await client.aclose()
+
+
+@pytest.fixture
+def four_partitions(redis_url, monkeypatch):
+    """A store of 4 partitions (its workers' and this process's), one again after the test."""
+    monkeypatch.setenv("SOUK_PARTITIONS", "4")
+    check(Settings.from_env(redis_url=redis_url, views_redis_url=redis_url))  # records 4 partitions; used here
+    assert len(keys.PARTITIONS) == 4
+    yield redis_url
+    keys.use(1)
+
+
+@pytest.fixture
+async def players(four_partitions):
+    """The games' driver (tests/services/replicas.py), its connections closed at the end."""
+    driver = await Players(four_partitions).start()
+    yield driver
+    await driver.aclose()

@@ -35,9 +35,15 @@ SEATS = 2  # yspahan: CreateGame, 2 joins, then the bot's commands
 
 def start_engine(url: str, name: str, log, **env: str) -> subprocess.Popen:
     """``souk engine`` with consumer ``engine-<name>`` on a store of 4 partitions; ``env``: more settings."""
+    return start_worker(url, "engine", name, log, **env)
+
+
+def start_worker(url: str, role: str, name: str, log, **env: str) -> subprocess.Popen:
+    """``souk <role>`` (engine, projector) with consumer ``<role>-<name>`` on a store of 4 partitions; ``env``: more
+    settings."""
     env = {**os.environ, "REDIS_URL": url, "SOUK_VIEWS_REDIS_URL": url, "SOUK_PARTITIONS": "4",
            "SOUK_CONSUMER": name, "SOUK_LOG_LEVEL": "info", **env}
-    return subprocess.Popen([sys.executable, "-m", "services.cli", "engine"], env=env, preexec_fn=die_with_parent,
+    return subprocess.Popen([sys.executable, "-m", "services.cli", role], env=env, preexec_fn=die_with_parent,
                             stdout=log, stderr=subprocess.STDOUT)
 
 

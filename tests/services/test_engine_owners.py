@@ -14,8 +14,6 @@ import uuid
 
 import pytest
 
-from services.cli.stores import check
-from services.runtime.config import Settings
 from services.store import keys
 from services.store.leases import Leases, share
 from services.store.streams import ensure_group
@@ -24,15 +22,6 @@ from tests.services.replicas import Players, start_engine, stop
 pytestmark = pytest.mark.anyio
 
 LEASE_MS = 2000  # short, yet longer than a batch takes on a loaded machine (a lease lapsed under load is taken again)
-
-
-@pytest.fixture
-def four_partitions(redis_url, monkeypatch):
-    monkeypatch.setenv("SOUK_PARTITIONS", "4")
-    check(Settings.from_env(redis_url=redis_url, views_redis_url=redis_url))  # records 4 partitions; used here
-    assert len(keys.PARTITIONS) == 4
-    yield redis_url
-    keys.use(1)
 
 
 @pytest.fixture
@@ -51,19 +40,11 @@ def engines(four_partitions, tmp_path):
         log.close()
 
 
-@pytest.fixture
-async def players(four_partitions):
-    """The games' driver (tests/services/replicas.py), its connections closed at the end."""
-    driver = await Players(four_partitions).start()
-    yield driver
-    await driver.aclose()
-
-
-async def owners(players: Players) -> dict[int, str | None]:
-    """Each partition's lease holder (None: nobody)."""
+async def owners(players: Players, group: str = keys.ENGINE_GROUP) -> dict[int, str | None]:
+    """Each partition's lease holder in ``group`` (None: nobody)."""
     held = {}
     for p in keys.PARTITIONS:
-        holder = await players.lean.call("GET", keys.lease(keys.ENGINE_GROUP, p))
+        holder = await players.lean.call("GET", keys.lease(group, p))
         held[p] = holder.decode() if holder is not None else None
     return held
 
@@ -75,11 +56,11 @@ def counts(held: dict[int, str | None]) -> dict[str | None, int]:
     return out
 
 
-async def until(players: Players, wanted, timeout: float) -> dict[int, str | None]:
-    """The partitions' holders once ``wanted(counts)`` holds, within ``timeout`` seconds."""
+async def until(players: Players, wanted, timeout: float, group: str = keys.ENGINE_GROUP) -> dict[int, str | None]:
+    """The partitions' holders in ``group`` once ``wanted(counts)`` holds, within ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:
-        held = await owners(players)
+        held = await owners(players, group)
         if wanted(counts(held)):
             return held
         assert time.monotonic() < deadline, f"holders now: {held}"

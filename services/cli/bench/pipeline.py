@@ -23,7 +23,7 @@ def _options(f):
         ("--senders", dict(type=int, default=256, help="concurrent sender tasks (pipeline)")),
         ("--engines", dict(type=int, default=1, help="engine processes sharing the partitions, each owning some "
                                                     "(pipeline)")),
-        ("--projectors", dict(type=int, default=1, help="projector processes, one partition each (pipeline)")),
+        ("--projectors", dict(type=int, default=1, help="projector processes, owning the partitions as the engines do (pipeline)")),
         ("--fsync", dict(default="always", type=click.Choice(["always", "everysec"]),
                          help="the embedded event store's appendfsync (pipeline; the default is what `souk serve` "
                               "runs)")),
