@@ -178,9 +178,7 @@ class Engine:
         """Drops the cached games of ``partition``, which this engine takes (again: ``services.store.leases``):
         another engine may have moved them on meanwhile, and a decision on the old cache would conflict, be
         reloaded and made again."""
-        for game_id in self.cache.keys():
-            if keys.partition(game_id) == partition:
-                self.cache.pop(game_id)
+        self.cache.drop(lambda game_id: keys.partition(game_id) == partition)
 
     # --- loading ------------------------------------------------------------------------------------------
 

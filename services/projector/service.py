@@ -131,9 +131,7 @@ class Projector:
         """Drops the cached games of ``partition``, which this projector takes (again: ``services.store.leases``):
         another projector may have moved their read models on meanwhile, and a write from the old cache would
         conflict on its positions and be projected again."""
-        for game_id in self.cache.keys():
-            if keys.partition(game_id) == partition:
-                self.cache.pop(game_id)
+        self.cache.drop(lambda game_id: keys.partition(game_id) == partition)
 
     async def handle(self, entries: Sequence[dict[bytes, bytes]]) -> None:
         """Projects the entries of this projector's partition (field ``g``: the game id) and skips the others."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -31,6 +32,12 @@ class Lru(Generic[K, V]):
 
     def keys(self) -> list[K]:
         return list(self._items)
+
+    def drop(self, unwanted: Callable[[K], bool]) -> None:
+        """Forgets every entry whose key is ``unwanted`` (an engine's or a projector's games of a partition it
+        takes: ``services.store.leases``)."""
+        for key in [k for k in self._items if unwanted(k)]:
+            del self._items[key]
 
     def clear(self) -> None:
         self._items.clear()
