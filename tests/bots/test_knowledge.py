@@ -58,12 +58,14 @@ class _Cheat:
 @pytest.mark.parametrize("name", sorted(SWAPS))
 def test_the_check_catches_a_bot_that_reads_the_true_state(name):
     """The same comparison, for greedy and mcts over a cheating determinization: some decisions change, so the
-    test above would fail for a bot that knows more than its seat."""
-    changed = 0
+    test above would fail for a bot that knows more than its seat. The first change found is enough (Istanbul's
+    searches cost about a second each: the 32 of them took 18 s of the suite's time)."""
+    tried = 0
     for game, state, seat, swapped in positions(name, count=8):
         for kind in ("greedy", "mcts"):
             bot = strategy(kind, **STRATEGIES[kind])
             cheat = _Cheat(game)
-            changed += bot.choose(cheat, state, seat, random.Random(0)) != bot.choose(cheat, swapped, seat,
-                                                                                      random.Random(0))
-    assert changed
+            tried += 1
+            if bot.choose(cheat, state, seat, random.Random(0)) != bot.choose(cheat, swapped, seat, random.Random(0)):
+                return
+    pytest.fail(f"none of {tried} decisions over the true state changed when the unseen facts were swapped")
