@@ -30,7 +30,7 @@ from contracts.karawane import (
     TurnView,
 )
 from domain.karawane import data
-from domain.karawane.rules import NO_HEX, State, awaiting, back, cell_of
+from domain.karawane.rules import NO_HEX, State, awaiting, cell_of
 
 replace = msgspec.structs.replace
 
@@ -40,8 +40,11 @@ def view(state: State, seat: int | None) -> KarawaneView:
 
 
 def views(state: State) -> dict[int | None, KarawaneView]:
+    """Every seat's view, then the spectator's: what they share is built once, the desert's hexes too (as the
+    spectator knows them; each seat's differ only at the hexes it looked at)."""
     public = _public(state)
-    return {seat: _personal(state, seat, public) for seat in (*range(state.seats), None)}
+    hexes = _hexes(state, frozenset(state.face_up))
+    return {seat: _personal(state, seat, public, hexes) for seat in (*range(state.seats), None)}
 
 
 def known_hexes(state: State, seat: int | None) -> frozenset[int]:
@@ -74,23 +77,43 @@ def _public(state: State) -> dict[str, Any]:
 
 def _hexes(state: State, known: frozenset[int]) -> tuple[HexView, ...]:
     up = frozenset(state.face_up)
+    board, kinds, area = state.board, state.kinds, data.AREA  # area[tile]: the hex's back (rules.back)
     out = []
-    for c in data.DESERT_CELLS:
-        tile = state.board[c]
+    for c, q, r, sector in _DESERT:
+        tile = board[c]
         assert tile != NO_HEX
-        q, r = data.coords(c)
-        out.append(HexView(cell=c, q=q, r=r, sector=data.AREA[c], back=back(tile), face_up=tile in up,
-                           kind=state.kinds[tile] if tile in known else None))
+        out.append(HexView(cell=c, q=q, r=r, sector=sector, back=area[tile], face_up=tile in up,
+                           kind=kinds[tile] if tile in known else None))
     return tuple(out)
 
 
-def _personal(state: State, seat: int | None, public: dict[str, Any]) -> KarawaneView:
+_DESERT = tuple((c, *data.coords(c), data.AREA[c]) for c in data.DESERT_CELLS)  # each desert cell and where it is
+_PLACE = {c: i for i, c in enumerate(data.DESERT_CELLS)}  # a desert cell's place in ``_hexes``
+
+
+def _looked_at(state: State, seat: int | None, hexes: tuple[HexView, ...]) -> tuple[HexView, ...]:
+    """``hexes`` (the spectator's) with the kind of each face-down hex ``seat`` looked at: ``_hexes`` of its own
+    ``known_hexes``."""
+    mine = known_hexes(state, seat).difference(state.face_up)
+    if not mine:
+        return hexes
+    out, board = list(hexes), state.board
+    for tile in mine:
+        if tile in board and (i := _PLACE.get(board.index(tile))) is not None:
+            out[i] = replace(out[i], kind=state.kinds[tile])
+    return tuple(out)
+
+
+def _personal(state: State, seat: int | None, public: dict[str, Any],
+              hexes: tuple[HexView, ...] | None = None) -> KarawaneView:
+    """``hexes``: the spectator's (``views``), else this seat's are made here."""
     you = None
     if seat is not None and state.players:
         h = state.players[seat].hand
         you = HandView(camel_drivers=h.camel_drivers, water_skins=h.water_skins, goods=h.goods, gold=h.gold,
                        artifacts=h.artifacts)
-    return KarawaneView(seat=seat, you=you, hexes=_hexes(state, known_hexes(state, seat)), **public)
+    mine = _hexes(state, known_hexes(state, seat)) if hexes is None else _looked_at(state, seat, hexes)
+    return KarawaneView(seat=seat, you=you, hexes=mine, **public)
 
 
 def redact(event: Any, seat: int | None) -> Any:
