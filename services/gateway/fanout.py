@@ -25,6 +25,7 @@ until they drain (checked every ``RETRY_S``), then the newest view only (each vi
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -131,32 +132,60 @@ def step(previous: Step | None, previous_raw: bytes | None, version: int, raw: b
 
 
 class Wire:
-    """Direct writes to one uvicorn wsproto WebSocket's transport."""
+    """Direct writes to one uvicorn wsproto WebSocket's transport, gathered: the frames written in one pass of the
+    event loop, and in the pass after it, go to the transport together, in the order written, in one write (a seat's
+    command answer, written when its waiting task wakes on the projection's notice, joins the view pushed to the
+    same socket from that projection: one system call and one segment for both). Frames still gathered when the
+    connection closes (the client left, the server shut down) are dropped, as a write to it would be."""
 
-    __slots__ = ("_open", "protocol")
+    __slots__ = ("_frames", "_open", "_size", "protocol")
 
     def __init__(self, protocol: Any) -> None:
-        self.protocol = protocol
+        self.protocol = weakref.proxy(protocol)  # not kept alive by its Wire (``wire_of`` keeps one per connection)
         from wsproto.connection import ConnectionState
 
         self._open = ConnectionState.OPEN
+        self._frames: list[bytes] | None = None  # gathered, not written yet (None: none)
+        self._size = 0
 
     def usable(self) -> bool:
         """Accepted, not closing, and the client has not started closing it."""
         p = self.protocol
-        return (p.handshake_complete and not p.close_sent and p.transport is not None
-                and not p.transport.is_closing() and p.conn.state is self._open)
+        try:
+            return (p.handshake_complete and not p.close_sent and p.transport is not None
+                    and not p.transport.is_closing() and p.conn.state is self._open)
+        except ReferenceError:  # the connection is gone
+            return False
 
     def backlog(self) -> int:
-        return self.protocol.transport.get_write_buffer_size()
+        """Bytes not sent yet: the transport's, and the frames gathered."""
+        return self.protocol.transport.get_write_buffer_size() + self._size
 
     def write(self, frame: bytes) -> None:
-        self.protocol.transport.write(frame)
+        if self._frames is None:
+            self._frames = [frame]
+            asyncio.get_running_loop().call_soon(self._next_pass)
+        else:
+            self._frames.append(frame)
+        self._size += len(frame)
+
+    def _next_pass(self) -> None:
+        # the tasks woken in the pass that wrote first run in this one: what they write is gathered too
+        asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        frames, self._frames, self._size = self._frames, None, 0
+        if frames and self.usable():
+            self.protocol.transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
+
+
+_wires: weakref.WeakKeyDictionary[Any, Wire] = weakref.WeakKeyDictionary()  # a connection's one Wire
 
 
 def wire_of(socket: WebSocket) -> Wire | None:
     """The uvicorn wsproto connection that serves ``socket``, found behind its ``send`` (a bound method of the
-    protocol, under Litestar's wrappers); None when the socket is served by anything else."""
+    protocol, under Litestar's wrappers); None when the socket is served by anything else. The same ``Wire`` for
+    every call on one connection (its views' pushes and its command answers gather in one)."""
     try:
         from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
     except ImportError:  # pragma: no cover - uvicorn's wsproto support is a dependency
@@ -169,7 +198,10 @@ def wire_of(socket: WebSocket) -> Wire | None:
         seen.add(id(fn))
         owner = getattr(fn, "__self__", None)
         if isinstance(owner, WSProtocol):
-            return Wire(owner)
+            wire = _wires.get(owner)
+            if wire is None:
+                wire = _wires[owner] = Wire(owner)
+            return wire
         for cell in getattr(fn, "__closure__", None) or ():
             try:
                 value = cell.cell_contents
