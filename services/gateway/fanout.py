@@ -132,19 +132,25 @@ def step(previous: Step | None, previous_raw: bytes | None, version: int, raw: b
 
 
 class Wire:
-    """Direct writes to one uvicorn wsproto WebSocket's transport, gathered: the frames written in one pass of the
-    event loop, and in the pass after it, go to the transport together, in the order written, in one write (a seat's
-    command answer, written when its waiting task wakes on the projection's notice, joins the view pushed to the
-    same socket from that projection: one system call and one segment for both). Frames still gathered when the
-    connection closes (the client left, the server shut down) are dropped, as a write to it would be."""
+    """Direct writes to one uvicorn wsproto WebSocket's transport.
 
-    __slots__ = ("_frames", "_open", "_size", "protocol")
+    While a command the socket carried is waiting for its answer (``expect_answer``), the frames written to it are
+    gathered, and go to the transport with the answer (``answer``), in the order written, in one write: the view
+    pushed from the command's projection comes just before its answer, which waits for that projection (one system
+    call and one segment fewer a command). What is gathered goes two passes of the event loop after its first frame
+    at the latest (the answer comes in the pass after the projection's notice), so that an answer that does not
+    come (an error, another command's view) holds nothing back. With no answer awaited, a frame is written at once.
+    Frames still gathered when the connection closes (the client left, the server shut down) are dropped, as a
+    write to it would be."""
+
+    __slots__ = ("_awaited", "_frames", "_open", "_size", "protocol")
 
     def __init__(self, protocol: Any) -> None:
         self.protocol = weakref.proxy(protocol)  # not kept alive by its Wire (``wire_of`` keeps one per connection)
         from wsproto.connection import ConnectionState
 
         self._open = ConnectionState.OPEN
+        self._awaited = 0  # the socket's commands waiting for their answer
         self._frames: list[bytes] | None = None  # gathered, not written yet (None: none)
         self._size = 0
 
@@ -162,15 +168,30 @@ class Wire:
         return self.protocol.transport.get_write_buffer_size() + self._size
 
     def write(self, frame: bytes) -> None:
-        if self._frames is None:
-            self._frames = [frame]
+        if self._frames is not None:
+            self._frames.append(frame)
+            self._size += len(frame)
+        elif self._awaited:
+            self._frames, self._size = [frame], len(frame)
             asyncio.get_running_loop().call_soon(self._next_pass)
         else:
-            self._frames.append(frame)
-        self._size += len(frame)
+            self.protocol.transport.write(frame)
+
+    def expect_answer(self) -> None:
+        """A command the socket carried is on its way: its answer will come through ``answer``."""
+        self._awaited += 1
+
+    def answer(self, frame: bytes | None) -> None:
+        """A command's answer (None: none will be written, the socket being unusable), written with the frames
+        gathered before it."""
+        self._awaited -= 1
+        if frame is not None:
+            self.write(frame)
+        if not self._awaited:
+            self._flush()
 
     def _next_pass(self) -> None:
-        # the tasks woken in the pass that wrote first run in this one: what they write is gathered too
+        # the tasks woken in the pass that gathered first run in this one: an answer written there joins
         asyncio.get_running_loop().call_soon(self._flush)
 
     def _flush(self) -> None:

@@ -167,33 +167,39 @@ def open_wire() -> tuple[fanout.Wire, FakeTransport, object]:
     return fanout.Wire(protocol), transport, protocol  # (the Wire does not keep its connection alive)
 
 
-async def test_frames_written_in_one_pass_and_by_the_tasks_it_wakes_go_in_one_write_in_order():
+async def test_frames_pushed_while_a_command_awaits_its_answer_go_with_the_answer_in_one_write_in_order():
     wire, transport, _protocol = open_wire()
-    woken = asyncio.Event()
-
-    async def answer() -> None:  # as a command's answer, its task woken by the projection's notice
-        await woken.wait()
-        wire.write(b"answer")
-
-    task = asyncio.create_task(answer())
-    await asyncio.sleep(0)  # the task waits
-    wire.write(b"view-0")  # the views pushed from one projection, then its notice wakes the task
+    wire.write(b"before")  # no answer awaited: written at once
+    assert transport.writes == [b"before"]
+    wire.expect_answer()  # a command frame came in
+    wire.write(b"view-0")  # the views pushed from its projection, then its answer
     wire.write(b"view-0-again")
-    woken.set()
+    assert transport.writes == [b"before"]
     assert wire.backlog() == len(b"view-0view-0-again")  # counted as unsent until written
-    await task
-    for _ in range(3):
-        await asyncio.sleep(0)
-    assert transport.writes == [b"view-0view-0-againanswer"]
+    await asyncio.sleep(0)  # the answer comes in the pass after the notice
+    wire.answer(b"answer")
+    assert transport.writes == [b"before", b"view-0view-0-againanswer"]
     assert wire.backlog() == 0
-    wire.write(b"later")
     for _ in range(3):
         await asyncio.sleep(0)
-    assert transport.writes == [b"view-0view-0-againanswer", b"later"]
+    wire.write(b"later")
+    assert transport.writes == [b"before", b"view-0view-0-againanswer", b"later"]
+
+
+async def test_an_answer_that_does_not_come_holds_the_frames_back_two_passes_of_the_loop_at_most():
+    wire, transport, _protocol = open_wire()
+    wire.expect_answer()
+    wire.write(b"view")
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert transport.writes == [b"view"]
+    wire.answer(b"answer")
+    assert transport.writes == [b"view", b"answer"]
 
 
 async def test_frames_gathered_when_the_connection_closes_are_dropped():
     wire, transport, _protocol = open_wire()
+    wire.expect_answer()
     wire.write(b"view")
     transport.closing = True
     for _ in range(3):
