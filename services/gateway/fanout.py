@@ -25,7 +25,6 @@ until they drain (checked every ``RETRY_S``), then the newest view only (each vi
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -132,81 +131,32 @@ def step(previous: Step | None, previous_raw: bytes | None, version: int, raw: b
 
 
 class Wire:
-    """Direct writes to one uvicorn wsproto WebSocket's transport.
+    """Direct writes to one uvicorn wsproto WebSocket's transport."""
 
-    While a command the socket carried is waiting for its answer (``expect_answer``), the frames written to it are
-    gathered, and go to the transport with the answer (``answer``), in the order written, in one write: the view
-    pushed from the command's projection comes just before its answer, which waits for that projection (one system
-    call and one segment fewer a command). What is gathered goes two passes of the event loop after its first frame
-    at the latest (the answer comes in the pass after the projection's notice), so that an answer that does not
-    come (an error, another command's view) holds nothing back. With no answer awaited, a frame is written at once.
-    Frames still gathered when the connection closes (the client left, the server shut down) are dropped, as a
-    write to it would be."""
-
-    __slots__ = ("_awaited", "_frames", "_open", "_size", "protocol")
+    __slots__ = ("_open", "protocol")
 
     def __init__(self, protocol: Any) -> None:
-        self.protocol = weakref.proxy(protocol)  # not kept alive by its Wire (``wire_of`` keeps one per connection)
+        self.protocol = protocol
         from wsproto.connection import ConnectionState
 
         self._open = ConnectionState.OPEN
-        self._awaited = 0  # the socket's commands waiting for their answer
-        self._frames: list[bytes] | None = None  # gathered, not written yet (None: none)
-        self._size = 0
 
     def usable(self) -> bool:
         """Accepted, not closing, and the client has not started closing it."""
         p = self.protocol
-        try:
-            return (p.handshake_complete and not p.close_sent and p.transport is not None
-                    and not p.transport.is_closing() and p.conn.state is self._open)
-        except ReferenceError:  # the connection is gone
-            return False
+        return (p.handshake_complete and not p.close_sent and p.transport is not None
+                and not p.transport.is_closing() and p.conn.state is self._open)
 
     def backlog(self) -> int:
-        """Bytes not sent yet: the transport's, and the frames gathered."""
-        return self.protocol.transport.get_write_buffer_size() + self._size
+        return self.protocol.transport.get_write_buffer_size()
 
     def write(self, frame: bytes) -> None:
-        if self._frames is not None:
-            self._frames.append(frame)
-            self._size += len(frame)
-        elif self._awaited:
-            self._frames, self._size = [frame], len(frame)
-            asyncio.get_running_loop().call_soon(self._next_pass)
-        else:
-            self.protocol.transport.write(frame)
-
-    def expect_answer(self) -> None:
-        """A command the socket carried is on its way: its answer will come through ``answer``."""
-        self._awaited += 1
-
-    def answer(self, frame: bytes | None) -> None:
-        """A command's answer (None: none will be written, the socket being unusable), written with the frames
-        gathered before it."""
-        self._awaited -= 1
-        if frame is not None:
-            self.write(frame)
-        if not self._awaited:
-            self._flush()
-
-    def _next_pass(self) -> None:
-        # the tasks woken in the pass that gathered first run in this one: an answer written there joins
-        asyncio.get_running_loop().call_soon(self._flush)
-
-    def _flush(self) -> None:
-        frames, self._frames, self._size = self._frames, None, 0
-        if frames and self.usable():
-            self.protocol.transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
-
-
-_wires: weakref.WeakKeyDictionary[Any, Wire] = weakref.WeakKeyDictionary()  # a connection's one Wire
+        self.protocol.transport.write(frame)
 
 
 def wire_of(socket: WebSocket) -> Wire | None:
     """The uvicorn wsproto connection that serves ``socket``, found behind its ``send`` (a bound method of the
-    protocol, under Litestar's wrappers); None when the socket is served by anything else. The same ``Wire`` for
-    every call on one connection (its views' pushes and its command answers gather in one)."""
+    protocol, under Litestar's wrappers); None when the socket is served by anything else."""
     try:
         from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
     except ImportError:  # pragma: no cover - uvicorn's wsproto support is a dependency
@@ -219,10 +169,7 @@ def wire_of(socket: WebSocket) -> Wire | None:
         seen.add(id(fn))
         owner = getattr(fn, "__self__", None)
         if isinstance(owner, WSProtocol):
-            wire = _wires.get(owner)
-            if wire is None:
-                wire = _wires[owner] = Wire(owner)
-            return wire
+            return Wire(owner)
         for cell in getattr(fn, "__closure__", None) or ():
             try:
                 value = cell.cell_contents

@@ -58,8 +58,7 @@ async def pushing_server(redis_url: str):
 
     @websocket("/games/{game_id:str}/{audience:str}")
     async def follow(socket: WebSocket, game_id: str, audience: str) -> None:
-        wire = fanout.wire_of(socket)
-        wires.append(wire is not None and fanout.wire_of(socket) is wire)  # one Wire a connection: its writes gather
+        wires.append(fanout.wire_of(socket) is not None)
         since = int(socket.query_params.get("since", -1))
         await fanout.push_views(updates, socket, game_id, audience, since)
 
@@ -86,7 +85,7 @@ async def test_views_written_to_the_wire_reach_a_standard_client_each_of_its_aud
             sockets = {a: [await stack.enter_async_context(aconnect_ws(f"/games/g1/{a}", http)) for _ in range(3)]
                        for a in ("0", "1")}
             late = await stack.enter_async_context(aconnect_ws("/games/g1/0", http, params={"since": 1}))
-            assert wires == [True] * 7  # every socket fed straight to the wire, through one Wire
+            assert wires == [True] * 7  # every socket fed straight to the wire
             for audience, group in sockets.items():
                 for ws in group:
                     assert msgspec.json.decode(await asyncio.wait_for(ws.receive_text(), 5)) == \
@@ -140,68 +139,3 @@ async def test_a_wire_the_client_closed_closes_its_follower():
     follower.offer(1, "", fanout.text_frame(seat_view("0", 1)))
     assert wire.frames == [] and follower.closed
     assert await asyncio.wait_for(follower.next(), 1) is None
-
-
-class FakeTransport:
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-        self.closing = False
-
-    def write(self, data: bytes) -> None:
-        self.writes.append(data)
-
-    def is_closing(self) -> bool:
-        return self.closing
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-
-def open_wire() -> tuple[fanout.Wire, FakeTransport, object]:
-    from wsproto.connection import ConnectionState
-
-    transport = FakeTransport()
-    protocol = type("Protocol", (), {})()
-    protocol.handshake_complete, protocol.close_sent, protocol.transport = True, False, transport
-    protocol.conn = type("Conn", (), {"state": ConnectionState.OPEN})()
-    return fanout.Wire(protocol), transport, protocol  # (the Wire does not keep its connection alive)
-
-
-async def test_frames_pushed_while_a_command_awaits_its_answer_go_with_the_answer_in_one_write_in_order():
-    wire, transport, _protocol = open_wire()
-    wire.write(b"before")  # no answer awaited: written at once
-    assert transport.writes == [b"before"]
-    wire.expect_answer()  # a command frame came in
-    wire.write(b"view-0")  # the views pushed from its projection, then its answer
-    wire.write(b"view-0-again")
-    assert transport.writes == [b"before"]
-    assert wire.backlog() == len(b"view-0view-0-again")  # counted as unsent until written
-    await asyncio.sleep(0)  # the answer comes in the pass after the notice
-    wire.answer(b"answer")
-    assert transport.writes == [b"before", b"view-0view-0-againanswer"]
-    assert wire.backlog() == 0
-    for _ in range(3):
-        await asyncio.sleep(0)
-    wire.write(b"later")
-    assert transport.writes == [b"before", b"view-0view-0-againanswer", b"later"]
-
-
-async def test_an_answer_that_does_not_come_holds_the_frames_back_two_passes_of_the_loop_at_most():
-    wire, transport, _protocol = open_wire()
-    wire.expect_answer()
-    wire.write(b"view")
-    for _ in range(3):
-        await asyncio.sleep(0)
-    assert transport.writes == [b"view"]
-    wire.answer(b"answer")
-    assert transport.writes == [b"view", b"answer"]
-
-
-async def test_frames_gathered_when_the_connection_closes_are_dropped():
-    wire, transport, _protocol = open_wire()
-    wire.expect_answer()
-    wire.write(b"view")
-    transport.closing = True
-    for _ in range(3):
-        await asyncio.sleep(0)
-    assert transport.writes == []

@@ -91,8 +91,7 @@ class _Named(msgspec.Struct):
 
 class Commands:
     """The commands a socket carries (see the module): each frame decoded and sent as the POST sends its body, and
-    answered on the socket, straight to the wire where there is one (``fanout.Wire``: with the views pushed while
-    the command waited), else through ASGI."""
+    answered on the socket, straight to the wire where there is one (``fanout.Wire``), else through ASGI."""
 
     __slots__ = ("game_id", "gateway", "seat", "socket", "wire")
 
@@ -101,22 +100,6 @@ class Commands:
         self.wire: fanout.Wire | None | bool = False  # False: not looked for yet (the socket is accepted first)
 
     async def on_frame(self, raw: str | bytes) -> None:
-        if self.wire is False:
-            self.wire = fanout.wire_of(self.socket)
-        wire = self.wire
-        if wire is None:
-            await self._handle(raw)
-            return
-        wire.expect_answer()  # the frames pushed meanwhile go with the answer (``fanout.Wire``)
-        frame = None
-        try:
-            frame = await self._handle(raw)
-        finally:
-            wire.answer(frame)
-
-    async def _handle(self, raw: str | bytes) -> bytes | None:
-        """The frame's answer: with a wire, returned as the frame to write (None: the socket is unusable), else
-        sent through ASGI."""
         body = raw.encode() if isinstance(raw, str) else raw
         command_id = ""
         try:
@@ -127,7 +110,7 @@ class Commands:
             answer = await self._send(frame)
         except Exception as exc:  # noqa: BLE001 - every frame is answered; what is no refusal is a bug, answered 500
             answer = self._refusal(command_id or _command_id(body), exc)
-        return await self._answer(answer)
+        await self._answer(answer)
 
     async def _send(self, frame: CommandFrame) -> CommandAnswer:
         """The POST's steps (``fastpath``: before_request, the body, the token, ``send_checked``) for one frame."""
@@ -152,14 +135,17 @@ class Commands:
         return CommandAnswer(command_id, answer.status_code, error=ApiErrorBody(answer.code, answer.message),
                              retry_after=int(retry) if retry and retry.isdigit() else None)
 
-    async def _answer(self, answer: CommandAnswer) -> bytes | None:
+    async def _answer(self, answer: CommandAnswer) -> None:
         metrics.SOCKET_COMMANDS.labels(str(answer.status), answer.error.code if answer.error else "").inc()
         payload = _encode(answer)
+        if self.wire is False:
+            self.wire = fanout.wire_of(self.socket)
         wire = self.wire
         if wire is not None and wire is not False:
-            return fanout.text_frame(payload) if wire.usable() else None
+            if wire.usable():
+                wire.write(fanout.text_frame(payload))
+            return
         await self.socket.send_data(payload.decode(), mode="text")
-        return None
 
 
 def _command_frame(body: bytes) -> CommandFrame:
