@@ -26,7 +26,9 @@ command stream is read by one engine at a time, its owner:
   answered as it was (its recorded outcome), never applied twice.
 
 Projectors own the partitions' event streams the same way (a second ``Leases``: ``stream=keys.events``, group
-``projector``; ``services.cli.workers``), dropping their cached games of a partition they take.
+``projector``; ``services.cli.workers``), dropping their cached games of a partition they take. A ``Leases`` with
+``stream=None`` has no stream nor group behind its partitions: taking one is the lease alone (nothing to claim nor
+to read first) and releasing one touches only the lease (meant for the clock workers' deadline indexes, #22).
 
 With one engine, it owns every partition and reads them as before (one ``XREADGROUP`` on one Redis, a reader per
 partition on a cluster); a lease renewal every ``lease_ms / 3`` is what it adds.
@@ -73,14 +75,16 @@ class Leases:
     (``reads``, ``caught_up``, ``retry``; ``services.store.streams.lean_reads``)."""
 
     def __init__(self, redis: aioredis.Redis, group: str, consumer: str, lease_ms: int = 5000,
-                 stream: Callable[[int], str] = keys.commands, on_take: Callable[[int], None] | None = None) -> None:
+                 stream: Callable[[int], str] | None = keys.commands, on_take: Callable[[int], None] | None = None) -> None:
         self.redis, self.group, self.consumer, self.lease_ms = redis, group, consumer, lease_ms
-        self.stream = stream  # a partition's stream, which its owner reads in ``group``
+        # A partition's stream, which its owner reads in ``group``; None: no stream nor group (a clock's
+        # partition is only the deadline index its owner polls), so taking and releasing touch only the lease.
+        self.stream = stream
         self.on_take = on_take  # called with a partition taken (the engine forgets its cached games there)
         self.owned: dict[int, float] = {}  # partition -> monotonic instant its lease is valid until
         self.catching_up: set[int] = set()  # owned partitions whose pending entries are read first (from id 0)
         self.surplus: set[int] = set()  # owned partitions to give up at their reader's next read
-        self._streams = {stream(p): p for p in keys.PARTITIONS}
+        self._streams = {stream(p): p for p in keys.PARTITIONS} if stream is not None else {}
         self.running: asyncio.Task | None = None  # the rounds, once started
 
     # --- the readers' side -----------------------------------------------------------------------------------
@@ -160,18 +164,20 @@ class Leases:
 
     async def _take(self, p: int) -> bool:
         """The lease of partition ``p`` if nobody holds it (or this consumer still does), then every entry pending
-        in the group on its stream moved to this consumer, to be read first."""
+        in the group on its stream moved to this consumer, to be read first (with no stream: the lease alone)."""
         lease = keys.lease(self.group, p)
         taken = await self.redis.set(lease, self.consumer, nx=True, px=self.lease_ms)
         if not taken and not await self.redis.eval(_RENEW, 1, lease, self.consumer, self.lease_ms):
             return False
-        stream, start, claimed = self.stream(p), "0-0", 0
-        while True:
-            reply = await self.redis.xautoclaim(stream, self.group, self.consumer, 0, start, count=CLAIM_COUNT)
-            start, claimed = reply[0], claimed + len(reply[1])
-            if start in (b"0-0", "0-0"):
-                break
-        self.catching_up.add(p)
+        claimed = 0
+        if self.stream is not None:  # None: nothing to claim nor to read first, the lease is the partition
+            stream, start = self.stream(p), "0-0"
+            while True:
+                reply = await self.redis.xautoclaim(stream, self.group, self.consumer, 0, start, count=CLAIM_COUNT)
+                start, claimed = reply[0], claimed + len(reply[1])
+                if start in (b"0-0", "0-0"):
+                    break
+            self.catching_up.add(p)
         if self.on_take is not None:
             self.on_take(p)
         log.info("partition_taken", group=self.group, partition=p, consumer=self.consumer, pending_claimed=claimed)
@@ -189,6 +195,9 @@ class Leases:
         take them (removing it would drop them from the group)."""
         self._drop(p)
         await self.redis.eval(_RELEASE, 1, keys.lease(self.group, p), self.consumer)
+        if self.stream is None:
+            log.info("partition_released", group=self.group, partition=p, consumer=self.consumer)
+            return
         stream = self.stream(p)
         if not await self.redis.xpending_range(stream, self.group, "-", "+", 1, consumername=self.consumer):
             await self.redis.xgroup_delconsumer(stream, self.group, self.consumer)
