@@ -5,7 +5,9 @@ has is answered ``ASK`` and sent to the new owner after ``ASKING``."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import time
 
 import pytest
 from redis.crc import key_slot
@@ -47,4 +49,68 @@ async def test_a_script_asked_of_a_node_without_it_is_loaded_on_that_node(fresh_
             node.ask("CLUSTER", "SETSLOT", slot, "NODE", node_id(cluster, target))
         assert target.ask("GET", key) == "2"
     finally:
+        await lean.aclose()
+
+
+COUNT = "for _, k in ipairs(KEYS) do redis.call('INCR', k) end return #KEYS"
+
+
+def migrate_slot(cluster, slot: int, source, target, keys_at_once: int = 3, pause_s: float = 0.02) -> int:
+    """Moves ``slot`` from ``source`` to ``target`` as ``redis-cli --cluster reshard`` does: IMPORTING and
+    MIGRATING, its keys MIGRATEd a few at a time with a pause between (so that commands meet the half-migrated
+    slot), then SETSLOT NODE on every primary. Returns how many keys moved."""
+    source_id, target_id = node_id(cluster, source), node_id(cluster, target)
+    target.ask("CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+    source.ask("CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+    moved = 0
+    while True:
+        names = source.ask("CLUSTER", "GETKEYSINSLOT", slot, keys_at_once)
+        if not names:
+            break
+        source.ask("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *names)
+        moved += len(names)
+        time.sleep(pause_s)
+    for node in (target, source, *[p for p in cluster.primaries() if p.port not in (source.port, target.port)]):
+        node.ask("CLUSTER", "SETSLOT", slot, "NODE", target_id)
+    return moved
+
+
+async def test_scripts_and_batches_on_a_slot_being_migrated_are_each_applied_once(fresh_redis_cluster):
+    """Scripts over two keys of one slot (``calls``: several at once) while the slot's keys move a few at a time:
+    each is answered (ASK, TRYAGAIN when its keys are split between the nodes, MOVED once the slot moved) and
+    applied exactly once — the counters on the new owner add up to what was answered."""
+    cluster = fresh_redis_cluster
+    tag = "{reshard-load}"
+    names = [f"count:{tag}:{i}" for i in range(40)]
+    slot = key_slot(names[0].encode())
+    source = cluster.primary_for(names[0])
+    target = next(p for p in cluster.primaries() if p.port != source.port)
+    lean = ClusterResp(cluster.addresses())
+    sha = (await lean.call("SCRIPT", "LOAD", COUNT)).decode()
+    await lean.calls(*[("SET", n, 0) for n in names])
+    answered = 0
+    stop = asyncio.Event()
+
+    async def load(worker: int) -> None:
+        nonlocal answered
+        i = worker
+        while not stop.is_set():
+            batch = [("EVALSHA", sha, 2, names[(i + j) % 40], names[(i + j + 1) % 40]) for j in range(4)]
+            assert await lean.calls(*batch) == [2] * 4
+            answered += 4
+            i += 7
+
+    try:
+        workers = [asyncio.create_task(load(w)) for w in range(4)]
+        await asyncio.sleep(0.1)
+        moved = await asyncio.to_thread(migrate_slot, cluster, slot, source, target)
+        await asyncio.sleep(0.1)
+        stop.set()
+        await asyncio.gather(*workers)
+        assert moved == 40
+        total = sum(int(target.ask("GET", n)) for n in names)
+        assert total == 2 * answered and answered > 0
+        assert source.ask("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+    finally:
+        stop.set()
         await lean.aclose()
