@@ -114,3 +114,41 @@ async def test_scripts_and_batches_on_a_slot_being_migrated_are_each_applied_onc
     finally:
         stop.set()
         await lean.aclose()
+
+
+async def test_a_slot_moved_to_a_node_just_added_is_served_with_its_scripts(fresh_redis_cluster):
+    """A primary added (``LocalCluster.add_primary``: empty, no script loaded) and one slot moved to it under load:
+    the scripts sent there after ASK, then MOVED, are loaded there and each applied once."""
+    cluster = fresh_redis_cluster
+    names = [f"count:{{to-new}}:{i}" for i in range(40)]
+    slot = key_slot(names[0].encode())
+    lean = ClusterResp(cluster.addresses())
+    sha = (await lean.call("SCRIPT", "LOAD", COUNT)).decode()
+    await lean.calls(*[("SET", n, 0) for n in names])
+    source = cluster.primary_for(names[0])
+    target = await asyncio.to_thread(cluster.add_primary)
+    assert target.ask("SCRIPT", "EXISTS", sha) == [False]
+    answered = 0
+    stop = asyncio.Event()
+
+    async def load(worker: int) -> None:
+        nonlocal answered
+        i = worker
+        while not stop.is_set():
+            batch = [("EVALSHA", sha, 2, names[(i + j) % 40], names[(i + j + 1) % 40]) for j in range(4)]
+            assert await lean.calls(*batch) == [2] * 4
+            answered += 4
+            i += 7
+
+    try:
+        workers = [asyncio.create_task(load(w)) for w in range(4)]
+        await asyncio.sleep(0.1)
+        await asyncio.to_thread(migrate_slot, cluster, slot, source, target)
+        await asyncio.sleep(0.1)
+        stop.set()
+        await asyncio.gather(*workers)
+        assert sum(int(target.ask("GET", n)) for n in names) == 2 * answered and answered > 0
+        assert cluster.primary_for(names[0]).port == target.port
+    finally:
+        stop.set()
+        await lean.aclose()
