@@ -256,6 +256,31 @@ class LocalCluster:
                                f"{(created.stdout + created.stderr)[-1500:]}")
         self.wait_ready(timeout, replicas=self.replicas_count)
 
+    def add_primary(self, timeout: float = 30.0) -> Node:
+        """One more node started and joined as a primary serving no slot yet (``redis-cli --cluster add-node``);
+        returns once every node knows it and agrees (``wait_ready``). Slots are moved to it by the caller
+        (``redis-cli --cluster reshard``, or SETSLOT/MIGRATE). Without replica: a replica of it is not made here."""
+        bus_option = find().version >= (7,)
+        taken = {p for n in self.nodes for p in (n.port, n.bus_port)}
+        port, bus = _ports(1, bus_option)[0]
+        while taken & {port, bus}:  # a free port of a node that is down now
+            port, bus = _ports(1, bus_option)[0]
+        node = Node(self.data_dir / f"node-{len(self.nodes)}", port, bus, self.node_timeout_ms, self.appendonly,
+                    self.fsync, bus_option)
+        node.server.start(timeout=10)
+        self.nodes.append(node)
+        added = subprocess.run([self.cli, "--cluster", "add-node", node.address, self.live()[0].address],
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+        if added.returncode != 0:
+            raise ClusterError(f"redis-cli --cluster add-node exited with {added.returncode}: "
+                               f"{(added.stdout + added.stderr)[-1500:]}")
+        deadline = time.monotonic() + timeout
+        while any(len(n.members()) != len(self.live()) for n in self.live()) or self.problems():
+            if time.monotonic() > deadline:
+                raise ClusterError(f"the node added was not known to every node within {timeout:g} s")
+            time.sleep(0.05)
+        return node
+
     def stop(self) -> None:
         """Every node stopped (SIGTERM, then SIGKILL after 10 s), and the folder removed if it was a temporary one."""
         for node in self.nodes:

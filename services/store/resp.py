@@ -413,8 +413,9 @@ class ClusterResp:
       1 s), for at most ``failover_wait_s``; then the error is raised. Sending again is what ``Resp.calls`` does
       after a lost connection: safe for Souk's hot-path commands (an append sent twice answers ``duplicate``, a
       command queued twice is decided once, an XACK twice acknowledges once);
-    - ``NOSCRIPT`` for a script this connection loaded (``SCRIPT LOAD`` goes to every primary): loaded on that
-      node (a promoted replica has an empty script cache) and sent again.
+    - ``NOSCRIPT`` for a script this connection loaded (``SCRIPT LOAD`` goes to every primary): loaded on the node
+      that answered (a promoted replica has an empty script cache; so has a node just added, which an ``ASK`` may
+      send the command to before it owns any slot) and sent again, the ``ASK`` kept.
 
     The interface is ``Resp``'s (``call``, ``calls``, ``call_again_if_lost``, ``evalsha``, ``aclose``), so the
     engine, the projector, the gateway and the stream readers take either. A blocking read holds its node's
@@ -513,7 +514,10 @@ class ClusterResp:
                 if _name(args[0]) != b"EVALSHA" or sha not in self._scripts or redirects > 16:
                     raise
                 redirects += 1
-                await (await self._owner(args)).call("SCRIPT", "LOAD", self._scripts[sha])
+                # Loaded on the node that answered: the slot's primary, or the node an ASK sent it to (a slot being
+                # migrated to a node that never had the script: one just added, one whose cache was flushed).
+                node = self._node(ask) if ask is not None else await self._owner(args)
+                await node.call("SCRIPT", "LOAD", self._scripts[sha])
                 continue
             except ResponseError as exc:
                 text = str(exc)

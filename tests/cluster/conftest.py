@@ -4,7 +4,7 @@ replica each, on free ports in a temporary folder (never 127.0.0.1:6379), joined
 
 - ``redis_cluster``: one cluster for a test module, for tests that read and write but leave the nodes alone.
 - ``fresh_redis_cluster``: a cluster of the test's own, for a test that kills or restarts nodes
-  (``cluster.fail_over(primary)``, ``cluster.restart(node)``).
+  (``cluster.fail_over(primary)``, ``cluster.restart(node)``) or adds one (``cluster.add_primary()``).
 """
 
 from __future__ import annotations
