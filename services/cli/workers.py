@@ -75,10 +75,16 @@ class Workers:
                                    snapshot_every=settings.snapshot_every, trim_every_s=settings.trim_events_s,
                                    finished_ttl_s=settings.finished_ttl_s)
         self.clock: ClockWorker | None = None  # the clock worker, in the role clock
+        # The clock workers own the partitions' deadline indexes as the engines own their commands (leases with
+        # no stream: services/clock/worker.py)
+        self.clock_leases: Leases | None = None
         if CLOCK in roles:
+            self.clock_leases = Leases(self.redis, keys.CLOCK_GROUP, f"clock-{settings.consumer}",
+                                       settings.clock_lease_ms, stream=None)
             self.clock = ClockWorker(self.redis, self.store, poll_s=settings.clock_poll_s,
                                      retry_s=settings.clock_retry_s, batch=settings.clock_batch,
-                                     takeover=Takeover(settings.takeover_strategy, settings.takeover_budget))
+                                     takeover=Takeover(settings.takeover_strategy, settings.takeover_budget),
+                                     leases=self.clock_leases)
         self.webhooks = WebhookWorker(self.redis, self.store, settings) if WEBHOOKS in roles else None
         # The engine's, the projector's and the webhook worker's reads, each on a lean connection of its own
         # (streams.lean_reads), each one XREADGROUP over every partition's stream; on a cluster, where one
@@ -180,10 +186,10 @@ class Workers:
             await self.metrics.start()
 
     async def start_leases(self) -> None:
-        """The engine's and the projector's first round of leases (on its own, each owns every partition before its
-        reader's first read), then their rounds; taken again when Redis was away at the start
+        """The engine's, the projector's and the clock's first round of leases (on its own, each owns every
+        partition before its first read), then their rounds; taken again when Redis was away at the start
         (``when_redis_answers``)."""
-        for leases in (self.leases, self.projector_leases):
+        for leases in (self.leases, self.projector_leases, self.clock_leases):
             if leases is not None and leases.running is None:
                 await when_redis_answers(leases.start, "leases")
 
@@ -251,11 +257,12 @@ class Workers:
 
     async def _close_reads(self) -> None:
         """After the broker stopped: a read still blocked on the server ends with its connection, nothing
-        delivered to it (a later call would reconnect); then the engine's and the projector's leases are released (a
-        clean stop: SIGTERM), so that the others take their partitions at once, not after the leases lapse."""
+        delivered to it (a later call would reconnect); then the engine's, the projector's and the clock's leases are
+        released (a clean stop: SIGTERM; the clock stopped before, ``_stop_watch``), so that the others take their
+        partitions at once, not after the leases lapse."""
         for lean in self.reads:
             await lean.aclose()
-        for leases in (self.leases, self.projector_leases):
+        for leases in (self.leases, self.projector_leases, self.clock_leases):
             if leases is None:
                 continue
             try:

@@ -20,6 +20,12 @@ Exactly once, whatever the workers do:
 - A deadline that a later event makes moot: the engine's append rewrites the game's score (or takes it out), and
   the table refuses a ``Timeout`` for a deadline that is no longer the seat's (``not_due``).
 The worker's own clock is only a trigger: the engine's ``now`` decides whether a deadline has passed.
+
+Clock workers own the partitions (``leases``: a ``services.store.leases.Leases`` of group ``clock`` with no
+stream): each polls the deadline indexes of its share of the partitions only, so N of them poll and load each due
+game once between them, not N times; one started or stopped rebalances the others, one killed -9 leaves its
+partitions to the others once its leases lapse (``SOUK_CLOCK_LEASE_MS``). Around a lapse two workers may poll the
+same partition for a moment: the command ids above keep that exactly once too.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import asyncio
 import hashlib
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +53,7 @@ from services.runtime import metrics
 from services.store import keys
 from services.store.codec import encoder
 from services.store.events import EventStore
+from services.store.leases import Leases
 
 log = structlog.get_logger("souk.clock")
 
@@ -101,8 +109,8 @@ class ClockWorker:
     """Polls the deadline index and sends what is due. ``fire_due`` is one pass (tests call it); ``run`` loops."""
 
     def __init__(self, redis: aioredis.Redis, store: EventStore, *, poll_s: float = 0.05, retry_s: float = 2.0,
-                 batch: int = 100, takeover: Takeover = Takeover(), partitions: tuple[int, ...] | None = None
-                 ) -> None:
+                 batch: int = 100, takeover: Takeover = Takeover(), partitions: tuple[int, ...] | None = None,
+                 leases: Leases | None = None) -> None:
         if takeover.name not in STRATEGIES:
             raise ValueError(f"unknown takeover strategy {takeover.name!r}")
         self.redis = redis
@@ -110,8 +118,10 @@ class ClockWorker:
         self.loader = Engine(redis, store, cache_size=1, snapshot_every=0)
         self.poll_s, self.retry_s, self.batch = poll_s, retry_s, batch
         self.takeover = takeover
-        # The partitions whose deadline indexes it polls (``keys.deadlines``); None: every partition of the store.
+        # The partitions whose deadline indexes it polls (``keys.deadlines``): these; else those its leases hold
+        # (started and stopped by its owner, ``services.cli.workers``); else every partition of the store.
         self.partitions = partitions
+        self.leases = leases
         self._send = redis.register_script(_SEND)
         self._reschedule = redis.register_script(_RESCHEDULE)
         self.sent = 0  # commands sent since the start (tests and logs)
@@ -132,20 +142,22 @@ class ClockWorker:
 
     async def pause(self) -> float:
         """Until the earliest instant in the index (at least a millisecond), or ``poll_s`` if that is later."""
-        firsts = [first[0][1] for p in self._partitions()
+        firsts = [first[0][1] for p in await self._partitions()
                   if (first := await self.redis.zrange(keys.deadlines(p), 0, 0, withscores=True))]
         if not firsts:
             return self.poll_s
         return min(self.poll_s, max(0.001, min(firsts) - time.time()))
 
-    def _partitions(self) -> tuple[int, ...]:
-        return keys.PARTITIONS if self.partitions is None else self.partitions
+    async def _partitions(self) -> Sequence[int]:
+        if self.partitions is not None:
+            return self.partitions
+        return keys.PARTITIONS if self.leases is None else await self.leases.held()
 
     async def fire_due(self, now: float | None = None) -> int:
         """One pass over the games due at ``now`` (default: this machine's clock); returns how many were due."""
         now = time.time() if now is None else now
         due = []
-        for partition in self._partitions():  # up to a batch, the first partitions first
+        for partition in await self._partitions():  # up to a batch, the first partitions first
             due += await self.redis.zrangebyscore(keys.deadlines(partition), "-inf", repr(now), start=0,
                                                   num=self.batch - len(due), withscores=True)
             if len(due) >= self.batch:

@@ -146,9 +146,10 @@ class Cluster:
         limits = {"SOUK_RATE_PER_CLIENT": "0", "SOUK_OPEN_GAMES_PER_CLIENT": "0", "SOUK_CONNECTIONS_PER_CLIENT": "0"}
         return {**limits, **os.environ, "REDIS_URL": self.events_url, "SOUK_VIEWS_REDIS_URL": self.views.url,
                 "SOUK_RECLAIM_IDLE_MS": str(self.reclaim_idle_ms), "SOUK_LOG_LEVEL": self.log_level,
-                # a killed engine's or projector's partitions wait as long for another as its pending entries
-                # waited for a reclaim
+                # a killed engine's, projector's or clock's partitions wait as long for another as its pending
+                # entries waited for a reclaim
                 "SOUK_ENGINE_LEASE_MS": str(self.reclaim_idle_ms), "SOUK_PROJECTOR_LEASE_MS": str(self.reclaim_idle_ms),
+                "SOUK_CLOCK_LEASE_MS": str(self.reclaim_idle_ms),
                 "SOUK_LOG_FORMAT": "json", "PYTHONUNBUFFERED": "1"}
 
     async def _in_redis_thread(self, fn):

@@ -31,6 +31,7 @@ class Settings:
     reclaim_idle_ms: int = 30_000  # pending entries idle this long are reclaimed from a dead consumer
     engine_lease_ms: int = 5000  # an engine's lease on a partition lapses this long after its last renewal
     projector_lease_ms: int = 5000  # a projector's lease on a partition, as the engine's
+    clock_lease_ms: int = 5000  # a clock worker's lease on a partition's deadline index, as the engine's
     events_maxlen: int = 1_000_000  # approximate cap of the global events stream (game streams are never trimmed)
     projector_partition: str = "0/1"  # 'i/N': this projector projects the games of partition i of N
     # The event store's partitions (``keys.partition``): recorded when a store is created (or migrated), read from it
@@ -291,6 +292,7 @@ ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "reclaim_idle_ms": ("SOUK_RECLAIM_IDLE_MS", not_negative),
     "engine_lease_ms": ("SOUK_ENGINE_LEASE_MS", positive),
     "projector_lease_ms": ("SOUK_PROJECTOR_LEASE_MS", positive),
+    "clock_lease_ms": ("SOUK_CLOCK_LEASE_MS", positive),
     "events_maxlen": ("SOUK_EVENTS_MAXLEN", positive),
     "projector_partition": ("SOUK_PROJECTOR_PARTITION", partition),
     "partitions": ("SOUK_PARTITIONS", partitions),

@@ -25,6 +25,7 @@ import zlib
 
 ENGINE_GROUP = "engine"
 PROJECTOR_GROUP = "projector"
+CLOCK_GROUP = "clock"  # the clock workers' leases (no consumer group: a partition is its deadline index)
 PARKED = "souk:parked"  # stream: commands the engine could not decide nor answer normally (for operators)
 
 

@@ -112,6 +112,15 @@ class Leases:
         its commands keep their place (the owner's reclaim: no other consumer may take them while it lives)."""
         self.catching_up.add(self._streams[stream])
 
+    async def held(self) -> list[int]:
+        """For a consumer with no stream (the clock workers, ``stream=None``), between two of its passes: the
+        surplus given up (it has nothing in flight now), then the partitions to work on, those whose lease this
+        process renewed in time (not across a pause), in order."""
+        for p in list(self.surplus):
+            await self.release(p)
+        now = time.monotonic()
+        return sorted(p for p, valid_until in self.owned.items() if valid_until > now)
+
     # --- the leases --------------------------------------------------------------------------------------------
 
     async def start(self) -> None:
