@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from typing import Any
 
 import pytest
 from redis.crc import key_slot
@@ -75,6 +76,32 @@ def migrate_slot(cluster, slot: int, source, target, keys_at_once: int = 3, paus
     return moved
 
 
+async def scripted_load_while(lean: ClusterResp, sha: str, names: list[str], move) -> tuple[int, Any]:
+    """Four tasks sending batches of four two-key scripts (``COUNT`` over ``names``, 40 keys of one slot) through
+    ``calls`` while ``move()`` runs in a thread; returns how many scripts were answered, and what ``move`` returned."""
+    answered = 0
+    stop = asyncio.Event()
+
+    async def load(worker: int) -> None:
+        nonlocal answered
+        i = worker
+        while not stop.is_set():
+            batch = [("EVALSHA", sha, 2, names[(i + j) % 40], names[(i + j + 1) % 40]) for j in range(4)]
+            assert await lean.calls(*batch) == [2] * 4
+            answered += 4
+            i += 7
+
+    workers = [asyncio.create_task(load(w)) for w in range(4)]
+    try:
+        await asyncio.sleep(0.1)
+        moved = await asyncio.to_thread(move)
+        await asyncio.sleep(0.1)
+    finally:
+        stop.set()
+        await asyncio.gather(*workers)
+    return answered, moved
+
+
 async def test_scripts_and_batches_on_a_slot_being_migrated_are_each_applied_once(fresh_redis_cluster):
     """Scripts over two keys of one slot (``calls``: several at once) while the slot's keys move a few at a time:
     each is answered (ASK, TRYAGAIN when its keys are split between the nodes, MOVED once the slot moved) and
@@ -88,31 +115,14 @@ async def test_scripts_and_batches_on_a_slot_being_migrated_are_each_applied_onc
     lean = ClusterResp(cluster.addresses())
     sha = (await lean.call("SCRIPT", "LOAD", COUNT)).decode()
     await lean.calls(*[("SET", n, 0) for n in names])
-    answered = 0
-    stop = asyncio.Event()
-
-    async def load(worker: int) -> None:
-        nonlocal answered
-        i = worker
-        while not stop.is_set():
-            batch = [("EVALSHA", sha, 2, names[(i + j) % 40], names[(i + j + 1) % 40]) for j in range(4)]
-            assert await lean.calls(*batch) == [2] * 4
-            answered += 4
-            i += 7
-
     try:
-        workers = [asyncio.create_task(load(w)) for w in range(4)]
-        await asyncio.sleep(0.1)
-        moved = await asyncio.to_thread(migrate_slot, cluster, slot, source, target)
-        await asyncio.sleep(0.1)
-        stop.set()
-        await asyncio.gather(*workers)
+        answered, moved = await scripted_load_while(lean, sha, names,
+                                                    lambda: migrate_slot(cluster, slot, source, target))
         assert moved == 40
         total = sum(int(target.ask("GET", n)) for n in names)
         assert total == 2 * answered and answered > 0
         assert source.ask("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
     finally:
-        stop.set()
         await lean.aclose()
 
 
@@ -128,27 +138,10 @@ async def test_a_slot_moved_to_a_node_just_added_is_served_with_its_scripts(fres
     source = cluster.primary_for(names[0])
     target = await asyncio.to_thread(cluster.add_primary)
     assert target.ask("SCRIPT", "EXISTS", sha) == [False]
-    answered = 0
-    stop = asyncio.Event()
-
-    async def load(worker: int) -> None:
-        nonlocal answered
-        i = worker
-        while not stop.is_set():
-            batch = [("EVALSHA", sha, 2, names[(i + j) % 40], names[(i + j + 1) % 40]) for j in range(4)]
-            assert await lean.calls(*batch) == [2] * 4
-            answered += 4
-            i += 7
-
     try:
-        workers = [asyncio.create_task(load(w)) for w in range(4)]
-        await asyncio.sleep(0.1)
-        await asyncio.to_thread(migrate_slot, cluster, slot, source, target)
-        await asyncio.sleep(0.1)
-        stop.set()
-        await asyncio.gather(*workers)
+        answered, _ = await scripted_load_while(lean, sha, names,
+                                                lambda: migrate_slot(cluster, slot, source, target))
         assert sum(int(target.ask("GET", n)) for n in names) == 2 * answered and answered > 0
         assert cluster.primary_for(names[0]).port == target.port
     finally:
-        stop.set()
         await lean.aclose()
