@@ -37,7 +37,8 @@ def test_a_bots_decision_does_not_change_when_facts_it_never_saw_are_swapped(nam
         pytest.skip("the seeker is 1001 Karawane's own bot (random elsewhere)")
     bot = strategy(kind.split("-")[0], **STRATEGIES[kind])
     for game, state, seat, swapped in positions(name, count=4):
-        for k in range(2):
+        # two seeds of the bot's own chance, one for the searches (a second for Istanbul's five cost 75 s of CI)
+        for k in range(1 if kind.startswith("mcts") else 2):
             assert bot.choose(game, state, seat, random.Random(k)) == bot.choose(game, swapped, seat, random.Random(k))
 
 

@@ -164,7 +164,7 @@ def _table_view(game, state, seat) -> TableView:
 def test_a_remote_bots_decision_does_not_change_when_facts_its_seat_never_saw_are_swapped(name, kind):
     bot = strategy(kind, **STRATEGIES[kind])
     for game, state, seat, swapped in positions(name, count=4):
-        for k in range(2):
+        for k in range(1 if kind.startswith("mcts") else 2):  # one seed of its chance for a search (CI's time)
             one = choose(_table_view(game, state, seat), bot, state.options, random.Random(k))
             other = choose(_table_view(game, swapped, seat), bot, state.options, random.Random(k))
             assert one == other and one in game.legal_commands(state, seat)

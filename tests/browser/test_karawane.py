@@ -36,6 +36,7 @@ from tests.browser.shell import board_secret_text as secret_text
 # end): the seekers' games last about 700 commands, too long for a click each on a loaded machine. 0: click all
 # (as SOUK_BROWSER_GAMES=whole does; CI's short form clicks 100, where the reload and the screenshots fall).
 CLICKS = int(os.environ.get("SOUK_KARAWANE_CLICKS", "0" if WHOLE_GAMES else "100"))
+CHECK_EVERY = 4 if WHOLE_GAMES else 8  # the board test's seat drawn and checked every CHECK_EVERY commands
 
 # The game's seed (with ``unfair``, and no seat giving entropy) and the seeker's random choices are fixed, so the
 # game is the same at every run: one the seekers end in 444 commands, 53 rounds (seeds 1 to 6 took more than 280;
@@ -113,8 +114,9 @@ def check_spectator(page, game: Game, table: dict) -> None:
 
 
 def test_the_board_draws_every_seat_and_offers_exactly_the_legal_commands_to_the_end(open_page, souk_url):
-    """Two seats on the seeded desert (``SEED``: 444 commands), each playing the seeker's command over HTTP; the awaited seat's view is drawn
-    and checked every 4th command and at each stage's first five views (the button clicked is the one sent), the
+    """Two seats on the seeded desert (``SEED``: 444 commands), each playing the seeker's command over HTTP; the
+    awaited seat's view is drawn and checked every ``CHECK_EVERY`` command (4th with SOUK_BROWSER_GAMES=whole, 8th in
+    CI's short form) and at each stage's first five views (the button clicked is the one sent), the
     spectator's every 20th; the final board shows the scores and no buttons."""
     game = Game(souk_url, ["Ayla", "Baran"])
     page = open_page("/", DESKTOP)
@@ -127,7 +129,7 @@ def test_the_board_draws_every_seat_and_offers_exactly_the_legal_commands_to_the
             version, phase = table["version"], table["view"]["phase"]
             pick = game.pick(table, rng)
             phases[phase] = phases.get(phase, 0) + 1
-            if game.commands % 4 == 0 or phases[phase] <= 5:
+            if game.commands % CHECK_EVERY == 0 or phases[phase] <= 5:
                 check_seat(page, game, table, pick)
             if game.commands % 20 == 0:
                 check_spectator(page, game, game.view(None, version))
