@@ -229,8 +229,22 @@ def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
         reads = reads if reads is not None else [(name, subscriber.read_id) for name in names]
         return [*args, "STREAMS", *[name for name, _ in reads], *[read_id for _, read_id in reads]]
 
+    async def read(*args: Any) -> Any:
+        """The XREADGROUP, or nothing (an empty read) when a blocked read ended because a stream it waited on left
+        this node: a slot moved to another primary (``redis-cli --cluster reshard``: its keys MIGRATEd away) ends a
+        blocked read with ``UNBLOCKED the stream key no longer exists``. Nothing was delivered; the next read,
+        at once, follows the key to its new node (``ASK``, then ``MOVED``). Raised, it went to FastStream's
+        supervisor, which logged an error with its traceback for a normal move and restarted the loop."""
+        try:
+            return await lean.call(*args)
+        except ResponseError as exc:
+            if str(exc).startswith("UNBLOCKED"):
+                log.info("read_unblocked", error=str(exc)[:200])
+                return None
+            raise
+
     async def xreadgroup(*, count: int | None, block: int | None, noack: bool = False) -> Any:
-        reply = await lean.call(*command(count, block, noack))
+        reply = await read(*command(count, block, noack))
         if not reply:
             return ()
         return [(name, [(entry, dict(zip(fields[::2], fields[1::2])) if fields else {})
@@ -248,7 +262,9 @@ def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
             if not reads:
                 await asyncio.sleep(sub.polling_interval / 1000)
                 return
-        reply = await lean.call(*command(sub.max_records, sub.polling_interval, sub.no_ack, reads))
+        reply = await read(*command(sub.max_records, sub.polling_interval, sub.no_ack, reads))
+        if reply is None:  # unblocked: nothing read, nothing to say of what is pending (read again at once)
+            return
         if reads is not None:
             delivered = {name.decode() for name, entries in reply or () if entries}
             for name, read_id in reads:

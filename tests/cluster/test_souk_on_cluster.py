@@ -151,3 +151,79 @@ async def test_a_primary_killed_between_two_commands_and_the_game_goes_on_with_n
     by_seq = {e.seq: e.command_id for e in stream}
     assert all(by_seq[version] == command_id for command_id, version in accepted)
     assert len({e.command_id for e in stream if e.command_id in dict(accepted)}) == len(accepted)
+
+
+async def test_souk_plays_on_while_its_games_partitions_move_to_other_primaries(fresh_redis_cluster, tmp_path):
+    """`souk serve` with both stores on the cluster, three games in play, and the slots of their partitions moved to
+    another primary a few keys at a time (as `redis-cli --cluster reshard` does), the games' streams, the
+    partitions' command and event streams (the engine's and the projector's blocked reads on them end with
+    ``UNBLOCKED the stream key no longer exists`` when their key leaves), the leases and the read models with them:
+    commands keep coming while the slots move (sent again by id while unanswered), every game is played to its end,
+    and afterwards every accepted command is in its game's stream once, at the version it was answered with, the
+    chain verifies, and the read store shows every game at its stream's last version."""
+    from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+    from redis.crc import key_slot
+
+    from services.history.audit import verify_audit
+    from services.store.codec import table_event_decoder
+    from services.store.events import RedisEventStore
+    from tests.cluster.test_slot_migration import migrate_slot
+
+    cluster = fresh_redis_cluster
+    with serve(cluster_url(cluster), cluster_url(cluster), tmp_path / "souk.log", ENV) as url:
+        keys.use(4)
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            game_ids = []
+            for n in range(3):
+                r = await client.post("/games", json={"game": "samarkand", "title": f"moving {n}", "seats": 3})
+                assert r.status_code == 201, r.text
+                game_ids.append(r.json()["game_id"])
+            tokens = [await join_all(client, g, 3) for g in game_ids]
+            rngs = [random.Random(n) for n in range(3)]
+            accepted: list[list[tuple[str, int]]] = [[], [], []]
+            for n, game_id in enumerate(game_ids):
+                assert not await play(client, game_id, tokens[n], rngs[n], 3, accepted[n])
+            by_slot = {key_slot(keys.game_stream(g).encode()): keys.game_stream(g) for g in game_ids}
+
+            def move() -> list[tuple[int, int, int]]:
+                """Each slot to another primary, two keys at a time: (slot, keys moved, a key of it, its new owner's port)."""
+                moved = []
+                for slot, key in sorted(by_slot.items()):
+                    source = cluster.primary_for(key)
+                    target = next(p for p in cluster.primaries() if p.port != source.port)
+                    moved.append((slot, migrate_slot(cluster, slot, source, target, keys_at_once=2, pause_s=0.05),
+                                  key, target.port))
+                return moved
+
+            moving = asyncio.create_task(asyncio.to_thread(move))
+            during = 0
+            while not moving.done():  # one command of each game at a time while the slots move
+                before = sum(map(len, accepted))
+                await asyncio.gather(*(play(client, g, tokens[n], rngs[n], 1, accepted[n], retry_s=30)
+                                       for n, g in enumerate(game_ids)))
+                during += sum(map(len, accepted)) - before
+            moved = await moving
+            assert during > 0 and all(count > 0 for _, count, _, _ in moved), (during, moved)
+            for _, _, key, port in moved:
+                assert cluster.primary_for(key).port == port
+            over = await asyncio.gather(*(play(client, g, tokens[n], rngs[n], None, accepted[n], retry_s=30)
+                                          for n, g in enumerate(game_ids)))
+            assert over == [True, True, True]
+            finals = [(await client.get(f"/games/{g}/view")).json() for g in game_ids]
+    # A blocked read whose stream left its node (``UNBLOCKED the stream key no longer exists``) is read again where
+    # the key went, as a normal turn of the loop: no reader raised into FastStream's supervisor, no error logged.
+    log = (tmp_path / "souk.log").read_text()
+    assert "raised an exception" not in log and '"level": "error"' not in log, log[-3000:]
+    events = AsyncRedisCluster.from_url(cluster.url)
+    try:
+        for game_id, final, mine in zip(game_ids, finals, accepted):
+            stream = await RedisEventStore(events).read(game_id)
+            assert final["status"] == "over" and final["version"] == mine[-1][1] == len(stream)
+            by_seq = {e.seq: e.command_id for e in stream}
+            assert all(by_seq[version] == command_id for command_id, version in mine)
+            assert len({e.command_id for e in stream if e.command_id in dict(mine)}) == len(mine)
+            seed = await events.get(keys.seed(game_id))
+            created = table_event_decoder.decode(stream[0].payload)
+            assert verify_audit({"seed": seed.hex(), "seed_hash": created.seed_hash, "events": stream}) == []
+    finally:
+        await events.aclose()
