@@ -338,6 +338,7 @@ class Subscriber:
 SLOTS = 16384
 _NO_KEY = {b"PING", b"INFO", b"SCRIPT", b"TIME", b"CLUSTER", b"DBSIZE", b"CONFIG", b"FUNCTION"}
 _KEY_AFTER_STREAMS = {b"XREAD", b"XREADGROUP"}
+_SUB_COMMAND = {b"XGROUP", b"XINFO", b"OBJECT", b"MEMORY"}  # a sub-command first, then the key
 
 
 def _name(arg: Any) -> bytes:
@@ -346,8 +347,9 @@ def _name(arg: Any) -> bytes:
 
 def routing_key(args: tuple) -> Any:
     """The key whose slot a command goes to (None: any primary will do): EVAL/EVALSHA's first key, XREAD(GROUP)'s
-    first stream, else the first argument. A command of several keys must have them all in one slot (Redis answers
-    CROSSSLOT otherwise: Souk's keys of one game or partition share a hash tag, ``services.store.keys``)."""
+    first stream, the argument after XGROUP's, XINFO's, OBJECT's and MEMORY's sub-command, else the first
+    argument. A command of several keys must have them all in one slot (Redis answers CROSSSLOT otherwise: Souk's
+    keys of one game or partition share a hash tag, ``services.store.keys``)."""
     name = _name(args[0])
     if name in (b"EVAL", b"EVALSHA", b"EVALSHA_RO", b"EVAL_RO", b"FCALL"):
         return args[3] if int(args[2]) > 0 else None
@@ -356,6 +358,8 @@ def routing_key(args: tuple) -> Any:
             if _name(arg) == b"STREAMS":
                 return args[i + 1]
         return None
+    if name in _SUB_COMMAND:
+        return args[2] if len(args) > 2 else None
     if name in _NO_KEY or len(args) < 2:
         return None
     return args[1]

@@ -53,6 +53,17 @@ def test_the_routing_key_of_scripts_and_stream_reads():
     assert routing_key(("HGET", "h", "f")) == "h" and routing_key(("PING",)) is None
 
 
+def test_the_routing_key_of_commands_with_a_sub_command_is_the_key_after_it():
+    """XGROUP, XINFO, OBJECT and MEMORY name a sub-command first: routed by it, ``XGROUP CREATE s:{p3} ...`` went to
+    the slot of the word ``CREATE`` (a MOVED each time, or a group created on no stream)."""
+    assert routing_key(("XGROUP", "CREATE", "s:{p3}", "g", "$", "MKSTREAM")) == "s:{p3}"
+    assert routing_key(("XINFO", "GROUPS", "s:{p3}")) == "s:{p3}"
+    assert routing_key(("xinfo", "stream", "s:{p3}", "FULL")) == "s:{p3}"
+    assert routing_key(("OBJECT", "ENCODING", "k:{p1}")) == "k:{p1}"
+    assert routing_key(("MEMORY", "USAGE", "k:{p1}")) == "k:{p1}"
+    assert routing_key(("XINFO", "HELP")) is None
+
+
 async def test_the_factory_makes_cluster_clients_from_a_cluster_url_and_plain_ones_otherwise(redis_cluster):
     url = cluster_url(redis_cluster)
     client = clients.async_client(url)
