@@ -95,6 +95,7 @@ def async_client(url: str, **options: Any) -> Any:
 
     if not is_cluster(url):
         return aioredis.Redis.from_url(url, **options)
+    _asking_on_the_connection_it_is_for()
     nodes, common = cluster_nodes(url)
     options.pop("retry", None)  # the cluster client retries by itself, re-learning the slots
     options.pop("single_connection_client", None)
@@ -122,7 +123,34 @@ def broker(url: str, **options: Any) -> Any:
         return RedisBroker(url, **options)
     from faststream.redis import RedisClusterBroker
 
+    _asking_on_the_connection_it_is_for()
     return RedisClusterBroker(node_url(url), **options)
+
+
+def _asking_on_the_connection_it_is_for() -> None:
+    """redis-py's asyncio cluster client follows an ``ASK`` (a slot being migrated, its key already on the new
+    owner) by sending ``ASKING`` to the new owner, then the command, as two commands each taking a connection from
+    that node's pool. The pool gave out the connection idle longest (released ones go to the back): with several
+    idle connections to that node the command went on another connection than its ``ASKING``, was answered
+    ``MOVED`` back to the old owner, which answered ``ASK`` again, and so on until ``TTL exhausted`` (the clock
+    worker, the webhook worker and the gateway's redis-py calls failed during a reshard). A connection released is
+    now the next one given out: nothing runs between the two (no await), so the command takes its ``ASKING``'s
+    connection. Applied once, to redis-py's ``ClusterNode`` (FastStream's ``RedisClusterBroker`` uses it too)."""
+    from redis.asyncio.cluster import ClusterNode
+
+    if getattr(ClusterNode.release, "souk_reuses_last", False):
+        return
+    release = ClusterNode.release
+
+    def release_to_the_front(self: Any, connection: Any) -> None:
+        release(self, connection)
+        free = self._free
+        if free and free[-1] is connection:  # back in the free queue (not being reconnected): given out next
+            free.pop()
+            free.appendleft(connection)
+
+    release_to_the_front.souk_reuses_last = True  # type: ignore[attr-defined]
+    ClusterNode.release = release_to_the_front  # type: ignore[method-assign]
 
 
 def lean(url_or_client: Any) -> Any:
