@@ -33,7 +33,9 @@ pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
 
 LONG = os.environ.get("SOUK_SLOT_MOVES", "") == "long"
 GAMES = 4 if LONG else 2
-MOVES_AFTER = None if LONG else 8  # commands a game plays once its slot has moved (None: to the game's end)
+# Each round moves every played game's slot (the long form: to another primary, then back) while the games go on,
+# and then plays this many commands a game (None: to the game's end).
+ROUNDS: tuple[tuple[bool, int | None], ...] = ((False, 10), (True, None)) if LONG else ((False, 8),)
 
 
 async def games_in_distinct_slots(client: httpx.AsyncClient, count: int) -> list[tuple[str, list[str]]]:
@@ -72,24 +74,23 @@ async def test_games_played_while_their_partitions_slots_move_lose_nothing_and_a
                     moved.append(migrate_slot(cluster, slot, owner, target))
                 return moved
 
-            async def keep_playing(n: int, moving: asyncio.Task) -> bool:
-                """Plays one command at a time while the slots move, then ``MOVES_AFTER`` more (None: to the end)."""
+            async def keep_playing(n: int, moving: asyncio.Task, after: int | None) -> bool:
+                """Plays one command at a time while the slots move, then ``after`` more (None: to the end)."""
                 game_id, tokens = games[n]
                 while not moving.done():
                     if await play(client, game_id, tokens, rngs[n], 1, accepted[n], retry_s=20):
                         return True
-                return await play(client, game_id, tokens, rngs[n], MOVES_AFTER, accepted[n], retry_s=20)
+                return await play(client, game_id, tokens, rngs[n], after, accepted[n], retry_s=20)
 
-            rounds = (False, True) if LONG else (False,)
-            for back in rounds:
+            for back, after in ROUNDS:
                 moving = asyncio.create_task(asyncio.to_thread(reshard, back))
                 before = [len(a) for a in accepted]
-                over = await asyncio.gather(*(keep_playing(n, moving) for n in range(len(games))))
+                over = await asyncio.gather(*(keep_playing(n, moving, after) for n in range(len(games))))
                 moved = await moving
                 assert all(m > 10 for m in moved), moved  # the game's, its partition's and its read models' keys
                 # commands were decided and projected while the slots moved and after
                 assert all(len(a) > b for a, b in zip(accepted, before)), (before, [len(a) for a in accepted])
-                assert not LONG or back or not any(over)
+            assert all(over) or not LONG  # the long form's games were played to their end
             for slot, home in zip(slots, homes):
                 owner = cluster.primary_for(keys.tag(keys.partition(games[slots.index(slot)][0])))
                 assert (owner.port == home.port) == LONG
