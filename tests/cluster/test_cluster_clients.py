@@ -282,3 +282,28 @@ async def test_redis_py_s_cluster_client_follows_an_ask_with_several_connections
         assert await client.get(key) == b"v" and await client.hget("asked:{pool}:h", "f") == b"1"
     finally:
         await client.aclose()
+
+
+async def test_redis_py_s_cluster_client_follows_an_ask_to_a_primary_just_added(fresh_redis_cluster):
+    """A slot being migrated to a primary just added (``redis-cli --cluster add-node``, then reshard): the old owner
+    answers ``ASK`` naming a node the client has never met. redis-py's asyncio cluster client looked the node up in
+    its cache, found none and failed ``AttributeError: 'NoneType' object has no attribute ...`` — not a Redis
+    error, so the clock worker's loop (which carries on after Redis errors) ended for good."""
+    from tests.cluster.support import node_id
+
+    cluster = fresh_redis_cluster
+    key = "asked:{new-node}"
+    slot = key_slot(key.encode())
+    client = clients.async_client(cluster_url(cluster))
+    try:
+        await client.set(key, "v")
+        source = cluster.primary_for(key)
+        target = await asyncio.to_thread(cluster.add_primary)
+        target.ask("CLUSTER", "SETSLOT", slot, "IMPORTING", node_id(cluster, source))
+        source.ask("CLUSTER", "SETSLOT", slot, "MIGRATING", node_id(cluster, target))
+        source.ask("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", key)
+        assert await client.get(key) == b"v"
+        assert await client.hset("asked:{new-node}:h", "f", "1") == 1
+        assert target.ask("CLUSTER", "COUNTKEYSINSLOT", slot) == 2  # both on the new primary
+    finally:
+        await client.aclose()
