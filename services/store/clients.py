@@ -95,6 +95,7 @@ def async_client(url: str, **options: Any) -> Any:
 
     if not is_cluster(url):
         return aioredis.Redis.from_url(url, **options)
+    _follow_asks()
     nodes, common = cluster_nodes(url)
     options.pop("retry", None)  # the cluster client retries by itself, re-learning the slots
     options.pop("single_connection_client", None)
@@ -122,7 +123,66 @@ def broker(url: str, **options: Any) -> Any:
         return RedisBroker(url, **options)
     from faststream.redis import RedisClusterBroker
 
+    _follow_asks()
     return RedisClusterBroker(node_url(url), **options)
+
+
+def _follow_asks() -> None:
+    """redis-py's asyncio cluster client follows an ``ASK`` (a slot being migrated, the key already on the new
+    owner) by sending ``ASKING`` to the new owner, then the command. Two defects of it, mended here once, on its
+    classes (FastStream's ``RedisClusterBroker`` uses them too), made the clock worker's, the webhook worker's and
+    the gateway's redis-py calls fail during a reshard:
+
+    - ``ASKING`` and the command are two commands, each taking a connection from the node's pool, which gave out
+      the connection idle longest (released ones go to the back): with several idle connections to that node the
+      command went on another connection than its ``ASKING``, was answered ``MOVED`` back to the old owner, which
+      answered ``ASK`` again, until ``TTL exhausted``. A connection released is now the next one given out, and
+      nothing runs between the two (no await): the command takes its ``ASKING``'s connection.
+    - an ``ASK`` to a node the client has not met (a primary just added, which owns no slot yet) found no node in
+      its cache and failed ``AttributeError`` (not a Redis error: the clock worker's loop ended). Within a command's
+      execution, a node asked for by name and not known is now added to the cache, as a ``MOVED`` to a new node
+      adds it; elsewhere (``set_default_node``, pub/sub) an unknown node is still None."""
+    import contextvars
+
+    from redis.asyncio.cluster import ClusterNode, RedisCluster
+    from redis.cluster import PRIMARY
+
+    if getattr(ClusterNode.release, "souk_follows_asks", False):
+        return
+    release = ClusterNode.release
+    execute = RedisCluster._execute_command
+    get_node = RedisCluster.get_node
+    executing: contextvars.ContextVar[bool] = contextvars.ContextVar("souk_executing", default=False)
+
+    def release_to_the_front(self: Any, connection: Any) -> None:
+        release(self, connection)
+        free = self._free
+        if free and free[-1] is connection:  # back in the free queue (not being reconnected): given out next
+            free.pop()
+            free.appendleft(connection)
+
+    async def execute_command(self: Any, target_node: Any, *args: Any, **kwargs: Any) -> Any:
+        token = executing.set(True)
+        try:
+            return await execute(self, target_node, *args, **kwargs)
+        finally:
+            executing.reset(token)
+
+    def get_or_meet_node(self: Any, host: str | None = None, port: int | None = None,
+                         node_name: str | None = None) -> Any:
+        node = get_node(self, host, port, node_name)
+        if node is None and node_name and host is None and port is None and executing.get():
+            # the target of an ASK (``_execute_command`` looks it up by name): a node not met yet
+            name_host, _, name_port = node_name.rpartition(":")
+            manager = self.nodes_manager
+            node = ClusterNode(name_host, int(name_port), PRIMARY, **manager.connection_kwargs)
+            manager.set_nodes(manager.nodes_cache, {node.name: node})
+        return node
+
+    release_to_the_front.souk_follows_asks = True  # type: ignore[attr-defined]
+    ClusterNode.release = release_to_the_front  # type: ignore[method-assign]
+    RedisCluster._execute_command = execute_command  # type: ignore[method-assign]
+    RedisCluster.get_node = get_or_meet_node  # type: ignore[method-assign]
 
 
 def lean(url_or_client: Any) -> Any:

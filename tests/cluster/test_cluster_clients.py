@@ -251,3 +251,59 @@ async def test_a_killed_primary_back_as_a_replica_is_waited_for_again(fresh_redi
         assert await lean.replicated(key, 1000) == (1, 1)
     finally:
         await lean.aclose()
+
+
+async def test_redis_py_s_cluster_client_follows_an_ask_with_several_connections_to_the_new_owner(
+        fresh_redis_cluster):
+    """A key already MIGRATEd while its slot is half-moved is answered ``ASK`` by the old owner: the command must go
+    to the new owner right after ``ASKING``, on the same connection. redis-py's asyncio cluster client sends ASKING
+    and the command as two pooled commands, and its pool hands out the connection used longest ago: with several
+    idle connections to the new owner the command went out on another one, was answered MOVED back to the old owner,
+    and after 16 redirections failed ``TTL exhausted`` (the clock worker, the webhook worker and the gateway's
+    redis-py calls, during a reshard). ``clients.async_client`` reuses the connection just released."""
+    from tests.cluster.support import migrate_slot, node_id
+
+    cluster = fresh_redis_cluster
+    key = "asked:{pool}"
+    slot = key_slot(key.encode())
+    source = cluster.primary_for(key)
+    target = next(p for p in cluster.primaries() if p.port != source.port)
+    other = next(f"busy:{{{n}}}" for n in range(1000) if cluster.primary_for(f"busy:{{{n}}}").port == target.port)
+    client = clients.async_client(cluster_url(cluster))
+    try:
+        await client.set(key, "v")
+        await asyncio.gather(*(client.get(other) for _ in range(8)))  # several idle connections to the target
+        target.ask("CLUSTER", "SETSLOT", slot, "IMPORTING", node_id(cluster, source))
+        source.ask("CLUSTER", "SETSLOT", slot, "MIGRATING", node_id(cluster, target))
+        source.ask("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", key)
+        assert [await client.get(key) for _ in range(3)] == [b"v"] * 3
+        assert await client.hset("asked:{pool}:h", "f", "1") == 1  # a key that is nowhere yet: made on the target
+        assert migrate_slot(cluster, slot, source, target) == 0
+        assert await client.get(key) == b"v" and await client.hget("asked:{pool}:h", "f") == b"1"
+    finally:
+        await client.aclose()
+
+
+async def test_redis_py_s_cluster_client_follows_an_ask_to_a_primary_just_added(fresh_redis_cluster):
+    """A slot being migrated to a primary just added (``redis-cli --cluster add-node``, then reshard): the old owner
+    answers ``ASK`` naming a node the client has never met. redis-py's asyncio cluster client looked the node up in
+    its cache, found none and failed ``AttributeError: 'NoneType' object has no attribute ...`` — not a Redis
+    error, so the clock worker's loop (which carries on after Redis errors) ended for good."""
+    from tests.cluster.support import node_id
+
+    cluster = fresh_redis_cluster
+    key = "asked:{new-node}"
+    slot = key_slot(key.encode())
+    client = clients.async_client(cluster_url(cluster))
+    try:
+        await client.set(key, "v")
+        source = cluster.primary_for(key)
+        target = await asyncio.to_thread(cluster.add_primary)
+        target.ask("CLUSTER", "SETSLOT", slot, "IMPORTING", node_id(cluster, source))
+        source.ask("CLUSTER", "SETSLOT", slot, "MIGRATING", node_id(cluster, target))
+        source.ask("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", key)
+        assert await client.get(key) == b"v"
+        assert await client.hset("asked:{new-node}:h", "f", "1") == 1
+        assert target.ask("CLUSTER", "COUNTKEYSINSLOT", slot) == 2  # both on the new primary
+    finally:
+        await client.aclose()

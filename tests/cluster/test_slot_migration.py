@@ -7,23 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import time
 from typing import Any
 
 import pytest
 from redis.crc import key_slot
 
 from services.store.resp import ClusterResp
+from tests.cluster.support import migrate_slot, node_id
 
 pytestmark = [pytest.mark.cluster, pytest.mark.anyio]
 
 SCRIPT = "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])"
 SHA = hashlib.sha1(SCRIPT.encode()).hexdigest()
-
-
-def node_id(cluster, node) -> str:
-    (me,) = [m for m in cluster.members() if m.port == node.port]
-    return me.node_id
 
 
 async def test_a_script_asked_of_a_node_without_it_is_loaded_on_that_node(fresh_redis_cluster):
@@ -54,26 +49,6 @@ async def test_a_script_asked_of_a_node_without_it_is_loaded_on_that_node(fresh_
 
 
 COUNT = "for _, k in ipairs(KEYS) do redis.call('INCR', k) end return #KEYS"
-
-
-def migrate_slot(cluster, slot: int, source, target, keys_at_once: int = 3, pause_s: float = 0.02) -> int:
-    """Moves ``slot`` from ``source`` to ``target`` as ``redis-cli --cluster reshard`` does: IMPORTING and
-    MIGRATING, its keys MIGRATEd a few at a time with a pause between (so that commands meet the half-migrated
-    slot), then SETSLOT NODE on every primary. Returns how many keys moved."""
-    source_id, target_id = node_id(cluster, source), node_id(cluster, target)
-    target.ask("CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
-    source.ask("CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
-    moved = 0
-    while True:
-        names = source.ask("CLUSTER", "GETKEYSINSLOT", slot, keys_at_once)
-        if not names:
-            break
-        source.ask("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *names)
-        moved += len(names)
-        time.sleep(pause_s)
-    for node in (target, source, *[p for p in cluster.primaries() if p.port not in (source.port, target.port)]):
-        node.ask("CLUSTER", "SETSLOT", slot, "NODE", target_id)
-    return moved
 
 
 async def scripted_load_while(lean: ClusterResp, sha: str, names: list[str], move) -> tuple[int, Any]:

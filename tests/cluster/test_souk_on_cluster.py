@@ -167,7 +167,7 @@ async def test_souk_plays_on_while_its_games_partitions_move_to_other_primaries(
     from services.history.audit import verify_audit
     from services.store.codec import table_event_decoder
     from services.store.events import RedisEventStore
-    from tests.cluster.test_slot_migration import migrate_slot
+    from tests.cluster.support import migrate_slot
 
     cluster = fresh_redis_cluster
     with serve(cluster_url(cluster), cluster_url(cluster), tmp_path / "souk.log", ENV) as url:
