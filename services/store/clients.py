@@ -149,6 +149,8 @@ def _follow_asks() -> None:
 
     if getattr(ClusterNode.release, "souk_follows_asks", False):
         return
+    if not hasattr(RedisCluster, "_execute_command"):
+        return  # not the redis-py these mend (8.x): left as it is (tests/cluster/test_cluster_clients.py shows it)
     release = ClusterNode.release
     execute = RedisCluster._execute_command
     get_node = RedisCluster.get_node
@@ -156,7 +158,7 @@ def _follow_asks() -> None:
 
     def release_to_the_front(self: Any, connection: Any) -> None:
         release(self, connection)
-        free = self._free
+        free = getattr(self, "_free", None)  # a deque in redis-py 8 (popleft gives out, append takes back)
         if free and free[-1] is connection:  # back in the free queue (not being reconnected): given out next
             free.pop()
             free.appendleft(connection)
