@@ -129,7 +129,9 @@ class ClockWorker:
     async def run(self) -> None:
         """Until cancelled: a pass, then a pause until the next due instant the index holds, at most ``poll_s``
         (a game the engine writes meanwhile is found by the next poll); none after a full batch. A store that
-        fails is tried again after ``poll_s``."""
+        fails is tried again after ``poll_s``; anything else a pass raises (a bug, a client's) is logged with its
+        traceback and the pass tried again after ``retry_s``: the clock never stops on its own, or every clocked
+        game's deadlines would stop firing (its task ended silently, seen only when its process stopped)."""
         log.info("clock_started", poll_s=self.poll_s, retry_s=self.retry_s, takeover=self.takeover.name)
         while True:
             try:
@@ -139,6 +141,9 @@ class ClockWorker:
             except (RedisError, OSError) as exc:
                 log.warning("clock_store_failed", error=str(exc)[:200])
                 await asyncio.sleep(self.poll_s)
+            except Exception as exc:  # noqa: BLE001 - logged; the clock goes on
+                log.exception("clock_pass_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
+                await asyncio.sleep(self.retry_s)
 
     async def pause(self) -> float:
         """Until the earliest instant in the index (at least a millisecond), or ``poll_s`` if that is later."""

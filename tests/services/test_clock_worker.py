@@ -4,6 +4,7 @@ commands the worker sends for what is due, and their fate (decided once, whoever
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import time
 
@@ -343,3 +344,31 @@ async def test_a_games_deadline_is_in_its_partitions_index_and_only_that_partiti
     [reply] = await engine.handle([sent])
     assert reply.status == "accepted"
     assert await redis.zscore(keys.deadlines(3), game_id) is None  # over: out of its index
+
+
+async def test_a_pass_that_raises_what_is_not_a_store_error_is_logged_and_the_clock_goes_on(engine, store, redis):
+    """Anything a pass raises (here an ``AttributeError``, as redis-py's cluster client raised on an ASK to a node it
+    had not met) is logged and the pass tried again after ``retry_s``: before, only Redis' and the OS's errors were,
+    and any other ended the clock's task for good, silently (every clocked game's deadlines then never fired)."""
+    await started(engine, "g", {"per_decision": 0.05, "on_timeout": "forfeit"})
+    clock = worker(redis, store, poll_s=0.01, retry_s=0.05)
+    real, failures = clock.fire_due, []
+
+    async def failing_once(now=None):
+        if not failures:
+            failures.append(1)
+            raise AttributeError("'NoneType' object has no attribute 'name'")
+        return await real(now)
+
+    clock.fire_due = failing_once
+    running = asyncio.create_task(clock.run())
+    try:
+        deadline = time.monotonic() + 5
+        while clock.sent == 0 and not running.done() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert not running.done(), running.exception()
+        assert failures and clock.sent == 1  # the timeout, sent after the failed pass
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
