@@ -44,8 +44,17 @@ async def test_an_engine_killed_mid_load_leaves_its_partitions_to_the_other_whic
                for name, log in logs.items()}
     players = await Players(url).start()
     try:
-        games = [uuid.uuid4().hex[:12] for _ in range(GAMES)]
-        playing = [asyncio.create_task(players.play(g, random.Random(i), MOVES)) for i, g in enumerate(games)]
+        games: list[str] = []
+        playing: list[asyncio.Task] = []
+
+        def wave() -> None:
+            """GAMES more games played at once (another wave while "a" was not yet caught holding commands: on a
+            loaded machine a wave could end between two looks, each engine's holdings being brief)."""
+            for _ in range(GAMES):
+                games.append(uuid.uuid4().hex[:12])
+                playing.append(asyncio.create_task(players.play(games[-1], random.Random(len(games)), MOVES)))
+
+        wave()
         # mid-load: once both engines have held commands and a third of the commands are answered, engine "a" is
         # killed -9 at a moment it holds commands it was delivered and has not answered
         seen, held_at_kill = set(), []
@@ -59,6 +68,8 @@ async def test_an_engine_killed_mid_load_leaves_its_partitions_to_the_other_whic
                 if held_at_kill:
                     os.kill(engines["a"].pid, signal.SIGKILL)
                     break
+            if all(task.done() for task in playing):
+                wave()
             await asyncio.sleep(0.002)
         assert held_at_kill, f"engine a never seen holding commands mid-load (seen: {seen}, " \
                              f"answers: {len(players.answers)})"
