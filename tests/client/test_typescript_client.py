@@ -113,12 +113,18 @@ def served(redis_url: str, tmp_path: Path, env: dict[str, str] | None = None) ->
             server.stop()
 
 
+_OPTIONS: dict[str, object] = {}  # a game's options (its first history entry's), by game id: read once a game
+
+
 def bot_index(souk_url: str, body: dict) -> int:
     """The index in ``body`` (a seat's TableView as JSON) of the legal command the game's bot hook picks."""
     view = _typed_view(msgspec.convert(body, TableView))
-    history = httpx.get(f"{souk_url}/games/{view.game_id}/history", params={"limit": 1}, timeout=10).json()
     game = get_game(view.game)
-    options = msgspec.convert(history["entries"][0]["event"]["options"], game.options_type)
+    options = _OPTIONS.get(view.game_id)
+    if options is None:
+        history = httpx.get(f"{souk_url}/games/{view.game_id}/history", params={"limit": 1}, timeout=10).json()
+        options = _OPTIONS[view.game_id] = msgspec.convert(history["entries"][0]["event"]["options"],
+                                                           game.options_type)
     command = choose(view, strategy("seeker"), options, random.Random(view.version))
     return [msgspec.to_builtins(c) for c in view.legal].index(msgspec.to_builtins(command))
 
