@@ -209,6 +209,8 @@ BENCH = {
     "pushes": ("services.cli.bench.pushes:command", "bytes per WebSocket push for each game, whole and as JSON Patch"),
     "peer": ("services.cli.bench.peer:command",
              "Souk against boardgame.io 0.50.2 (npm): same game shape and matches, interleaved"),
+    "floor": ("services.cli.bench.floor:command",
+              "the least a durable move can cost here (a bare fsync'd WebSocket echo) against boardgame.io"),
     "realtime": ("services.cli.bench.realtime:command",
                  "Samarkand in real time: a value's due instant to its event, the event to the seats' pushes"),
     "migrate": ("services.cli.bench.migrate:command",

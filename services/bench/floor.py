@@ -1,0 +1,397 @@
+"""``souk bench floor``: the least any Souk of this design can cost, against boardgame.io, in one sitting (#21).
+
+Issue #21 asks Souk to be 1.5 times boardgame.io's moves/s at 64 matches and at least equal at 1 and 16, with every
+accepted move on disk (``appendfsync always``) before it is answered. This bench measures the floor under that
+requirement, on this machine, beside the peer (``services.bench.peer.run_peer``, interleaved):
+
+- **the durable echo**: a Python server that does only what no Souk can skip and nothing Souk does beyond it. Each
+  seat of a match holds a WebSocket to it (the handshake and frames done by hand on asyncio's transports: cheaper
+  than any web framework); a move is one text frame; the server appends it to the match's stream on a Redis with
+  ``appendfsync always`` (every move waiting in the loop's turn goes in one pipeline: group commit) and, once Redis
+  answered, writes the match's new state, a few bytes, to the match's four sockets. No rules, no views, no
+  read store, no second process, no token, no idempotency: Souk's engine, projector and gateway do all of that on
+  top. The clients are the same shape as the peer's: every seat its own socket, the seat whose turn it is moves as
+  soon as the new state reaches it, latency from the move sent to the mover receiving the new state.
+- **the rules' share**: a 4-seat Samarkand command decided and folded (``souk bench domain``'s playouts) and the
+  five views of a table built and encoded, per command, in process.
+
+The echo's server CPU a move is a lower bound of Souk's (it does a subset of Souk's work, with less code); its
+moves/s at one match, a bound on what a move that waits for its fsync can reach when nothing can be batched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import os
+import random
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from services.bench import BenchError
+
+SEATS = 4
+_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
+
+
+# --- the durable echo's server (its own process: ``python -m services.bench.floor PORT REDIS_URL``) ---------------
+
+def _text_frame(payload: bytes) -> bytes:
+    n = len(payload)  # the echo's states are short
+    return bytes((0x81, n)) + payload if n < 126 else bytes((0x81, 126)) + n.to_bytes(2, "big") + payload
+
+
+class _Match:
+    __slots__ = ("busy", "sockets", "version")
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.busy = False  # a move of it is being appended
+        self.sockets: dict[int, asyncio.Transport] = {}
+
+
+class _Echo:
+    """The matches, and the moves waiting for the next append (one pipeline a loop turn)."""
+
+    def __init__(self, redis_url: str) -> None:
+        from services.store.resp import Resp
+
+        self.redis = Resp(redis_url)
+        self.matches: dict[str, _Match] = {}
+        self.waiting: list[tuple[str, _Match, bytes]] = []
+        self.appends = 0
+
+    def move(self, name: str, seat: int, payload: bytes) -> None:
+        match = self.matches.get(name)
+        if match is None or match.busy or match.version % SEATS != seat:
+            return  # not its turn: ignored (the peer's server refuses such a move)
+        match.busy = True
+        if not self.waiting:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self.waiting.append((name, match, payload))
+
+    def _flush(self) -> None:
+        batch, self.waiting = self.waiting, []
+        asyncio.ensure_future(self._append(batch))
+
+    async def _append(self, batch: list[tuple[str, _Match, bytes]]) -> None:
+        await self.redis.calls(*[("XADD", f"floor:{{{name}}}", "*", "m", payload) for name, _, payload in batch])
+        self.appends += 1
+        for _, match, _ in batch:  # on disk: the new state to every seat
+            match.version += 1
+            match.busy = False
+            frame = _text_frame(b'{"v":%d}' % match.version)
+            for transport in match.sockets.values():
+                transport.write(frame)
+
+
+class _ServerSocket(asyncio.Protocol):
+    def __init__(self, echo: _Echo) -> None:
+        self.echo = echo
+        self.buffer = bytearray()
+        self.transport: asyncio.Transport | None = None
+        self.match: str | None = None
+        self.seat = -1
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def connection_lost(self, exc) -> None:
+        match = self.echo.matches.get(self.match or "")
+        if match is not None and match.sockets.get(self.seat) is self.transport:
+            del match.sockets[self.seat]
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self.buffer
+        buffer += data
+        if self.match is None:
+            end = buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head = bytes(buffer[:end]).decode("latin-1").split("\r\n")
+            del buffer[:end + 4]
+            _, path, _ = head[0].split(" ")
+            _, _, name, seat = path.split("/")  # /m/NAME/SEAT
+            key = next(line.split(":", 1)[1].strip() for line in head[1:]
+                       if line.lower().startswith("sec-websocket-key:"))
+            accept = base64.b64encode(hashlib.sha1(key.encode() + _GUID).digest())
+            self.transport.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                 b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n")
+            self.match, self.seat = name, int(seat)
+            match = self.echo.matches.setdefault(name, _Match())
+            match.sockets[self.seat] = self.transport
+        while len(buffer) >= 6:
+            first, length, at = buffer[0], buffer[1] & 0x7F, 2
+            if length == 126:
+                if len(buffer) < 8:
+                    return
+                length, at = int.from_bytes(buffer[2:4], "big"), 4
+            elif length == 127:
+                self.transport.close()  # no move is that long
+                return
+            if len(buffer) < at + 4 + length:
+                return
+            mask = bytes(buffer[at:at + 4])
+            masked = bytes(buffer[at + 4:at + 4 + length])
+            del buffer[:at + 4 + length]
+            key = (mask * (length // 4 + 1))[:length]
+            payload = (int.from_bytes(masked, "big") ^ int.from_bytes(key, "big")).to_bytes(length, "big")
+            opcode = first & 0x0F
+            if opcode == 1:
+                self.echo.move(self.match, self.seat, payload)
+            elif opcode == 8:
+                self.transport.close()
+                return
+
+
+async def serve(port: int, redis_url: str) -> None:
+    echo = _Echo(redis_url)
+    await echo.redis.call("PING")
+    server = await asyncio.get_running_loop().create_server(lambda: _ServerSocket(echo), "127.0.0.1", port)
+    print("listening", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+# --- the echo's clients (in the bench's process) ------------------------------------------------------------------
+
+async def _play(port: int, matches: int, start: float, end: float) -> dict:
+    from services.bench.http import Socket
+
+    latencies: list[float] = []
+    errors: list[str] = []
+    sockets: list[Socket] = []
+    run = secrets.token_hex(4)
+
+    class Seat:
+        __slots__ = ("moved", "sent", "seat", "socket")
+
+        def __init__(self, seat: int) -> None:
+            self.seat, self.moved, self.sent, self.socket = seat, -1, 0.0, None
+
+        def on_text(self, text: bytes, arrival: float) -> None:
+            version = int(text[5:-1])  # {"v":N}
+            if self.sent and version > self.moved:
+                if start <= arrival < end:
+                    latencies.append(arrival - self.sent)
+                self.sent = 0.0
+            if version % SEATS == self.seat and version > self.moved and arrival < end:
+                self.move(version)
+
+        def move(self, version: int) -> None:
+            self.moved, self.sent = version, time.monotonic()
+            self.socket.send_text(b'{"move":"tick","at":%d}' % version)
+
+    try:
+        seats = [Seat(s) for _ in range(matches) for s in range(SEATS)]
+        for index, seat in enumerate(seats):
+            seat.socket = await Socket.open("127.0.0.1", port, f"/m/{run}-{index // SEATS}/{seat.seat}",
+                                            seat.on_text)
+            sockets.append(seat.socket)
+        for seat in seats[::SEATS]:  # every seat's socket is open: each match's first seat moves
+            seat.move(0)
+        await asyncio.sleep(max(0.0, end - time.monotonic()) + 0.2)
+    except (OSError, asyncio.TimeoutError, ConnectionError) as exc:
+        errors.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        for s in sockets:
+            s.close()
+    return {"latencies": latencies, "errors": errors}
+
+
+# --- one run, and the interleaved bench -------------------------------------------------------------------------
+
+def run_echo(matches: int, seconds: float, warmup: float) -> dict:
+    """The durable echo with ``matches`` matches of 4 seats; the figures of the measured window."""
+    from services.bench.http import _pct as _pct_ms
+    from services.bench.pipeline import _process_cpu
+    from services.embedded.redis import RedisServer, die_with_parent, free_port
+
+    with tempfile.TemporaryDirectory(prefix="souk-bench-floor-") as tmp:
+        redis = RedisServer(Path(tmp) / "events", appendonly=True, fsync="always").start()
+        server = None
+        try:
+            port = free_port()
+            server = subprocess.Popen([sys.executable, "-m", "services.bench.floor", str(port), redis.url],
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+                                      preexec_fn=die_with_parent)
+            line = server.stdout.readline()
+            if not line.startswith("listening"):
+                raise BenchError(f"the echo server did not start: {line!r}")
+            fsync = _config_get(redis.port, "appendfsync")
+            if fsync != "always":
+                raise BenchError(f"the echo's Redis runs with appendfsync {fsync}, not always")
+            start = time.monotonic() + warmup + 0.5 + matches * 0.004  # every socket open before the window
+            end = start + seconds
+
+            async def measure() -> tuple[dict, tuple, tuple]:
+                play = asyncio.ensure_future(_play(port, matches, start, end))
+                await asyncio.sleep(max(0.0, start - time.monotonic()))
+                before = _process_cpu(server.pid), _process_cpu(redis.process.pid)
+                await asyncio.sleep(max(0.0, end - time.monotonic()))
+                after = _process_cpu(server.pid), _process_cpu(redis.process.pid)
+                return await play, before, after
+
+            result, before, after = asyncio.run(measure())
+        finally:
+            if server is not None:
+                server.terminate()
+                server.wait(timeout=10)
+            redis.stop()
+    if result["errors"]:
+        raise BenchError(f"the echo's clients failed: {result['errors'][:3]}")
+    latencies = sorted(result["latencies"])
+    count = len(latencies)
+    python, redis_cpu = after[0] - before[0], after[1] - before[1]
+    return {"moves": count, "moves_per_s": round(count / seconds, 1), "p50_ms": _pct_ms(latencies, 0.50),
+            "p99_ms": _pct_ms(latencies, 0.99),
+            "server_cpu_us_per_move": round((python + redis_cpu) / max(1, count) * 1e6),
+            "python_cpu_us_per_move": round(python / max(1, count) * 1e6),
+            "redis_cpu_us_per_move": round(redis_cpu / max(1, count) * 1e6),
+            "appendfsync": "always"}
+
+
+def _config_get(port: int, name: str) -> str:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(f"CONFIG GET {name}\r\n".encode())
+        data = b""
+        while data.count(b"\r\n") < 5:
+            data += s.recv(256)
+    return data.split(b"\r\n")[4].decode()
+
+
+def rules_share(seconds: float = 2.0, seed: int = 1) -> dict:
+    """What Samarkand's rules cost a command in process: decided and folded (random playouts, 4 seats), and the
+    five views of a table built and encoded (the tables met in those playouts)."""
+    from contracts.table import CreateGame, JoinSeat
+    from domain import table as tbl
+    from domain.chance import Chance
+    from domain.kernel import bot_command, get_game
+    from services.store import keys
+    from services.store.codec import encoder
+
+    game, rng = get_game("samarkand"), random.Random(seed)
+    tables, commands, spent = [], 0, 0.0
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        secret, table = rng.randbytes(16), tbl.EMPTY
+        for command in [tbl.newest_rules(CreateGame("samarkand", "bench", SEATS))] + [
+                JoinSeat(f"p{s}", f"h{s}") for s in range(SEATS)]:
+            for e in tbl.decide(table, None, None, command, Chance(secret, table.version)):
+                table = tbl.evolve(table, e)
+        while table.status != tbl.OVER and time.perf_counter() < deadline:
+            seat = rng.choice(tbl.flow(table).awaiting)
+            command = bot_command(game, table.state, seat, rng)
+            began = time.process_time()
+            for e in tbl.decide(table, seat, f"h{seat}", command, Chance(secret, table.version)):
+                table = tbl.evolve(table, e, tbl.Origin(seat, str(commands)))
+            spent += time.process_time() - began
+            commands += 1
+            if commands % 5 == 0:
+                tables.append(table)
+    began = time.process_time()
+    for table in tables:
+        {keys.audience(s): encoder.encode(v) for s, v in tbl.views(table, "g").items()}
+    views = (time.process_time() - began) / max(1, len(tables))
+    return {"decide_fold_us": round(spent / max(1, commands) * 1e6, 1), "views_us": round(views * 1e6, 1),
+            "commands": commands, "tables": len(tables)}
+
+
+def _median(values: list[float]) -> float:
+    values = sorted(values)
+    return round(values[len(values) // 2] if len(values) % 2 else (values[len(values) // 2 - 1]
+                                                                   + values[len(values) // 2]) / 2, 2) if values else 0.0
+
+
+def run_floor_bench(matches: tuple[int, ...], seconds: float, warmup: float, rounds: int, cache: Path,
+                    moves: int = 400, progress=None) -> dict:
+    """The peer and the durable echo for each N in ``matches``, interleaved, ``rounds`` times; medians per N."""
+    from services.bench.peer import install, run_peer
+
+    folder = install(cache)
+    load_before = os.getloadavg()
+    cores = os.cpu_count() or 1
+    runs: list[dict] = []
+    for r in range(rounds):
+        for n in matches:
+            peer = run_peer(folder, n, seconds, warmup, moves)
+            runs.append({"round": r + 1, "matches": n, "side": "peer", **peer})
+            if progress:
+                progress(f"round {r + 1} N={n} peer: {peer['moves_per_s']} moves/s, p50 {peer['p50_ms']} ms, "
+                         f"server {peer['server_cpu_us_per_move']} µs/move, clients {peer['clients_cpu_us_per_move']}")
+            echo = run_echo(n, seconds, warmup)
+            runs.append({"round": r + 1, "matches": n, "side": "echo", **echo})
+            if progress:
+                progress(f"round {r + 1} N={n} echo: {echo['moves_per_s']} moves/s, p50 {echo['p50_ms']} ms, "
+                         f"server {echo['server_cpu_us_per_move']} µs/move (python {echo['python_cpu_us_per_move']}"
+                         f", redis {echo['redis_cpu_us_per_move']})")
+    rules = rules_share()
+    table = []
+    for n in matches:
+        peer = [x for x in runs if x["matches"] == n and x["side"] == "peer"]
+        echo = [x for x in runs if x["matches"] == n and x["side"] == "echo"]
+        peer_rate = _median([x["moves_per_s"] for x in peer])
+        echo_rate = _median([x["moves_per_s"] for x in echo])
+        target = 1.5 if n >= 64 else 1.0
+        peer_clients = _median([x["clients_cpu_us_per_move"] for x in peer])
+        table.append({
+            "matches": n, "peer_moves_per_s": peer_rate, "echo_moves_per_s": echo_rate,
+            "ratio": round(echo_rate / peer_rate, 2) if peer_rate else 0.0, "target_ratio": target,
+            "peer_p50_ms": _median([x["p50_ms"] for x in peer]), "echo_p50_ms": _median([x["p50_ms"] for x in echo]),
+            "peer_p99_ms": _median([x["p99_ms"] for x in peer]), "echo_p99_ms": _median([x["p99_ms"] for x in echo]),
+            "peer_server_cpu_us_per_move": _median([x["server_cpu_us_per_move"] for x in peer]),
+            "peer_clients_cpu_us_per_move": peer_clients,
+            "echo_server_cpu_us_per_move": _median([x["server_cpu_us_per_move"] for x in echo]),
+            "echo_python_cpu_us_per_move": _median([x["python_cpu_us_per_move"] for x in echo]),
+            "echo_redis_cpu_us_per_move": _median([x["redis_cpu_us_per_move"] for x in echo]),
+            # all the machine's CPU, shared out over the target's moves: what a move may cost, clients included
+            "machine_cpu_us_per_move_at_target": round(cores * 1e6 / (target * peer_rate)) if peer_rate else 0,
+        })
+    return {
+        "peer": "boardgame.io 0.50.2 (services/bench/peer.py): its Server and socket.io Clients, a 4-seat game of one "
+                f"move a turn, matches of {moves} moves",
+        "echo": "the durable echo: a raw asyncio WebSocket server that appends each move to a Redis stream with "
+                "appendfsync always (group commit a loop turn) and writes the new state to the match's 4 sockets; "
+                "no rules, views, read store or second process",
+        "latency": "move sent -> the mover receives the new state",
+        "cores": cores, "seconds": seconds, "warmup": warmup, "rounds": rounds,
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "rules": rules, "table": table, "runs": runs,
+        "command": f"souk bench floor --matches {','.join(map(str, matches))} --seconds {seconds:g} "
+                   f"--warmup {warmup:g} --rounds {rounds}",
+    }
+
+
+def format_table(result: dict) -> str:
+    rules = result["rules"]
+    lines = [f"peer: {result['peer']}", f"echo: {result['echo']}", f"latency: {result['latency']}",
+             f"{result['rounds']} round(s) of {result['seconds']:g} s after {result['warmup']:g} s, {result['cores']} "
+             f"cores, load average {result['load_average_before']} before, {result['load_average_after']} after", ""]
+    lines.append(f"{'N':>4} {'peer moves/s':>12} {'echo moves/s':>12} {'ratio':>5} {'target':>6} "
+                 f"{'peer p50/p99 ms':>16} {'echo p50/p99 ms':>16} {'peer server+clients µs':>22} "
+                 f"{'echo server µs (python, redis)':>30} {'µs a move at target':>19}")
+    for row in result["table"]:
+        lines.append(
+            f"{row['matches']:>4} {row['peer_moves_per_s']:>12,.0f} {row['echo_moves_per_s']:>12,.0f} "
+            f"{row['ratio']:>5.2f} {row['target_ratio']:>6.1f} "
+            f"{row['peer_p50_ms']:>7.2f} / {row['peer_p99_ms']:<6.2f} {row['echo_p50_ms']:>7.2f} / {row['echo_p99_ms']:<6.2f} "
+            f"{row['peer_server_cpu_us_per_move']:>10,.0f} + {row['peer_clients_cpu_us_per_move']:<9,.0f} "
+            f"{row['echo_server_cpu_us_per_move']:>14,.0f} ({row['echo_python_cpu_us_per_move']:,.0f}, "
+            f"{row['echo_redis_cpu_us_per_move']:,.0f})      {row['machine_cpu_us_per_move_at_target']:>12,}")
+    lines.append("")
+    lines.append(f"Samarkand's rules in process, a command: decided and folded {rules['decide_fold_us']} µs, its 5 views "
+                 f"built and encoded {rules['views_us']} µs ({rules['commands']} commands, {rules['tables']} tables)")
+    lines.append(f"command: {result['command']}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # the echo's server
+    asyncio.run(serve(int(sys.argv[1]), sys.argv[2]))

@@ -1,0 +1,42 @@
+"""``souk bench floor`` (services/bench/floor.py measures)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from services.bench import BenchError
+from services.bench.floor import format_table, run_floor_bench
+from services.bench.peer import DEFAULT_CACHE
+from services.cli.bench.peer import _matches
+
+
+@click.command("floor", context_settings={"show_default": True})
+@click.option("--matches", default="1,16,64", callback=_matches, metavar="N[,N...]",
+              help="concurrent 4-seat matches, each N run on both sides")
+@click.option("--seconds", type=click.FloatRange(0.5), default=8.0, help="measured time of each run")
+@click.option("--warmup", type=click.FloatRange(0), default=2.0, help="seconds played before measuring")
+@click.option("--rounds", type=click.IntRange(1), default=2, help="times each N runs on each side, interleaved")
+@click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE,
+              help="where boardgame.io is installed (npm ci the first time)")
+@click.option("--peer-moves", type=click.IntRange(4), default=400, help="moves a boardgame.io match lasts")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object (every run's figures too)")
+def command(matches: tuple[int, ...], seconds: float, warmup: float, rounds: int, cache: Path, peer_moves: int,
+            as_json: bool) -> None:
+    """The least a move that waits for its fsync can cost on this machine, against boardgame.io 0.50.2, interleaved:
+    a bare WebSocket server that appends each move to a Redis stream (appendfsync always) and writes the new state
+    to the match's 4 sockets, nothing more (no rules, views or read store), with the same N matches and clients of
+    the same shape; then what Samarkand's rules and views cost a command in process. Issue #21's targets set
+    against what no Souk can go below."""
+    try:
+        result = run_floor_bench(matches, seconds, warmup, rounds, cache, peer_moves,
+                                 progress=None if as_json else lambda text: click.echo(text, err=True))
+    except BenchError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(result) if as_json else format_table(result))
+
+
+if __name__ == "__main__":
+    command()

@@ -1,0 +1,102 @@
+"""`souk bench floor`: the durable echo appends every move before anyone hears of it, ignores a move out of turn,
+and the bench prints it beside boardgame.io (short runs; the long one is in the README)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+import redis
+from click.testing import CliRunner
+
+from services.bench.floor import run_echo, rules_share
+from services.bench.http import Socket
+from services.bench.peer import DEFAULT_CACHE
+from services.cli.bench import floor as bench
+from services.embedded.redis import RedisServer, die_with_parent, free_port
+
+
+@pytest.fixture
+def echo(tmp_path):
+    store = RedisServer(tmp_path / "events", appendonly=True, fsync="always").start()
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "services.bench.floor", str(port), store.url],
+                              stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
+    try:
+        assert server.stdout.readline().startswith("listening")
+        yield port, redis.Redis(port=store.port)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        store.stop()
+
+
+def test_each_state_a_seat_hears_follows_its_move_in_the_stream_and_a_move_out_of_turn_is_ignored(echo):
+    port, store = echo
+    heard: dict[int, list[tuple[int, int]]] = {s: [] for s in range(4)}
+
+    async def play() -> None:
+        sockets = []
+        for seat in range(4):
+            def on_text(text: bytes, _arrival: float, seat=seat) -> None:
+                # what the stream holds when the state arrives: the append came first
+                heard[seat].append((int(text[5:-1]), store.xlen("floor:{m}")))
+            sockets.append(await Socket.open("127.0.0.1", port, f"/m/m/{seat}", on_text))
+        sockets[1].send_text(b'{"move":"out of turn"}')  # seat 0 moves first: ignored
+        await asyncio.sleep(0.2)
+        for version in range(8):
+            sockets[version % 4].send_text(b'{"move":%d}' % version)
+            deadline = time.monotonic() + 5
+            while len(heard[0]) <= version and time.monotonic() < deadline:
+                await asyncio.sleep(0.005)
+        for s in sockets:
+            s.close()
+
+    asyncio.run(play())
+    assert [v for v, _ in heard[0]] == list(range(1, 9))
+    for seat in range(4):  # every seat heard every state, each once its move was in the stream
+        assert [v for v, _ in heard[seat]] == list(range(1, 9))
+        assert all(length >= v for v, length in heard[seat])
+    moves = [fields[b"m"] for _, fields in store.xrange("floor:{m}")]
+    assert moves == [b'{"move":%d}' % v for v in range(8)]  # not the move out of turn
+    assert store.config_get("appendfsync") == {"appendfsync": "always"}
+
+
+def test_a_short_run_counts_moves_latencies_and_the_servers_cpu():
+    figures = run_echo(2, 1.0, 0.2)
+    assert figures["moves"] > 0 and figures["moves_per_s"] == pytest.approx(figures["moves"] / 1.0, abs=0.1)
+    assert 0 < figures["p50_ms"] <= figures["p99_ms"] < 5000
+    assert figures["appendfsync"] == "always"
+    # each rounded apart
+    assert figures["server_cpu_us_per_move"] == pytest.approx(
+        figures["python_cpu_us_per_move"] + figures["redis_cpu_us_per_move"], abs=1)
+
+
+def test_the_rules_share_times_samarkands_decisions_and_views():
+    share = rules_share(0.3)
+    assert share["commands"] > 0 and share["tables"] > 0
+    assert share["decide_fold_us"] > 0 and share["views_us"] > 0
+
+
+def test_the_command_runs_beside_boardgame_io_and_checks_its_options():
+    refused = CliRunner().invoke(bench.command, ["--matches", "0"])
+    assert refused.exit_code == 2 and "--matches" in refused.output
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are not installed: boardgame.io cannot run")
+    out = subprocess.run([sys.executable, "-m", "services.cli.bench.floor", "--matches", "1", "--seconds", "1",
+                          "--warmup", "0.3", "--rounds", "1", "--cache", str(DEFAULT_CACHE), "--json"],
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode != 0 and "npm ci" in out.stderr and "failed" in out.stderr:
+        pytest.skip(f"the npm registry did not answer: {out.stderr[-300:]}")
+    assert out.returncode == 0, out.stderr[-4000:]
+    result = json.loads(out.stdout)
+    [row] = result["table"]
+    assert [r["side"] for r in result["runs"]] == ["peer", "echo"]  # interleaved
+    assert row["peer_moves_per_s"] > 0 and row["echo_moves_per_s"] > 0 and row["target_ratio"] == 1.0
+    assert row["ratio"] == pytest.approx(row["echo_moves_per_s"] / row["peer_moves_per_s"], abs=0.01)
+    assert row["machine_cpu_us_per_move_at_target"] > 0 and result["rules"]["views_us"] > 0
