@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import msgspec
+
 from services.bench import BenchError
 
 SEATS = 4
@@ -104,7 +106,7 @@ class _ServerSocket(asyncio.Protocol):
         transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def connection_lost(self, exc) -> None:
-        match = self.echo.matches.get(self.match or "")
+        match = getattr(self.echo, "matches", getattr(self.echo, "tables", {})).get(self.match or "")
         if match is not None and match.sockets.get(self.seat) is self.transport:
             del match.sockets[self.seat]
 
@@ -125,8 +127,10 @@ class _ServerSocket(asyncio.Protocol):
             self.transport.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                                  b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n")
             self.match, self.seat = name, int(seat)
-            match = self.echo.matches.setdefault(name, _Match())
-            match.sockets[self.seat] = self.transport
+            if isinstance(self.echo, _Fused):
+                self.echo.joined(name, self.seat, self.transport)
+            else:
+                self.echo.matches.setdefault(name, _Match()).sockets[self.seat] = self.transport
         while len(buffer) >= 6:
             first, length, at = buffer[0], buffer[1] & 0x7F, 2
             if length == 126:
@@ -151,9 +155,173 @@ class _ServerSocket(asyncio.Protocol):
                 return
 
 
-async def serve(port: int, redis_url: str) -> None:
-    echo = _Echo(redis_url)
-    await echo.redis.call("PING")
+class _Table:
+    """A match of the fused server: its game, the seats' sockets and token hashes."""
+
+    __slots__ = ("busy", "game_id", "games", "name", "sockets")
+
+    def __init__(self, name: str) -> None:
+        self.name, self.game_id = name, ""
+        self.games = 0
+        self.busy = False
+        self.sockets: dict[int, asyncio.Transport] = {}
+
+
+class _Move(msgspec.Struct):
+    v: int  # the version the seat decided on
+    c: msgspec.Raw  # the command, as its view's legal list gave it
+
+
+class _Fused:
+    """Souk's own parts in one process, no hop between them: a seat's command frame is appended to its partition's
+    command stream (its entry id orders the seat's commands), decided by the engine (``Engine.handle``: the append
+    script, fsynced, with the command's outcome), every seat's view built from the table the engine holds and
+    written to its socket; with ``views_url``, the read store written too (``Projector.project``) before the
+    push. Every command waiting in the loop's turn goes in one batch."""
+
+    def __init__(self, events_url: str, views_url: str | None) -> None:
+        from services.engine.service import Engine
+        from services.projector.service import Projector
+        from services.store import clients
+        from services.store.resp import Resp
+
+        redis = clients.async_client(events_url)
+        self.lean = Resp(events_url)
+        self.store = _Recording(redis, 1_000_000, 604_800, 100)
+        self.engine = Engine(redis, self.store)
+        self.projector = Projector(clients.async_client(views_url), self.store) if views_url else None
+        self.tables: dict[str, _Table] = {}
+        self.waiting: list[tuple[_Table, int, bytes]] = []
+        self.run = secrets.token_hex(4)
+        self.outcomes: dict[str, int] = {}  # the replies by status or code
+
+    def joined(self, name: str, seat: int, transport: asyncio.Transport) -> None:
+        table = self.tables.get(name)
+        if table is None:
+            table = self.tables[name] = _Table(name)
+        table.sockets[seat] = transport
+        if len(table.sockets) == SEATS:
+            table.busy = True
+            asyncio.ensure_future(self._new_game(table))
+
+    async def _new_game(self, table: _Table) -> None:
+        from contracts.table import CreateGame, JoinSeat
+
+        table.games += 1
+        game_id = f"{self.run}-{table.name}-{table.games}"
+        envs = [self._envelope(game_id, CreateGame("samarkand", "bench", SEATS, {}, "00" * 32, unfair=True), None)]
+        envs += [self._envelope(game_id, JoinSeat(f"p{s}", _token_hash(game_id, s), s), s) for s in range(SEATS)]
+        await self.engine.handle(envs)
+        table.game_id = game_id
+        await self._project([game_id])
+        table.busy = False
+        self._push(table)
+
+    def _envelope(self, game_id: str, command, seat: int | None, version: int | None = None):
+        from contracts.envelope import CommandEnvelope
+        from services.store.codec import encoder
+
+        body = command if isinstance(command, msgspec.Raw) else msgspec.Raw(encoder.encode(command))
+        return CommandEnvelope(secrets.token_hex(8), game_id, body, seat=seat, expected_version=version,
+                               token_hash=None if version is None else _token_hash(game_id, seat),
+                               sent_at=time.time())
+
+    def move(self, name: str, seat: int, payload: bytes) -> None:
+        table = self.tables.get(name)
+        if table is None or table.busy or not table.game_id:
+            return
+        table.busy = True
+        if not self.waiting:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self.waiting.append((table, seat, payload))
+
+    def _flush(self) -> None:
+        batch, self.waiting = self.waiting, []
+        asyncio.ensure_future(self._decide(batch))
+
+    async def _decide(self, batch: list[tuple[_Table, int, bytes]]) -> None:
+        from services.store import keys
+        from services.store.codec import encoder
+
+        envs = []
+        for table, seat, payload in batch:
+            move = _move_decoder.decode(payload)
+            envs.append(self._envelope(table.game_id, move.c, seat, move.v))
+        entry_ids = await self.lean.calls(*[("XADD", keys.commands(keys.partition(env.game_id)), "*", "c",
+                                            encoder.encode(env)) for env in envs])
+        replies = await self.engine.handle(envs, entry_ids)
+        for reply in replies:
+            self.outcomes[reply.code or reply.status] = self.outcomes.get(reply.code or reply.status, 0) + 1
+        await self._project([env.game_id for env in envs])
+        for table, _, _ in batch:
+            table.busy = False
+            slot = self.engine.cache.get(table.game_id)
+            if slot is not None and slot.table.status == "over":  # a new game for the match
+                table.busy = True
+                asyncio.ensure_future(self._new_game(table))
+            else:
+                self._push(table)
+
+    async def _project(self, game_ids: list[str]) -> None:
+        appends, self.store.appends = self.store.appends, []
+        if self.projector is None:
+            return
+        from services.store.codec import event_envelope_decoder
+
+        by_game: dict[str, list] = {}
+        for append in appends:
+            if append.game_id in game_ids:
+                by_game.setdefault(append.game_id, []).extend(event_envelope_decoder.decode(e)
+                                                              for e in append.envelopes)
+        if by_game:
+            await self.projector.project(by_game)
+
+    def _push(self, table: _Table) -> None:
+        from domain import table as tbl
+        from services.gateway.fanout import text_frame
+        from services.store.codec import encoder
+
+        slot = self.engine.cache.get(table.game_id)
+        views = tbl.views(slot.table, table.game_id)
+        for seat, view in views.items():
+            raw = encoder.encode(view)
+            transport = table.sockets.get(seat)
+            if transport is not None:
+                transport.write(text_frame(raw))
+
+
+def _token_hash(game_id: str, seat: int) -> str:
+    return hashlib.sha256(f"{game_id}:{seat}".encode()).hexdigest()
+
+
+_move_decoder = msgspec.json.Decoder(_Move)
+
+
+def _recording_store():
+    from services.store.events import RedisEventStore
+
+    class Recording(RedisEventStore):
+        """The event store, keeping the appends of each call for the read store's writes."""
+
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
+            self.appends: list = []
+
+        async def append(self, appends, acks=None):
+            results = await super().append(appends, acks)
+            self.appends.extend(a for a, r in zip(appends, results) if r.status == "ok" and a.envelopes)
+            return results
+
+    return Recording
+
+
+def _Recording(*args):  # noqa: N802 - the class is made on first use (the bench's import stays light)
+    return _recording_store()(*args)
+
+
+async def serve(port: int, redis_url: str, kind: str = "echo", views_url: str | None = None) -> None:
+    echo = _Echo(redis_url) if kind == "echo" else _Fused(redis_url, views_url)
+    await echo.lean.call("PING") if kind != "echo" else await echo.redis.call("PING")
     server = await asyncio.get_running_loop().create_server(lambda: _ServerSocket(echo), "127.0.0.1", port)
     print("listening", flush=True)
     async with server:
@@ -206,20 +374,81 @@ async def _play(port: int, matches: int, start: float, end: float) -> dict:
     return {"latencies": latencies, "errors": errors}
 
 
+async def _play_fused(port: int, matches: int, start: float, end: float) -> dict:
+    """The fused server's clients: every seat its socket; in each match one command in flight, sent by a seat
+    whose newest view (the match's newest version) gives it legal commands, a random one of them."""
+    from services.bench.http import Socket, _view_decoder
+
+    latencies: list[float] = []
+    errors: list[str] = []
+    sockets: list[Socket] = []
+    rng = random.Random(1)
+
+    class Match:
+        __slots__ = ("flight", "seats", "version")
+
+        def __init__(self) -> None:
+            self.version, self.flight, self.seats = -1, None, []
+
+    class Seat:
+        __slots__ = ("match", "seat", "socket", "view")
+
+        def __init__(self, match: Match, seat: int) -> None:
+            self.match, self.seat, self.socket, self.view = match, seat, None, None
+
+        def on_text(self, text: bytes, arrival: float) -> None:
+            view = _view_decoder.decode(text)
+            match = self.match
+            if match.flight is not None and match.flight[0] is self:  # the mover's answer: its new view
+                if view.version > match.flight[1] and start <= arrival < end:
+                    latencies.append(arrival - match.flight[2])
+                match.flight = None
+            self.view = view
+            match.version = max(match.version, view.version)
+            if arrival >= end or match.flight is not None:
+                return
+            for seat in match.seats:  # the first seat that may move, moves
+                v = seat.view
+                if v is not None and v.version == match.version and v.status == "playing" and v.legal:
+                    match.flight = (seat, v.version, time.monotonic())
+                    seat.socket.send_text(b'{"v":%d,"c":%s}' % (v.version, rng.choice(v.legal)))
+                    return
+
+    try:
+        all_seats = []
+        for _ in range(matches):
+            match = Match()
+            match.seats = [Seat(match, s) for s in range(SEATS)]
+            all_seats += match.seats
+        for index, seat in enumerate(all_seats):
+            seat.socket = await Socket.open("127.0.0.1", port, f"/m/{index // SEATS}/{seat.seat}", seat.on_text)
+            sockets.append(seat.socket)
+        await asyncio.sleep(max(0.0, end - time.monotonic()) + 0.2)
+    except (OSError, asyncio.TimeoutError, ConnectionError) as exc:
+        errors.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        for s in sockets:
+            s.close()
+    return {"latencies": latencies, "errors": errors}
+
+
 # --- one run, and the interleaved bench -------------------------------------------------------------------------
 
-def run_echo(matches: int, seconds: float, warmup: float) -> dict:
-    """The durable echo with ``matches`` matches of 4 seats; the figures of the measured window."""
+def run_echo(matches: int, seconds: float, warmup: float, kind: str = "echo") -> dict:
+    """The durable echo (``kind`` echo), or Souk's parts fused (``fused``: no read store; ``fused+store``: with it),
+    with ``matches`` matches of 4 seats; the figures of the measured window."""
     from services.bench.http import _pct as _pct_ms
     from services.bench.pipeline import _process_cpu
     from services.embedded.redis import RedisServer, die_with_parent, free_port
 
     with tempfile.TemporaryDirectory(prefix="souk-bench-floor-") as tmp:
         redis = RedisServer(Path(tmp) / "events", appendonly=True, fsync="always").start()
+        views = RedisServer(Path(tmp) / "views", appendonly=False).start() if kind == "fused+store" else None
         server = None
         try:
             port = free_port()
-            server = subprocess.Popen([sys.executable, "-m", "services.bench.floor", str(port), redis.url],
+            args = [] if kind == "echo" else ["fused"] + ([views.url] if views is not None else [])
+            server = subprocess.Popen([sys.executable, "-m", "services.bench.floor", str(port), redis.url, *args],
                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
                                       preexec_fn=die_with_parent)
             line = server.stdout.readline()
@@ -231,12 +460,15 @@ def run_echo(matches: int, seconds: float, warmup: float) -> dict:
             start = time.monotonic() + warmup + 0.5 + matches * 0.004  # every socket open before the window
             end = start + seconds
 
+            pids = [redis.process.pid] + ([views.process.pid] if views is not None else [])
+
             async def measure() -> tuple[dict, tuple, tuple]:
-                play = asyncio.ensure_future(_play(port, matches, start, end))
+                players = _play if kind == "echo" else _play_fused
+                play = asyncio.ensure_future(players(port, matches, start, end))
                 await asyncio.sleep(max(0.0, start - time.monotonic()))
-                before = _process_cpu(server.pid), _process_cpu(redis.process.pid)
+                before = _process_cpu(server.pid), sum(map(_process_cpu, pids))
                 await asyncio.sleep(max(0.0, end - time.monotonic()))
-                after = _process_cpu(server.pid), _process_cpu(redis.process.pid)
+                after = _process_cpu(server.pid), sum(map(_process_cpu, pids))
                 return await play, before, after
 
             result, before, after = asyncio.run(measure())
@@ -245,6 +477,8 @@ def run_echo(matches: int, seconds: float, warmup: float) -> dict:
                 server.terminate()
                 server.wait(timeout=10)
             redis.stop()
+            if views is not None:
+                views.stop()
     if result["errors"]:
         raise BenchError(f"the echo's clients failed: {result['errors'][:3]}")
     latencies = sorted(result["latencies"])
@@ -255,7 +489,7 @@ def run_echo(matches: int, seconds: float, warmup: float) -> dict:
             "server_cpu_us_per_move": round((python + redis_cpu) / max(1, count) * 1e6),
             "python_cpu_us_per_move": round(python / max(1, count) * 1e6),
             "redis_cpu_us_per_move": round(redis_cpu / max(1, count) * 1e6),
-            "appendfsync": "always"}
+            "appendfsync": "always", "kind": kind}
 
 
 def _config_get(port: int, name: str) -> str:
@@ -310,9 +544,23 @@ def _median(values: list[float]) -> float:
                                                                    + values[len(values) // 2]) / 2, 2) if values else 0.0
 
 
+SIDES = ("echo", "fused", "fused+store")
+DESCRIBED = {
+    "echo": "the durable echo: a raw asyncio WebSocket server that appends each move to a Redis stream with "
+            "appendfsync always (group commit a loop turn) and writes the new state to the match's 4 sockets; no "
+            "rules, views, read store or second process",
+    "fused": "Souk's parts fused in one process on the same raw sockets: each command frame XADDed to its "
+             "partition's command stream, decided and appended by the engine (Engine.handle, fsync always), the 5 "
+             "views built from the engine's table and written to the seats' sockets; 4-seat Samarkand, random legal "
+             "commands; no read store",
+    "fused+store": "the same, and the read store written by the projector's code (Projector.project: views, "
+                   "history, lobby, positions) before the push",
+}
+
+
 def run_floor_bench(matches: tuple[int, ...], seconds: float, warmup: float, rounds: int, cache: Path,
-                    moves: int = 400, progress=None) -> dict:
-    """The peer and the durable echo for each N in ``matches``, interleaved, ``rounds`` times; medians per N."""
+                    moves: int = 400, progress=None, sides: tuple[str, ...] = SIDES) -> dict:
+    """The peer and each of ``sides`` for each N in ``matches``, interleaved, ``rounds`` times; medians per N."""
     from services.bench.peer import install, run_peer
 
     folder = install(cache)
@@ -326,66 +574,65 @@ def run_floor_bench(matches: tuple[int, ...], seconds: float, warmup: float, rou
             if progress:
                 progress(f"round {r + 1} N={n} peer: {peer['moves_per_s']} moves/s, p50 {peer['p50_ms']} ms, "
                          f"server {peer['server_cpu_us_per_move']} µs/move, clients {peer['clients_cpu_us_per_move']}")
-            echo = run_echo(n, seconds, warmup)
-            runs.append({"round": r + 1, "matches": n, "side": "echo", **echo})
-            if progress:
-                progress(f"round {r + 1} N={n} echo: {echo['moves_per_s']} moves/s, p50 {echo['p50_ms']} ms, "
-                         f"server {echo['server_cpu_us_per_move']} µs/move (python {echo['python_cpu_us_per_move']}"
-                         f", redis {echo['redis_cpu_us_per_move']})")
+            for side in sides:
+                got = run_echo(n, seconds, warmup, side)
+                runs.append({"round": r + 1, "matches": n, "side": side, **got})
+                if progress:
+                    progress(f"round {r + 1} N={n} {side}: {got['moves_per_s']} moves/s, p50 {got['p50_ms']} ms, "
+                             f"server {got['server_cpu_us_per_move']} µs/move (python {got['python_cpu_us_per_move']}"
+                             f", redis {got['redis_cpu_us_per_move']})")
     rules = rules_share()
     table = []
     for n in matches:
         peer = [x for x in runs if x["matches"] == n and x["side"] == "peer"]
-        echo = [x for x in runs if x["matches"] == n and x["side"] == "echo"]
         peer_rate = _median([x["moves_per_s"] for x in peer])
-        echo_rate = _median([x["moves_per_s"] for x in echo])
         target = 1.5 if n >= 64 else 1.0
-        peer_clients = _median([x["clients_cpu_us_per_move"] for x in peer])
-        table.append({
-            "matches": n, "peer_moves_per_s": peer_rate, "echo_moves_per_s": echo_rate,
-            "ratio": round(echo_rate / peer_rate, 2) if peer_rate else 0.0, "target_ratio": target,
-            "peer_p50_ms": _median([x["p50_ms"] for x in peer]), "echo_p50_ms": _median([x["p50_ms"] for x in echo]),
-            "peer_p99_ms": _median([x["p99_ms"] for x in peer]), "echo_p99_ms": _median([x["p99_ms"] for x in echo]),
-            "peer_server_cpu_us_per_move": _median([x["server_cpu_us_per_move"] for x in peer]),
-            "peer_clients_cpu_us_per_move": peer_clients,
-            "echo_server_cpu_us_per_move": _median([x["server_cpu_us_per_move"] for x in echo]),
-            "echo_python_cpu_us_per_move": _median([x["python_cpu_us_per_move"] for x in echo]),
-            "echo_redis_cpu_us_per_move": _median([x["redis_cpu_us_per_move"] for x in echo]),
-            # all the machine's CPU, shared out over the target's moves: what a move may cost, clients included
-            "machine_cpu_us_per_move_at_target": round(cores * 1e6 / (target * peer_rate)) if peer_rate else 0,
-        })
+        row = {"matches": n, "target_ratio": target, "peer_moves_per_s": peer_rate,
+               "peer_p50_ms": _median([x["p50_ms"] for x in peer]), "peer_p99_ms": _median([x["p99_ms"] for x in peer]),
+               "peer_server_cpu_us_per_move": _median([x["server_cpu_us_per_move"] for x in peer]),
+               "peer_clients_cpu_us_per_move": _median([x["clients_cpu_us_per_move"] for x in peer]),
+               # all the machine's CPU shared out over the target's moves: what a move may cost, clients included
+               "machine_cpu_us_per_move_at_target": round(cores * 1e6 / (target * peer_rate)) if peer_rate else 0}
+        for side in sides:
+            got = [x for x in runs if x["matches"] == n and x["side"] == side]
+            rate = _median([x["moves_per_s"] for x in got])
+            row[side] = {"moves_per_s": rate, "ratio": round(rate / peer_rate, 2) if peer_rate else 0.0,
+                         **{k: _median([x[k] for x in got]) for k in (
+                             "p50_ms", "p99_ms", "server_cpu_us_per_move", "python_cpu_us_per_move",
+                             "redis_cpu_us_per_move")}}
+        table.append(row)
     return {
         "peer": "boardgame.io 0.50.2 (services/bench/peer.py): its Server and socket.io Clients, a 4-seat game of one "
                 f"move a turn, matches of {moves} moves",
-        "echo": "the durable echo: a raw asyncio WebSocket server that appends each move to a Redis stream with "
-                "appendfsync always (group commit a loop turn) and writes the new state to the match's 4 sockets; "
-                "no rules, views, read store or second process",
+        "sides": {side: DESCRIBED[side] for side in sides},
         "latency": "move sent -> the mover receives the new state",
         "cores": cores, "seconds": seconds, "warmup": warmup, "rounds": rounds,
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "rules": rules, "table": table, "runs": runs,
         "command": f"souk bench floor --matches {','.join(map(str, matches))} --seconds {seconds:g} "
-                   f"--warmup {warmup:g} --rounds {rounds}",
+                   f"--warmup {warmup:g} --rounds {rounds} --sides {','.join(sides)}",
     }
 
 
 def format_table(result: dict) -> str:
     rules = result["rules"]
-    lines = [f"peer: {result['peer']}", f"echo: {result['echo']}", f"latency: {result['latency']}",
+    lines = [f"peer: {result['peer']}", *(f"{side}: {text}" for side, text in result["sides"].items()),
+             f"latency: {result['latency']}",
              f"{result['rounds']} round(s) of {result['seconds']:g} s after {result['warmup']:g} s, {result['cores']} "
              f"cores, load average {result['load_average_before']} before, {result['load_average_after']} after", ""]
-    lines.append(f"{'N':>4} {'peer moves/s':>12} {'echo moves/s':>12} {'ratio':>5} {'target':>6} "
-                 f"{'peer p50/p99 ms':>16} {'echo p50/p99 ms':>16} {'peer server+clients µs':>22} "
-                 f"{'echo server µs (python, redis)':>30} {'µs a move at target':>19}")
+    lines.append(f"{'N':>4} {'side':<12} {'moves/s':>8} {'ratio':>5} {'target':>6} {'p50/p99 ms':>16} "
+                 f"{'server µs/move':>14}  (python, redis; peer: + its clients)")
     for row in result["table"]:
-        lines.append(
-            f"{row['matches']:>4} {row['peer_moves_per_s']:>12,.0f} {row['echo_moves_per_s']:>12,.0f} "
-            f"{row['ratio']:>5.2f} {row['target_ratio']:>6.1f} "
-            f"{row['peer_p50_ms']:>7.2f} / {row['peer_p99_ms']:<6.2f} {row['echo_p50_ms']:>7.2f} / {row['echo_p99_ms']:<6.2f} "
-            f"{row['peer_server_cpu_us_per_move']:>10,.0f} + {row['peer_clients_cpu_us_per_move']:<9,.0f} "
-            f"{row['echo_server_cpu_us_per_move']:>14,.0f} ({row['echo_python_cpu_us_per_move']:,.0f}, "
-            f"{row['echo_redis_cpu_us_per_move']:,.0f})      {row['machine_cpu_us_per_move_at_target']:>12,}")
+        lines.append(f"{row['matches']:>4} {'peer':<12} {row['peer_moves_per_s']:>8,.0f} {'':>5} {'':>6} "
+                     f"{row['peer_p50_ms']:>7.2f} / {row['peer_p99_ms']:<6.2f} {row['peer_server_cpu_us_per_move']:>14,.0f}"
+                     f"  (+ {row['peer_clients_cpu_us_per_move']:,.0f}; the machine's µs a move at the target: "
+                     f"{row['machine_cpu_us_per_move_at_target']:,})")
+        for side in result["sides"]:
+            got = row[side]
+            lines.append(f"{'':>4} {side:<12} {got['moves_per_s']:>8,.0f} {got['ratio']:>5.2f} {row['target_ratio']:>6.1f} "
+                         f"{got['p50_ms']:>7.2f} / {got['p99_ms']:<6.2f} {got['server_cpu_us_per_move']:>14,.0f}"
+                         f"  ({got['python_cpu_us_per_move']:,.0f}, {got['redis_cpu_us_per_move']:,.0f})")
     lines.append("")
     lines.append(f"Samarkand's rules in process, a command: decided and folded {rules['decide_fold_us']} µs, its 5 views "
                  f"built and encoded {rules['views_us']} µs ({rules['commands']} commands, {rules['tables']} tables)")
@@ -393,5 +640,8 @@ def format_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # the echo's server
-    asyncio.run(serve(int(sys.argv[1]), sys.argv[2]))
+if __name__ == "__main__":  # the servers: PORT EVENTS_URL [echo | fused [VIEWS_URL]]
+    from services.runtime import logs
+
+    logs.configure("warning", "json")  # as `souk bench http` runs Souk (SOUK_LOG_LEVEL=warning)
+    asyncio.run(serve(int(sys.argv[1]), sys.argv[2], *sys.argv[3:]))

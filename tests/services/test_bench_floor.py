@@ -19,6 +19,7 @@ from services.bench.http import Socket
 from services.bench.peer import DEFAULT_CACHE
 from services.cli.bench import floor as bench
 from services.embedded.redis import RedisServer, die_with_parent, free_port
+from services.store import keys
 
 
 @pytest.fixture
@@ -77,6 +78,55 @@ def test_a_short_run_counts_moves_latencies_and_the_servers_cpu():
         figures["python_cpu_us_per_move"] + figures["redis_cpu_us_per_move"], abs=1)
 
 
+def test_the_fused_server_pushes_each_seat_a_view_its_game_stream_already_holds(tmp_path):
+    """Souk's parts fused: every command is decided by the engine and appended before any seat is sent the view of
+    its version; the views are each seat's own (its seat, the legal commands only where it is awaited)."""
+    from services.bench import floor
+
+    store = RedisServer(tmp_path / "events", appendonly=True, fsync="always").start()
+    views = RedisServer(tmp_path / "views", appendonly=False).start()
+    events = redis.Redis(port=store.port)
+    pushed: list[tuple[int, int, int, bool]] = []  # (seat, view's seat, version, legal) as each arrived
+    stored: list[tuple[int, int]] = []  # (a view's version, its game stream's length when the view arrived)
+
+    async def main() -> dict:
+        fused = floor._Fused(store.url, views.url)
+        port = free_port()
+        server = await asyncio.get_running_loop().create_server(lambda: floor._ServerSocket(fused), "127.0.0.1",
+                                                                port)
+        original = Socket.open
+
+        async def spying(host, port_, path, on_text):
+            seat = int(path.rsplit("/", 1)[1])
+
+            def on(text: bytes, arrival: float) -> None:
+                view = json.loads(text)
+                pushed.append((seat, view["seat"], view["version"], bool(view["legal"])))
+                stored.append((view["version"], events.xlen(keys.game_stream(view["game_id"]))))
+                on_text(text, arrival)
+            return await original(host, port_, path, on)
+
+        Socket.open = spying
+        try:
+            now = time.monotonic()
+            played = await floor._play_fused(port, 2, now + 0.3, now + 1.5)
+        finally:
+            Socket.open = original
+            server.close()
+        return {"played": played, "outcomes": fused.outcomes}
+
+    try:
+        result = asyncio.run(main())
+    finally:
+        store.stop()
+        views.stop()
+    assert result["played"]["errors"] == [] and len(result["played"]["latencies"]) > 5
+    assert set(result["outcomes"]) == {"accepted"}, result["outcomes"]  # one command in flight a match: none stale
+    assert all(length >= version for version, length in stored)  # on disk before it was pushed
+    assert all(seat == view_seat for seat, view_seat, _, _ in pushed)  # each socket gets its own seat's view
+    assert any(legal for *_, legal in pushed) and not all(legal for *_, legal in pushed)
+
+
 def test_the_rules_share_times_samarkands_decisions_and_views():
     share = rules_share(0.3)
     assert share["commands"] > 0 and share["tables"] > 0
@@ -86,10 +136,13 @@ def test_the_rules_share_times_samarkands_decisions_and_views():
 def test_the_command_runs_beside_boardgame_io_and_checks_its_options():
     refused = CliRunner().invoke(bench.command, ["--matches", "0"])
     assert refused.exit_code == 2 and "--matches" in refused.output
+    refused = CliRunner().invoke(bench.command, ["--sides", "echo,fast"])
+    assert refused.exit_code == 2 and "echo, fused, fused+store" in refused.output
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("node and npm are not installed: boardgame.io cannot run")
     out = subprocess.run([sys.executable, "-m", "services.cli.bench.floor", "--matches", "1", "--seconds", "1",
-                          "--warmup", "0.3", "--rounds", "1", "--cache", str(DEFAULT_CACHE), "--json"],
+                          "--warmup", "0.3", "--rounds", "1", "--cache", str(DEFAULT_CACHE), "--sides", "echo",
+                          "--json"],
                          capture_output=True, text=True, timeout=300)
     if out.returncode != 0 and "npm ci" in out.stderr and "failed" in out.stderr:
         pytest.skip(f"the npm registry did not answer: {out.stderr[-300:]}")
@@ -97,6 +150,6 @@ def test_the_command_runs_beside_boardgame_io_and_checks_its_options():
     result = json.loads(out.stdout)
     [row] = result["table"]
     assert [r["side"] for r in result["runs"]] == ["peer", "echo"]  # interleaved
-    assert row["peer_moves_per_s"] > 0 and row["echo_moves_per_s"] > 0 and row["target_ratio"] == 1.0
-    assert row["ratio"] == pytest.approx(row["echo_moves_per_s"] / row["peer_moves_per_s"], abs=0.01)
+    assert row["peer_moves_per_s"] > 0 and row["echo"]["moves_per_s"] > 0 and row["target_ratio"] == 1.0
+    assert row["echo"]["ratio"] == pytest.approx(row["echo"]["moves_per_s"] / row["peer_moves_per_s"], abs=0.01)
     assert row["machine_cpu_us_per_move_at_target"] > 0 and result["rules"]["views_us"] > 0
