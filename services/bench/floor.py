@@ -297,6 +297,18 @@ def _token_hash(game_id: str, seat: int) -> str:
 _move_decoder = msgspec.json.Decoder(_Move)
 
 
+class _FusedView(msgspec.Struct):
+    """What the fused server's clients read of a seat's TableView."""
+
+    game_id: str
+    version: int
+    status: str
+    legal: list[msgspec.Raw]
+
+
+_fused_view_decoder = msgspec.json.Decoder(_FusedView)
+
+
 def _recording_store():
     from services.store.events import RedisEventStore
 
@@ -377,7 +389,7 @@ async def _play(port: int, matches: int, start: float, end: float) -> dict:
 async def _play_fused(port: int, matches: int, start: float, end: float) -> dict:
     """The fused server's clients: every seat its socket; in each match one command in flight, sent by a seat
     whose newest view (the match's newest version) gives it legal commands, a random one of them."""
-    from services.bench.http import Socket, _view_decoder
+    from services.bench.http import Socket
 
     latencies: list[float] = []
     errors: list[str] = []
@@ -385,10 +397,10 @@ async def _play_fused(port: int, matches: int, start: float, end: float) -> dict
     rng = random.Random(1)
 
     class Match:
-        __slots__ = ("flight", "seats", "version")
+        __slots__ = ("flight", "game_id", "seats", "version")
 
         def __init__(self) -> None:
-            self.version, self.flight, self.seats = -1, None, []
+            self.version, self.flight, self.seats, self.game_id = -1, None, [], ""
 
     class Seat:
         __slots__ = ("match", "seat", "socket", "view")
@@ -397,19 +409,22 @@ async def _play_fused(port: int, matches: int, start: float, end: float) -> dict
             self.match, self.seat, self.socket, self.view = match, seat, None, None
 
         def on_text(self, text: bytes, arrival: float) -> None:
-            view = _view_decoder.decode(text)
+            view = _fused_view_decoder.decode(text)
             match = self.match
             if match.flight is not None and match.flight[0] is self:  # the mover's answer: its new view
-                if view.version > match.flight[1] and start <= arrival < end:
+                if (view.version > match.flight[1] or view.game_id != match.game_id) and start <= arrival < end:
                     latencies.append(arrival - match.flight[2])
                 match.flight = None
             self.view = view
+            if view.game_id != match.game_id:  # the match's next game (the server starts one when a game ends)
+                match.game_id, match.version = view.game_id, view.version
             match.version = max(match.version, view.version)
             if arrival >= end or match.flight is not None:
                 return
             for seat in match.seats:  # the first seat that may move, moves
                 v = seat.view
-                if v is not None and v.version == match.version and v.status == "playing" and v.legal:
+                if v is not None and v.game_id == match.game_id and v.version == match.version \
+                        and v.status == "playing" and v.legal:
                     match.flight = (seat, v.version, time.monotonic())
                     seat.socket.send_text(b'{"v":%d,"c":%s}' % (v.version, rng.choice(v.legal)))
                     return
