@@ -194,6 +194,7 @@ class _Fused:
         self.waiting: list[tuple[_Table, int, bytes]] = []
         self.run = secrets.token_hex(4)
         self.outcomes: dict[str, int] = {}  # the replies by status or code
+        self.played: dict[str, int] = {}  # the seats' commands decided, by game
 
     def joined(self, name: str, seat: int, transport: asyncio.Transport) -> None:
         table = self.tables.get(name)
@@ -252,6 +253,7 @@ class _Fused:
         replies = await self.engine.handle(envs, entry_ids)
         for reply in replies:
             self.outcomes[reply.code or reply.status] = self.outcomes.get(reply.code or reply.status, 0) + 1
+            self.played[reply.game_id] = self.played.get(reply.game_id, 0) + 1
         await self._project([env.game_id for env in envs])
         for table, _, _ in batch:
             table.busy = False

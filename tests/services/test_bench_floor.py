@@ -127,6 +127,33 @@ def test_the_fused_server_pushes_each_seat_a_view_its_game_stream_already_holds(
     assert any(legal for *_, legal in pushed) and not all(legal for *_, legal in pushed)
 
 
+def test_the_fused_servers_clients_play_on_into_the_next_game_when_one_ends(tmp_path):
+    """A Samarkand game lasts a few hundred commands; the server then starts the match's next game. The clients
+    kept waiting for a version of the old one (0 commands in a whole 8-second run at 1 match)."""
+    from services.bench import floor
+
+    store = RedisServer(tmp_path / "events", appendonly=True, fsync="always").start()
+
+    async def main() -> floor._Fused:
+        fused = floor._Fused(store.url, None)
+        port = free_port()
+        server = await asyncio.get_running_loop().create_server(lambda: floor._ServerSocket(fused), "127.0.0.1",
+                                                                port)
+        try:
+            now = time.monotonic()  # a game is about 400 commands: several games on an idle machine, 2 on a busy one
+            await floor._play_fused(port, 1, now, now + 5)
+        finally:
+            server.close()
+        return fused
+
+    try:
+        fused = asyncio.run(main())
+    finally:
+        store.stop()
+    games = fused.played
+    assert len(games) >= 2 and all(n > 0 for n in games.values()), games
+
+
 def test_the_rules_share_times_samarkands_decisions_and_views():
     share = rules_share(0.3)
     assert share["commands"] > 0 and share["tables"] > 0
