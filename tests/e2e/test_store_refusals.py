@@ -233,3 +233,44 @@ def wait_until(condition, timeout: float = 20.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the store did not reach the state"
         time.sleep(0.05)
+
+
+async def test_the_workers_readers_wait_out_an_event_store_loading_its_data_and_read_again_after(tmp_path):
+    """A restarted event store answers -LOADING to every read (PING too) until its data is loaded. The engine's and
+    the projector's read loops re-raise it to FastStream's supervisor, which starts the loop again: that must not
+    become a storm of PINGs and XREADGROUPs for as long as the load lasts (seen at 2026-11-29: 25 PINGs and 3
+    XREADGROUPs refused in a 3-s load: the restarted loop's first PING waits on the connection's own retry), and
+    the workers must read again, and play, once it ends (the other test of a loading store stops there)."""
+    with souk_on(tmp_path) as (server, url):
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            scene = await set_scene(client)
+            store = admin(server)
+            store.eval("for i = 1, 1000 do redis.call('SET', 'filler:' .. i, string.rep('x', 100)) end", 0)
+            store.save()
+            store.close()
+            server.stop()
+            # Each key takes 3 ms to load (about 3 s), and Redis answers clients meanwhile: -LOADING.
+            server.options = ("--key-load-delay", "3000", "--loading-process-events-interval-bytes", "1024")
+            server.start(loading=True)
+            store = admin(server)
+            began = time.monotonic()
+            wait_until(lambda: _loaded(store), timeout=60)
+            loading_s = time.monotonic() - began
+            stats = store.info("commandstats")
+            rejected = {name: stats[name].get("rejected_calls", 0) for name in ("cmdstat_xreadgroup", "cmdstat_ping")
+                        if name in stats}
+            assert loading_s > 1.0, loading_s  # the store did load for a while
+            # a few readers, each reading again every second at most while the store loads (the storm: thousands)
+            assert sum(rejected.values()) < 60 * loading_s, (rejected, loading_s)
+            seat, command = await a_legal_command(client, scene)  # the read store answers: the projector read again
+            r = await client.post(f"/games/{scene.playing}/seats/{seat}/commands",
+                                  headers=bearer(scene.tokens[seat]),
+                                  json={"command_id": "after-the-load", "command": command})
+            assert r.status_code == 200 and r.json()["status"] == "accepted", r.text  # the engine reads again
+
+
+def _loaded(store: redis.Redis) -> bool:
+    try:
+        return store.info("persistence")["loading"] == 0
+    except redis.exceptions.ResponseError:
+        return False
