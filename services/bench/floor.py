@@ -37,12 +37,13 @@ from pathlib import Path
 import msgspec
 
 from services.bench import BenchError
+from services.store.events import OK, RedisEventStore
 
 SEATS = 4
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
 
 
-# --- the durable echo's server (its own process: ``python -m services.bench.floor PORT REDIS_URL``) ---------------
+# --- the servers (a process of their own: ``python -m services.bench.floor PORT EVENTS_URL [fused [VIEWS_URL]]``) --
 
 def _text_frame(payload: bytes) -> bytes:
     n = len(payload)  # the echo's states are short
@@ -67,7 +68,17 @@ class _Echo:
         self.redis = Resp(redis_url)
         self.matches: dict[str, _Match] = {}
         self.waiting: list[tuple[str, _Match, bytes]] = []
-        self.appends = 0
+
+    async def ping(self) -> None:
+        await self.redis.call("PING")
+
+    def joined(self, name: str, seat: int, transport: asyncio.Transport) -> None:
+        self.matches.setdefault(name, _Match()).sockets[seat] = transport
+
+    def left(self, name: str, seat: int, transport: asyncio.Transport) -> None:
+        match = self.matches.get(name)
+        if match is not None and match.sockets.get(seat) is transport:
+            del match.sockets[seat]
 
     def move(self, name: str, seat: int, payload: bytes) -> None:
         match = self.matches.get(name)
@@ -84,7 +95,6 @@ class _Echo:
 
     async def _append(self, batch: list[tuple[str, _Match, bytes]]) -> None:
         await self.redis.calls(*[("XADD", f"floor:{{{name}}}", "*", "m", payload) for name, _, payload in batch])
-        self.appends += 1
         for _, match, _ in batch:  # on disk: the new state to every seat
             match.version += 1
             match.busy = False
@@ -94,7 +104,7 @@ class _Echo:
 
 
 class _ServerSocket(asyncio.Protocol):
-    def __init__(self, echo: _Echo) -> None:
+    def __init__(self, echo: _Echo | _Fused) -> None:
         self.echo = echo
         self.buffer = bytearray()
         self.transport: asyncio.Transport | None = None
@@ -106,9 +116,8 @@ class _ServerSocket(asyncio.Protocol):
         transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def connection_lost(self, exc) -> None:
-        match = getattr(self.echo, "matches", getattr(self.echo, "tables", {})).get(self.match or "")
-        if match is not None and match.sockets.get(self.seat) is self.transport:
-            del match.sockets[self.seat]
+        if self.match is not None:
+            self.echo.left(self.match, self.seat, self.transport)
 
     def data_received(self, data: bytes) -> None:
         buffer = self.buffer
@@ -127,10 +136,7 @@ class _ServerSocket(asyncio.Protocol):
             self.transport.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                                  b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n")
             self.match, self.seat = name, int(seat)
-            if isinstance(self.echo, _Fused):
-                self.echo.joined(name, self.seat, self.transport)
-            else:
-                self.echo.matches.setdefault(name, _Match()).sockets[self.seat] = self.transport
+            self.echo.joined(name, self.seat, self.transport)
         while len(buffer) >= 6:
             first, length, at = buffer[0], buffer[1] & 0x7F, 2
             if length == 126:
@@ -187,7 +193,7 @@ class _Fused:
 
         redis = clients.async_client(events_url)
         self.lean = Resp(events_url)
-        self.store = _Recording(redis, 1_000_000, 604_800, 100)
+        self.store = _Recording(redis, 1_000_000, 604_800, 100)  # SOUK_EVENTS_MAXLEN, _REFUSAL_TTL_S, _OUTCOME_WINDOW
         self.engine = Engine(redis, self.store)
         self.projector = Projector(clients.async_client(views_url), self.store) if views_url else None
         self.tables: dict[str, _Table] = {}
@@ -195,6 +201,14 @@ class _Fused:
         self.run = secrets.token_hex(4)
         self.outcomes: dict[str, int] = {}  # the replies by status or code
         self.played: dict[str, int] = {}  # the seats' commands decided, by game
+
+    async def ping(self) -> None:
+        await self.lean.call("PING")
+
+    def left(self, name: str, seat: int, transport: asyncio.Transport) -> None:
+        table = self.tables.get(name)
+        if table is not None and table.sockets.get(seat) is transport:
+            del table.sockets[seat]
 
     def joined(self, name: str, seat: int, transport: asyncio.Transport) -> None:
         table = self.tables.get(name)
@@ -311,31 +325,22 @@ class _FusedView(msgspec.Struct):
 _fused_view_decoder = msgspec.json.Decoder(_FusedView)
 
 
-def _recording_store():
-    from services.store.events import RedisEventStore
+class _Recording(RedisEventStore):
+    """The event store, keeping the appends that went through for the read store's writes (``fused+store``)."""
 
-    class Recording(RedisEventStore):
-        """The event store, keeping the appends of each call for the read store's writes."""
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.appends: list = []
 
-        def __init__(self, *args) -> None:
-            super().__init__(*args)
-            self.appends: list = []
-
-        async def append(self, appends, acks=None):
-            results = await super().append(appends, acks)
-            self.appends.extend(a for a, r in zip(appends, results) if r.status == "ok" and a.envelopes)
-            return results
-
-    return Recording
-
-
-def _Recording(*args):  # noqa: N802 - the class is made on first use (the bench's import stays light)
-    return _recording_store()(*args)
+    async def append(self, appends, acks=None):
+        results = await super().append(appends, acks)
+        self.appends.extend(a for a, r in zip(appends, results) if r.status == OK and a.envelopes)
+        return results
 
 
 async def serve(port: int, redis_url: str, kind: str = "echo", views_url: str | None = None) -> None:
     echo = _Echo(redis_url) if kind == "echo" else _Fused(redis_url, views_url)
-    await echo.lean.call("PING") if kind != "echo" else await echo.redis.call("PING")
+    await echo.ping()
     server = await asyncio.get_running_loop().create_server(lambda: _ServerSocket(echo), "127.0.0.1", port)
     print("listening", flush=True)
     async with server:
