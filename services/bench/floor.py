@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -59,15 +60,34 @@ class _Match:
         self.sockets: dict[int, asyncio.Transport] = {}
 
 
-class _Echo:
+class _Batching:
+    """The moves a loop turn brings, handled together (``handle``): one pipeline, one append."""
+
+    def __init__(self) -> None:
+        self.waiting: list = []
+
+    def take(self, item: Any) -> None:
+        if not self.waiting:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self.waiting.append(item)
+
+    def _flush(self) -> None:
+        batch, self.waiting = self.waiting, []
+        asyncio.ensure_future(self.handle(batch))
+
+    async def handle(self, batch: list) -> None:
+        raise NotImplementedError
+
+
+class _Echo(_Batching):
     """The matches, and the moves waiting for the next append (one pipeline a loop turn)."""
 
     def __init__(self, redis_url: str) -> None:
         from services.store.resp import Resp
 
+        super().__init__()
         self.redis = Resp(redis_url)
         self.matches: dict[str, _Match] = {}
-        self.waiting: list[tuple[str, _Match, bytes]] = []
 
     async def ping(self) -> None:
         await self.redis.call("PING")
@@ -85,15 +105,9 @@ class _Echo:
         if match is None or match.busy or match.version % SEATS != seat:
             return  # not its turn: ignored (the peer's server refuses such a move)
         match.busy = True
-        if not self.waiting:
-            asyncio.get_running_loop().call_soon(self._flush)
-        self.waiting.append((name, match, payload))
+        self.take((name, match, payload))
 
-    def _flush(self) -> None:
-        batch, self.waiting = self.waiting, []
-        asyncio.ensure_future(self._append(batch))
-
-    async def _append(self, batch: list[tuple[str, _Match, bytes]]) -> None:
+    async def handle(self, batch: list[tuple[str, _Match, bytes]]) -> None:
         await self.redis.calls(*[("XADD", f"floor:{{{name}}}", "*", "m", payload) for name, _, payload in batch])
         for _, match, _ in batch:  # on disk: the new state to every seat
             match.version += 1
@@ -178,7 +192,7 @@ class _Move(msgspec.Struct):
     c: msgspec.Raw  # the command, as its view's legal list gave it
 
 
-class _Fused:
+class _Fused(_Batching):
     """Souk's own parts in one process, no hop between them: a seat's command frame is appended to its partition's
     command stream (its entry id orders the seat's commands), decided by the engine (``Engine.handle``: the append
     script, fsynced, with the command's outcome), every seat's view built from the table the engine holds and
@@ -191,13 +205,13 @@ class _Fused:
         from services.store import clients
         from services.store.resp import Resp
 
+        super().__init__()
         redis = clients.async_client(events_url)
         self.lean = Resp(events_url)
         self.store = _Recording(redis, 1_000_000, 604_800, 100)  # SOUK_EVENTS_MAXLEN, _REFUSAL_TTL_S, _OUTCOME_WINDOW
         self.engine = Engine(redis, self.store)
         self.projector = Projector(clients.async_client(views_url), self.store) if views_url else None
         self.tables: dict[str, _Table] = {}
-        self.waiting: list[tuple[_Table, int, bytes]] = []
         self.run = secrets.token_hex(4)
         self.outcomes: dict[str, int] = {}  # the replies by status or code
         self.played: dict[str, int] = {}  # the seats' commands decided, by game
@@ -246,15 +260,9 @@ class _Fused:
         if table is None or table.busy or not table.game_id:
             return
         table.busy = True
-        if not self.waiting:
-            asyncio.get_running_loop().call_soon(self._flush)
-        self.waiting.append((table, seat, payload))
+        self.take((table, seat, payload))
 
-    def _flush(self) -> None:
-        batch, self.waiting = self.waiting, []
-        asyncio.ensure_future(self._decide(batch))
-
-    async def _decide(self, batch: list[tuple[_Table, int, bytes]]) -> None:
+    async def handle(self, batch: list[tuple[_Table, int, bytes]]) -> None:
         from services.store import keys
         from services.store.codec import encoder
 
@@ -583,7 +591,7 @@ DESCRIBED = {
 def run_floor_bench(matches: tuple[int, ...], seconds: float, warmup: float, rounds: int, cache: Path,
                     moves: int = 400, progress=None, sides: tuple[str, ...] = SIDES) -> dict:
     """The peer and each of ``sides`` for each N in ``matches``, interleaved, ``rounds`` times; medians per N."""
-    from services.bench.peer import install, run_peer
+    from services.bench.peer import install, peer_round
 
     folder = install(cache)
     load_before = os.getloadavg()
@@ -591,11 +599,7 @@ def run_floor_bench(matches: tuple[int, ...], seconds: float, warmup: float, rou
     runs: list[dict] = []
     for r in range(rounds):
         for n in matches:
-            peer = run_peer(folder, n, seconds, warmup, moves)
-            runs.append({"round": r + 1, "matches": n, "side": "peer", **peer})
-            if progress:
-                progress(f"round {r + 1} N={n} peer: {peer['moves_per_s']} moves/s, p50 {peer['p50_ms']} ms, "
-                         f"server {peer['server_cpu_us_per_move']} µs/move, clients {peer['clients_cpu_us_per_move']}")
+            runs.append(peer_round(folder, n, seconds, warmup, moves, r + 1, progress))
             for side in sides:
                 got = run_echo(n, seconds, warmup, side)
                 runs.append({"round": r + 1, "matches": n, "side": side, **got})

@@ -161,6 +161,17 @@ def run_peer(cache: Path, matches: int, seconds: float, warmup: float, moves: in
             "clients_cpu_us_per_move": round(clients_cpu / max(1, count) * 1e6)}
 
 
+def peer_round(folder: Path, matches: int, seconds: float, warmup: float, moves: int, round_: int,
+               progress=None) -> dict:
+    """One run of the peer, as a row of a bench's ``runs`` (``progress(text)`` told its figures)."""
+    peer = run_peer(folder, matches, seconds, warmup, moves)
+    if progress:
+        progress(f"round {round_} N={matches} peer: {peer['moves_per_s']} moves/s, p50 {peer['p50_ms']} ms, "
+                 f"p99 {peer['p99_ms']} ms, server {peer['server_cpu_us_per_move']} µs/move, clients "
+                 f"{peer['clients_cpu_us_per_move']}")
+    return {"round": round_, "matches": matches, "side": "peer", **peer}
+
+
 # --- one run of Souk ---------------------------------------------------------------------------------------------
 
 SOUK_PROCESSES = ("serve", "gateway", "engine", "projector", "redis_events", "redis_views")
@@ -211,11 +222,7 @@ def run_peer_bench(matches: tuple[int, ...], seconds: float, warmup: float, roun
     runs: list[dict] = []
     for r in range(rounds):
         for n in matches:
-            peer = run_peer(folder, n, seconds, warmup, moves)
-            runs.append({"round": r + 1, "matches": n, "side": "peer", **peer})
-            if progress:
-                progress(f"round {r + 1} N={n} peer: {peer['moves_per_s']} moves/s, p50 {peer['p50_ms']} ms, "
-                         f"p99 {peer['p99_ms']} ms, server {peer['server_cpu_us_per_move']} µs/move")
+            runs.append(peer_round(folder, n, seconds, warmup, moves, r + 1, progress))
             souk = run_souk(n, seconds, warmup, target, seed + r, send)
             runs.append({"round": r + 1, "matches": n, "side": "souk", **souk})
             if progress:
