@@ -357,13 +357,30 @@ async def serve(port: int, redis_url: str, kind: str = "echo", views_url: str | 
 
 # --- the echo's clients (in the bench's process) ------------------------------------------------------------------
 
-async def _play(port: int, matches: int, start: float, end: float) -> dict:
+async def _connect(port: int, seats: list, prefix: str, end: float, started=None) -> list[str]:
+    """Opens each seat's socket (``/m/{prefix}{match}/{seat}``, 4 seats a match, in order), calls ``started()``
+    once all are open, and holds them until ``end``; the errors met (none: an empty list)."""
     from services.bench.http import Socket
 
-    latencies: list[float] = []
-    errors: list[str] = []
     sockets: list[Socket] = []
-    run = secrets.token_hex(4)
+    try:
+        for index, seat in enumerate(seats):
+            seat.socket = await Socket.open("127.0.0.1", port, f"/m/{prefix}{index // SEATS}/{seat.seat}",
+                                            seat.on_text)
+            sockets.append(seat.socket)
+        if started is not None:
+            started()
+        await asyncio.sleep(max(0.0, end - time.monotonic()) + 0.2)
+    except (OSError, asyncio.TimeoutError, ConnectionError) as exc:
+        return [f"{type(exc).__name__}: {exc}"]
+    finally:
+        for socket_ in sockets:
+            socket_.close()
+    return []
+
+
+async def _play(port: int, matches: int, start: float, end: float) -> dict:
+    latencies: list[float] = []
 
     class Seat:
         __slots__ = ("moved", "sent", "seat", "socket")
@@ -384,31 +401,20 @@ async def _play(port: int, matches: int, start: float, end: float) -> dict:
             self.moved, self.sent = version, time.monotonic()
             self.socket.send_text(b'{"move":"tick","at":%d}' % version)
 
-    try:
-        seats = [Seat(s) for _ in range(matches) for s in range(SEATS)]
-        for index, seat in enumerate(seats):
-            seat.socket = await Socket.open("127.0.0.1", port, f"/m/{run}-{index // SEATS}/{seat.seat}",
-                                            seat.on_text)
-            sockets.append(seat.socket)
-        for seat in seats[::SEATS]:  # every seat's socket is open: each match's first seat moves
+    seats = [Seat(s) for _ in range(matches) for s in range(SEATS)]
+
+    def started() -> None:  # every seat's socket is open: each match's first seat moves
+        for seat in seats[::SEATS]:
             seat.move(0)
-        await asyncio.sleep(max(0.0, end - time.monotonic()) + 0.2)
-    except (OSError, asyncio.TimeoutError, ConnectionError) as exc:
-        errors.append(f"{type(exc).__name__}: {exc}")
-    finally:
-        for s in sockets:
-            s.close()
+
+    errors = await _connect(port, seats, f"{secrets.token_hex(4)}-", end, started)
     return {"latencies": latencies, "errors": errors}
 
 
 async def _play_fused(port: int, matches: int, start: float, end: float) -> dict:
     """The fused server's clients: every seat its socket; in each match one command in flight, sent by a seat
     whose newest view (the match's newest version) gives it legal commands, a random one of them."""
-    from services.bench.http import Socket
-
     latencies: list[float] = []
-    errors: list[str] = []
-    sockets: list[Socket] = []
     rng = random.Random(1)
 
     class Match:
@@ -444,21 +450,12 @@ async def _play_fused(port: int, matches: int, start: float, end: float) -> dict
                     seat.socket.send_text(b'{"v":%d,"c":%s}' % (v.version, rng.choice(v.legal)))
                     return
 
-    try:
-        all_seats = []
-        for _ in range(matches):
-            match = Match()
-            match.seats = [Seat(match, s) for s in range(SEATS)]
-            all_seats += match.seats
-        for index, seat in enumerate(all_seats):
-            seat.socket = await Socket.open("127.0.0.1", port, f"/m/{index // SEATS}/{seat.seat}", seat.on_text)
-            sockets.append(seat.socket)
-        await asyncio.sleep(max(0.0, end - time.monotonic()) + 0.2)
-    except (OSError, asyncio.TimeoutError, ConnectionError) as exc:
-        errors.append(f"{type(exc).__name__}: {exc}")
-    finally:
-        for s in sockets:
-            s.close()
+    seats = []
+    for _ in range(matches):
+        match = Match()
+        match.seats = [Seat(match, s) for s in range(SEATS)]
+        seats += match.seats
+    errors = await _connect(port, seats, "", end)  # the server starts each match's game, then pushes its views
     return {"latencies": latencies, "errors": errors}
 
 
