@@ -12,11 +12,18 @@ requirement, on this machine, beside the peer (``services.bench.peer.run_peer``,
   read store, no second process, no token, no idempotency: Souk's engine, projector and gateway do all of that on
   top. The clients are the same shape as the peer's: every seat its own socket, the seat whose turn it is moves as
   soon as the new state reaches it, latency from the move sent to the mover receiving the new state.
+- **fused** (``_Fused``): Souk's own parts in that server, with no hop between them: each command frame XADDed to
+  its partition's command stream, decided and appended by ``Engine.handle`` (the real append script), the five views
+  built from the table the engine holds and written to the seats' sockets; 4-seat Samarkand, each client a random
+  legal command of its view. **fused+store**: and the read store written by ``Projector.project`` before the push.
+  The design of docs/performance-changes.md section 13 at its cheapest: no gateway, pub/sub or second process, and
+  none of what the product must do besides (tokens, presence, limits, leases, reclaiming, the answer frame).
 - **the rules' share**: a 4-seat Samarkand command decided and folded (``souk bench domain``'s playouts) and the
   five views of a table built and encoded, per command, in process.
 
 The echo's server CPU a move is a lower bound of Souk's (it does a subset of Souk's work, with less code); its
-moves/s at one match, a bound on what a move that waits for its fsync can reach when nothing can be batched.
+moves/s at one match, a bound on what a move that waits for its fsync can reach when nothing can be batched. The
+fused sides bound what the fused step would cost. What they measured: docs/performance-changes.md section 14.
 """
 
 from __future__ import annotations
