@@ -43,8 +43,12 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from redis import Redis
 
 from services.bench import BenchError
+from services.bench.peer import _median, install, peer_round
+from services.bench.pipeline import _token_hash
+from services.gateway.fanout import text_frame
 from services.store.events import OK, RedisEventStore
 
 SEATS = 4
@@ -52,11 +56,6 @@ _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
 
 
 # --- the servers (a process of their own: ``python -m services.bench.floor PORT EVENTS_URL [fused [VIEWS_URL]]``) --
-
-def _text_frame(payload: bytes) -> bytes:
-    n = len(payload)  # the echo's states are short
-    return bytes((0x81, n)) + payload if n < 126 else bytes((0x81, 126)) + n.to_bytes(2, "big") + payload
-
 
 class _Match:
     __slots__ = ("busy", "sockets", "version")
@@ -119,7 +118,7 @@ class _Echo(_Batching):
         for _, match, _ in batch:  # on disk: the new state to every seat
             match.version += 1
             match.busy = False
-            frame = _text_frame(b'{"v":%d}' % match.version)
+            frame = text_frame(b'{"v":%d}' % match.version)
             for transport in match.sockets.values():
                 transport.write(frame)
 
@@ -183,7 +182,7 @@ class _ServerSocket(asyncio.Protocol):
 
 
 class _Table:
-    """A match of the fused server: its game, the seats' sockets and token hashes."""
+    """A match of the fused server: its game (its number-th), the seats' sockets."""
 
     __slots__ = ("busy", "game_id", "games", "name", "sockets")
 
@@ -209,13 +208,15 @@ class _Fused(_Batching):
     def __init__(self, events_url: str, views_url: str | None) -> None:
         from services.engine.service import Engine
         from services.projector.service import Projector
+        from services.runtime.config import Settings
         from services.store import clients
         from services.store.resp import Resp
 
         super().__init__()
         redis = clients.async_client(events_url)
         self.lean = Resp(events_url)
-        self.store = _Recording(redis, 1_000_000, 604_800, 100)  # SOUK_EVENTS_MAXLEN, _REFUSAL_TTL_S, _OUTCOME_WINDOW
+        defaults = Settings()  # the event store as `souk serve` runs it by default
+        self.store = _Recording(redis, defaults.events_maxlen, defaults.refusal_ttl_s, defaults.outcome_window)
         self.engine = Engine(redis, self.store)
         self.projector = Projector(clients.async_client(views_url), self.store) if views_url else None
         self.tables: dict[str, _Table] = {}
@@ -249,7 +250,7 @@ class _Fused(_Batching):
         envs += [self._envelope(game_id, JoinSeat(f"p{s}", _token_hash(game_id, s), s), s) for s in range(SEATS)]
         await self.engine.handle(envs)
         table.game_id = game_id
-        await self._project([game_id])
+        await self._project()
         table.busy = False
         self._push(table)
 
@@ -283,7 +284,7 @@ class _Fused(_Batching):
         for reply in replies:
             self.outcomes[reply.code or reply.status] = self.outcomes.get(reply.code or reply.status, 0) + 1
             self.played[reply.game_id] = self.played.get(reply.game_id, 0) + 1
-        await self._project([env.game_id for env in envs])
+        await self._project()
         for table, _, _ in batch:
             table.busy = False
             slot = self.engine.cache.get(table.game_id)
@@ -293,7 +294,8 @@ class _Fused(_Batching):
             else:
                 self._push(table)
 
-    async def _project(self, game_ids: list[str]) -> None:
+    async def _project(self) -> None:
+        """The read store written from the appends that went through since the last call (``fused+store``)."""
         appends, self.store.appends = self.store.appends, []
         if self.projector is None:
             return
@@ -301,15 +303,12 @@ class _Fused(_Batching):
 
         by_game: dict[str, list] = {}
         for append in appends:
-            if append.game_id in game_ids:
-                by_game.setdefault(append.game_id, []).extend(event_envelope_decoder.decode(e)
-                                                              for e in append.envelopes)
+            by_game.setdefault(append.game_id, []).extend(event_envelope_decoder.decode(e) for e in append.envelopes)
         if by_game:
             await self.projector.project(by_game)
 
     def _push(self, table: _Table) -> None:
         from domain import table as tbl
-        from services.gateway.fanout import text_frame
         from services.store.codec import encoder
 
         slot = self.engine.cache.get(table.game_id)
@@ -319,10 +318,6 @@ class _Fused(_Batching):
             transport = table.sockets.get(seat)
             if transport is not None:
                 transport.write(text_frame(raw))
-
-
-def _token_hash(game_id: str, seat: int) -> str:
-    return hashlib.sha256(f"{game_id}:{seat}".encode()).hexdigest()
 
 
 _move_decoder = msgspec.json.Decoder(_Move)
@@ -488,7 +483,8 @@ def run_echo(matches: int, seconds: float, warmup: float, kind: str = "echo") ->
             line = server.stdout.readline()
             if not line.startswith("listening"):
                 raise BenchError(f"the echo server did not start: {line!r}")
-            fsync = _config_get(redis.port, "appendfsync")
+            with Redis(port=redis.port, decode_responses=True) as admin:
+                fsync = admin.config_get("appendfsync")["appendfsync"]
             if fsync != "always":
                 raise BenchError(f"the echo's Redis runs with appendfsync {fsync}, not always")
             start = time.monotonic() + warmup + 0.5 + matches * 0.004  # every socket open before the window
@@ -526,22 +522,13 @@ def run_echo(matches: int, seconds: float, warmup: float, kind: str = "echo") ->
             "appendfsync": "always", "kind": kind}
 
 
-def _config_get(port: int, name: str) -> str:
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.sendall(f"CONFIG GET {name}\r\n".encode())
-        data = b""
-        while data.count(b"\r\n") < 5:
-            data += s.recv(256)
-    return data.split(b"\r\n")[4].decode()
-
-
 def rules_share(seconds: float = 2.0, seed: int = 1) -> dict:
     """What Samarkand's rules cost a command in process: decided and folded (random playouts, 4 seats), and the
     five views of a table built and encoded (the tables met in those playouts)."""
-    from contracts.table import CreateGame, JoinSeat
     from domain import table as tbl
     from domain.chance import Chance
     from domain.kernel import bot_command, get_game
+    from services.bench.pipeline import started_table
     from services.store import keys
     from services.store.codec import encoder
 
@@ -549,11 +536,8 @@ def rules_share(seconds: float = 2.0, seed: int = 1) -> dict:
     tables, commands, spent = [], 0, 0.0
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline:
-        secret, table = rng.randbytes(16), tbl.EMPTY
-        for command in [tbl.newest_rules(CreateGame("samarkand", "bench", SEATS))] + [
-                JoinSeat(f"p{s}", f"h{s}") for s in range(SEATS)]:
-            for e in tbl.decide(table, None, None, command, Chance(secret, table.version)):
-                table = tbl.evolve(table, e)
+        secret = rng.randbytes(16)
+        table = started_table("samarkand", SEATS, secret)
         while table.status != tbl.OVER and time.perf_counter() < deadline:
             seat = rng.choice(tbl.flow(table).awaiting)
             command = bot_command(game, table.state, seat, rng)
@@ -570,12 +554,6 @@ def rules_share(seconds: float = 2.0, seed: int = 1) -> dict:
     views = (time.process_time() - began) / max(1, len(tables))
     return {"decide_fold_us": round(spent / max(1, commands) * 1e6, 1), "views_us": round(views * 1e6, 1),
             "commands": commands, "tables": len(tables)}
-
-
-def _median(values: list[float]) -> float:
-    values = sorted(values)
-    return round(values[len(values) // 2] if len(values) % 2 else (values[len(values) // 2 - 1]
-                                                                   + values[len(values) // 2]) / 2, 2) if values else 0.0
 
 
 SIDES = ("echo", "fused", "fused+store")
@@ -595,8 +573,6 @@ DESCRIBED = {
 def run_floor_bench(matches: tuple[int, ...], seconds: float, warmup: float, rounds: int, cache: Path,
                     moves: int = 400, progress=None, sides: tuple[str, ...] = SIDES) -> dict:
     """The peer and each of ``sides`` for each N in ``matches``, interleaved, ``rounds`` times; medians per N."""
-    from services.bench.peer import install, peer_round
-
     folder = install(cache)
     load_before = os.getloadavg()
     cores = os.cpu_count() or 1

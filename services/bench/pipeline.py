@@ -50,6 +50,20 @@ DEFAULT_SEATS = {"samarkand": 4, "yspahan": 3, "istanbul": 3, "karawane": 3}  # 
 GAME_BOUND = 20_000  # commands a domain game may take before the bench leaves it (a bot going round in circles)
 
 
+def started_table(game_name: str, seats: int, secret: bytes):
+    """A game of ``seats`` created and every seat joined (seat s's token hash ``h{s}``), through the pure domain: the
+    table its first seat's command is decided on."""
+    from domain import table as tbl
+    from domain.chance import Chance
+
+    table = tbl.EMPTY
+    for command in [tbl.newest_rules(CreateGame(game_name, "bench", seats))] + [
+            JoinSeat(f"p{s}", f"h{s}") for s in range(seats)]:
+        for e in tbl.decide(table, None, None, command, Chance(secret, table.version)):
+            table = tbl.evolve(table, e)
+    return table
+
+
 def bench_domain(game_name: str, seats: int, seconds: float, seed: int) -> dict:
     from domain import table as tbl
     from domain.chance import Chance
@@ -62,11 +76,7 @@ def bench_domain(game_name: str, seats: int, seconds: float, seed: int) -> dict:
     deadline = start + seconds
     while time.perf_counter() < deadline:
         secret = rng.randbytes(16)
-        table = tbl.EMPTY
-        for command, seat in [(tbl.newest_rules(CreateGame(game_name, "bench", seats)), None)] + [
-                (JoinSeat(f"p{s}", f"h{s}"), None) for s in range(seats)]:
-            for e in tbl.decide(table, seat, None, command, Chance(secret, table.version)):
-                table = tbl.evolve(table, e)
+        table = started_table(game_name, seats, secret)
         for _ in range(GAME_BOUND):
             if table.status == tbl.OVER or time.perf_counter() >= deadline:
                 break
