@@ -199,20 +199,25 @@ async def test_an_event_store_busy_with_a_script_answers_503_on_every_write(tmp_
                 busy.close()
 
 
+def restarted_loading(server: RedisServer, keys: int, delay_us: int) -> redis.Redis:
+    """The store filled with ``keys`` keys, saved and restarted so that each key takes ``delay_us`` to load: Redis
+    answers clients meanwhile, -LOADING. Returns a client of it."""
+    store = admin(server)
+    store.eval(f"for i = 1, {keys} do redis.call('SET', 'filler:' .. i, string.rep('x', 100)) end", 0)
+    store.save()
+    store.close()
+    server.stop()
+    server.options = ("--key-load-delay", str(delay_us), "--loading-process-events-interval-bytes", "1024")
+    server.start(loading=True)
+    return admin(server)
+
+
 async def test_an_event_store_loading_its_data_after_a_restart_answers_503_on_every_write(tmp_path):
     with souk_on(tmp_path) as (server, url):
         async with httpx.AsyncClient(base_url=url, timeout=30) as client:
             scene = await set_scene(client)
             seat, command = await a_legal_command(client, scene)
-            store = admin(server)
-            store.eval("for i = 1, 4000 do redis.call('SET', 'filler:' .. i, string.rep('x', 100)) end", 0)
-            store.save()
-            store.close()
-            server.stop()
-            # Each key takes 5 ms to load (about 20 s), and Redis answers clients meanwhile: -LOADING.
-            server.options = ("--key-load-delay", "5000", "--loading-process-events-interval-bytes", "1024")
-            server.start(loading=True)
-            store = admin(server)
+            store = restarted_loading(server, 4000, 5000)  # about 20 s of loading
             assert store.info("persistence")["loading"] == 1
             await the_writes(client, scene, seat, command, "loading")
             every = await every_route(client, url, scene)
@@ -244,15 +249,7 @@ async def test_the_workers_readers_wait_out_an_event_store_loading_its_data_and_
     with souk_on(tmp_path) as (server, url):
         async with httpx.AsyncClient(base_url=url, timeout=30) as client:
             scene = await set_scene(client)
-            store = admin(server)
-            store.eval("for i = 1, 1000 do redis.call('SET', 'filler:' .. i, string.rep('x', 100)) end", 0)
-            store.save()
-            store.close()
-            server.stop()
-            # Each key takes 3 ms to load (about 3 s), and Redis answers clients meanwhile: -LOADING.
-            server.options = ("--key-load-delay", "3000", "--loading-process-events-interval-bytes", "1024")
-            server.start(loading=True)
-            store = admin(server)
+            store = restarted_loading(server, 1000, 3000)  # about 3 s of loading
             began = time.monotonic()
             wait_until(lambda: _loaded(store), timeout=60)
             loading_s = time.monotonic() - began

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -16,10 +15,10 @@ from click.testing import CliRunner
 
 from services.bench.floor import run_echo, rules_share
 from services.bench.http import Socket
-from services.bench.peer import DEFAULT_CACHE
 from services.cli.bench import floor as bench
 from services.embedded.redis import RedisServer, die_with_parent, free_port
 from services.store import keys
+from tests.services.test_bench_peer import beside_the_peer
 
 
 @pytest.fixture
@@ -165,16 +164,8 @@ def test_the_command_runs_beside_boardgame_io_and_checks_its_options():
     assert refused.exit_code == 2 and "--matches" in refused.output
     refused = CliRunner().invoke(bench.command, ["--sides", "echo,fast"])
     assert refused.exit_code == 2 and "echo, fused, fused+store" in refused.output
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are not installed: boardgame.io cannot run")
-    out = subprocess.run([sys.executable, "-m", "services.cli.bench.floor", "--matches", "1", "--seconds", "1",
-                          "--warmup", "0.3", "--rounds", "1", "--cache", str(DEFAULT_CACHE), "--sides", "echo",
-                          "--json"],
-                         capture_output=True, text=True, timeout=300)
-    if out.returncode != 0 and "npm ci" in out.stderr and "failed" in out.stderr:
-        pytest.skip(f"the npm registry did not answer: {out.stderr[-300:]}")
-    assert out.returncode == 0, out.stderr[-4000:]
-    result = json.loads(out.stdout)
+    result = beside_the_peer("services.cli.bench.floor", "--matches", "1", "--seconds", "1", "--warmup", "0.3",
+                             "--rounds", "1", "--sides", "echo")
     [row] = result["table"]
     assert [r["side"] for r in result["runs"]] == ["peer", "echo"]  # interleaved
     assert row["peer_moves_per_s"] > 0 and row["echo"]["moves_per_s"] > 0 and row["target_ratio"] == 1.0

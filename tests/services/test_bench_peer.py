@@ -15,16 +15,22 @@ from services.bench.peer import DEFAULT_CACHE
 from services.cli.bench import peer as bench
 
 
-def test_one_match_a_side_gives_moves_commands_latencies_and_the_server_cpu_of_both():
+def beside_the_peer(module: str, *args: str) -> dict:
+    """``python -m module --cache ... --json *args`` (a bench run beside boardgame.io), its JSON; skips the test where
+    node and npm are not installed or the npm registry does not answer."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("node and npm are not installed: boardgame.io cannot run")
-    out = subprocess.run([sys.executable, "-m", "services.cli.bench.peer", "--matches", "1", "--seconds", "2",
-                          "--warmup", "0.5", "--rounds", "1", "--cache", str(DEFAULT_CACHE), "--json"],
+    out = subprocess.run([sys.executable, "-m", module, *args, "--cache", str(DEFAULT_CACHE), "--json"],
                          capture_output=True, text=True, timeout=300)
     if out.returncode != 0 and "npm ci" in out.stderr and "failed" in out.stderr:
         pytest.skip(f"the npm registry did not answer: {out.stderr[-300:]}")
     assert out.returncode == 0, out.stderr[-4000:]
-    result = json.loads(out.stdout)
+    return json.loads(out.stdout)
+
+
+def test_one_match_a_side_gives_moves_commands_latencies_and_the_server_cpu_of_both():
+    result = beside_the_peer("services.cli.bench.peer", "--matches", "1", "--seconds", "2", "--warmup", "0.5",
+                             "--rounds", "1")
     [row] = result["table"]
     assert row["matches"] == 1 and row["stalls"] == 0 and row["peer_refused"] == 0
     # both sides played (how much depends on the machine's load: at load average 20, Souk did 5 commands in 2 s)
