@@ -46,7 +46,7 @@ import msgspec
 from redis import Redis
 
 from services.bench import BenchError
-from services.bench.peer import _median, install, peer_round
+from services.bench.peer import _median, ended, install, move_figures, peer_round
 from services.bench.pipeline import _token_hash
 from services.gateway.fanout import text_frame
 from services.store.events import OK, RedisEventStore
@@ -466,7 +466,6 @@ async def _play_fused(port: int, matches: int, start: float, end: float) -> dict
 def run_echo(matches: int, seconds: float, warmup: float, kind: str = "echo") -> dict:
     """The durable echo (``kind`` echo), or Souk's parts fused (``fused``: no read store; ``fused+store``: with it),
     with ``matches`` matches of 4 seats; the figures of the measured window."""
-    from services.bench.http import _pct as _pct_ms
     from services.bench.pipeline import _process_cpu
     from services.embedded.redis import RedisServer, die_with_parent, free_port
 
@@ -503,19 +502,15 @@ def run_echo(matches: int, seconds: float, warmup: float, kind: str = "echo") ->
 
             result, before, after = asyncio.run(measure())
         finally:
-            if server is not None:
-                server.terminate()
-                server.wait(timeout=10)
+            ended(server)
             redis.stop()
             if views is not None:
                 views.stop()
     if result["errors"]:
         raise BenchError(f"the echo's clients failed: {result['errors'][:3]}")
-    latencies = sorted(result["latencies"])
-    count = len(latencies)
+    count = len(result["latencies"])
     python, redis_cpu = after[0] - before[0], after[1] - before[1]
-    return {"moves": count, "moves_per_s": round(count / seconds, 1), "p50_ms": _pct_ms(latencies, 0.50),
-            "p99_ms": _pct_ms(latencies, 0.99),
+    return {**move_figures(result["latencies"], seconds),
             "server_cpu_us_per_move": round((python + redis_cpu) / max(1, count) * 1e6),
             "python_cpu_us_per_move": round(python / max(1, count) * 1e6),
             "redis_cpu_us_per_move": round(redis_cpu / max(1, count) * 1e6),

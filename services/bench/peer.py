@@ -77,6 +77,29 @@ def install(cache: Path, timeout: float = 600) -> Path:
     return cache
 
 
+def ended(process: subprocess.Popen | None) -> None:
+    """A bench's child process stopped (terminated, killed after 10 s) and its pipes closed."""
+    if process is None:
+        return
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    for stream in (process.stdin, process.stdout):
+        if stream is not None:
+            stream.close()
+
+
+def move_figures(latencies: list[float], seconds: float) -> dict:
+    """Moves, moves/s and latency p50/p99 (ms) of a measured window, from its moves' latencies (seconds)."""
+    ordered = sorted(latencies)
+    return {"moves": len(ordered), "moves_per_s": round(len(ordered) / seconds, 1),
+            "p50_ms": _pct_ms(ordered, 0.50), "p99_ms": _pct_ms(ordered, 0.99)}
+
+
 # --- one run of the peer -----------------------------------------------------------------------------------------
 
 def run_peer(cache: Path, matches: int, seconds: float, warmup: float, moves: int) -> dict:
@@ -133,27 +156,14 @@ def run_peer(cache: Path, matches: int, seconds: float, warmup: float, moves: in
         refused = [line.strip() for line in server_log if line.startswith("ERROR")]
     finally:
         for process in (clients, server):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-        for process in (clients, server):
-            if process is not None:
-                for stream in (process.stdin, process.stdout):
-                    if stream is not None:
-                        stream.close()
+            ended(process)
         server_log.close()
         clients_log.close()
     if result["errors"]:
         raise BenchError(f"boardgame.io's clients failed: {result['errors']}")
-    latencies = sorted(result["latencies"])
-    count = len(latencies)
+    count = len(result["latencies"])
     server_cpu, clients_cpu = after[0] - before[0], after[1] - before[1]
-    return {"moves": count, "moves_per_s": round(count / seconds, 1), "p50_ms": _pct_ms(latencies, 0.50),
-            "p99_ms": _pct_ms(latencies, 0.99), "stalls": result["stalls"], "refused": len(refused),
+    return {**move_figures(result["latencies"], seconds), "stalls": result["stalls"], "refused": len(refused),
             "refused_first": refused[:3],
             "matches_finished": result["matches_finished"],
             "server_cpu_us_per_move": round(server_cpu / max(1, count) * 1e6),
