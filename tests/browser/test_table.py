@@ -117,6 +117,34 @@ def test_keyboard_alone_takes_a_seat_and_plays(open_page, souk_url):
     wait_version(page, after + 1)
 
 
+def test_a_command_played_as_soon_as_the_new_view_shows_goes_while_the_last_answer_is_on_its_way(open_page, souk_url):
+    """The view a command made can reach the page before the command's answer (the socket's push and the POST's
+    answer race; CI's loaded machine saw it): the next move, played from that view, is sent, not dropped."""
+    game_id = create(souk_url, "yspahan", 2)
+    page = open_page("/")
+    # the answers to the page's commands reach it a second after the server gave them; the views come at once
+    page.evaluate("""() => {
+      const fetch = window.fetch.bind(window);
+      window.fetch = async (...args) => {
+        const answer = await fetch(...args);
+        const url = String(args[0] instanceof Request ? args[0].url : args[0]);
+        if (/\\/commands$/.test(url)) await new Promise((done) => setTimeout(done, 1000));
+        return answer;
+      };
+    }""")
+    page.goto(f"{souk_url}/#/games/{game_id}")
+    take_seat(page, "Ali", 0)
+    join(souk_url, game_id, "Bea", seat=1)
+    page.wait_for_selector("#board button[data-legal='0']")
+    before = version(page)
+    page.click("#board button[data-legal='0']")
+    after = wait_version(page, before + 1, timeout=900)  # the view, before the answer
+    assert after == spectator_view(souk_url, game_id)["version"]
+    page.wait_for_selector("#table[data-seat='0'] #board button[data-legal='0']")
+    page.click("#board button[data-legal='0']")
+    assert wait_version(page, after + 1, timeout=5_000) == spectator_view(souk_url, game_id)["version"]
+
+
 def test_the_banner_shows_while_the_socket_is_down_and_the_page_catches_up_after(open_page, souk_url):
     game_id = create(souk_url, "yspahan", 2)
     tokens = [join(souk_url, game_id, name)["token"] for name in ("Ali", "Bea")]

@@ -44,7 +44,9 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
   let past: TableView | null = null;  // the view at `at` while travelling
   let at: number | null = null;
   let alive = true;
-  let sending = false;
+  // the action on its way and the version of the view it was decided on: one action a view (a double click sends
+  // once), but a newer view may come before that action's answer (the push and the answer race) and is played on
+  let sending: { version: number } | null = null;
   let entries: HistoryEntry[] = [];
   let historyAfter = 0;
   let historyLoading = false;
@@ -267,8 +269,10 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
   // ---- actions --------------------------------------------------------------------------------------------
 
   async function act(what: () => Promise<unknown>): Promise<void> {
-    if (sending) return;
-    sending = true;
+    const version = live?.version ?? -1;
+    if (sending !== null && sending.version >= version) return;
+    const mine = { version };
+    sending = mine;
     el.table.setAttribute("aria-busy", "true");
     say("");
     try {
@@ -276,8 +280,10 @@ export function tablePage(root: HTMLElement, client: SoukClient, gameId: string,
     } catch (error) {
       if (alive) say(`Refused: ${messageOf(error)}`);
     } finally {
-      sending = false;
-      el.table.removeAttribute("aria-busy");
+      if (sending === mine) {
+        sending = null;
+        el.table.removeAttribute("aria-busy");
+      }
     }
   }
 

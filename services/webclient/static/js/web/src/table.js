@@ -18,7 +18,9 @@ export function tablePage(root, client, gameId, query) {
     let past = null; // the view at `at` while travelling
     let at = null;
     let alive = true;
-    let sending = false;
+    // the action on its way and the version of the view it was decided on: one action a view (a double click sends
+    // once), but a newer view may come before that action's answer (the push and the answer race) and is played on
+    let sending = null;
     let entries = [];
     let historyAfter = 0;
     let historyLoading = false;
@@ -245,9 +247,11 @@ export function tablePage(root, client, gameId, query) {
     }
     // ---- actions --------------------------------------------------------------------------------------------
     async function act(what) {
-        if (sending)
+        const version = live?.version ?? -1;
+        if (sending !== null && sending.version >= version)
             return;
-        sending = true;
+        const mine = { version };
+        sending = mine;
         el.table.setAttribute("aria-busy", "true");
         say("");
         try {
@@ -258,8 +262,10 @@ export function tablePage(root, client, gameId, query) {
                 say(`Refused: ${messageOf(error)}`);
         }
         finally {
-            sending = false;
-            el.table.removeAttribute("aria-busy");
+            if (sending === mine) {
+                sending = null;
+                el.table.removeAttribute("aria-busy");
+            }
         }
     }
     function play(index) {
