@@ -145,6 +145,33 @@ def test_a_command_played_as_soon_as_the_new_view_shows_goes_while_the_last_answ
     assert wait_version(page, after + 1, timeout=5_000) == spectator_view(souk_url, game_id)["version"]
 
 
+def test_a_double_click_on_a_move_sends_it_once(open_page, souk_url):
+    game_id = create(souk_url, "yspahan", 2)
+    page = open_page("/")
+    held: list | None = None  # the pushes kept back while a list
+
+    def socket(ws):
+        server = ws.connect_to_server()
+        server.on_message(lambda message: ws.send(message) if held is None else held.append((ws, message)))
+
+    page.route_web_socket(re.compile(r"/ws(\?.*)?$"), socket)
+    page.goto(f"{souk_url}/#/games/{game_id}")
+    take_seat(page, "Ali", 0)
+    join(souk_url, game_id, "Bea", seat=1)
+    page.wait_for_selector("#board button[data-legal='0']")
+    sent = []
+    page.on("request", lambda request: sent.append(request.url) if request.url.endswith("/commands") else None)
+    before, held = version(page), []
+    with page.expect_response(lambda response: response.url.endswith("/commands")):
+        page.dblclick("#board button[data-legal='0']")
+    page.wait_for_timeout(300)  # a second request would have left by now
+    assert len(sent) == 1 and spectator_view(souk_url, game_id)["version"] == before + 1
+    pushes, held = held, None
+    for ws, message in pushes:
+        ws.send(message)
+    assert wait_version(page, before + 1) == before + 1
+
+
 def test_the_banner_shows_while_the_socket_is_down_and_the_page_catches_up_after(open_page, souk_url):
     game_id = create(souk_url, "yspahan", 2)
     tokens = [join(souk_url, game_id, name)["token"] for name in ("Ali", "Bea")]
