@@ -108,8 +108,9 @@ class Leases:
         self.catching_up.discard(self._streams[stream])
 
     def retry(self, stream: str) -> None:
-        """A batch of ``stream`` raised and stays pending: read again (from id 0) before anything newer, so that
-        its commands keep their place (the owner's reclaim: no other consumer may take them while it lives)."""
+        """A batch of ``stream`` raised and stays pending, or a read of it failed (Redis may have delivered a batch
+        whose answer was lost): read again (from id 0) before anything newer, so that its commands keep their place
+        (the owner's reclaim: no other consumer may take them while it lives)."""
         self.catching_up.add(self._streams[stream])
 
     async def held(self) -> list[int]:

@@ -153,8 +153,9 @@ def batch_subscription(
 
     ``leases`` (the engine's: ``services.store.leases``): each reader reads only the streams of the partitions this
     consumer owns, a partition's pending entries first when it was just taken; there is no reclaimer (a new owner
-    takes the pending entries of the others at once, and an owner reads its own again after a batch that raised:
-    no other consumer may take a partition's commands while its owner lives). Needs ``lean`` and ``acknowledges``."""
+    takes the pending entries of the others at once, and an owner reads its own again after a batch that raised or a
+    read that failed: no other consumer may take a partition's commands while its owner lives). Needs ``lean`` and
+    ``acknowledges``."""
     streams = (streams,) if isinstance(streams, str) else tuple(streams)
     if len(streams) > 1 and lean is None:
         raise ValueError("a reader of several streams reads them on a lean connection: pass lean")
@@ -213,7 +214,8 @@ def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
 
     ``leases`` (with ``deliver``): each read names only the owned partitions' streams, each with the read id
     ``Leases.reads`` gives (``0`` to read this consumer's pending entries first); a reader that owns none of its
-    streams waits a polling interval. A batch that raised is read again next (``Leases.retry``)."""
+    streams waits a polling interval. A batch that raised is read again next (``Leases.retry``), and so are the
+    pending entries after a read that failed: Redis may have delivered a batch whose answer never came."""
     names = tuple(streams) or (subscriber.stream_sub.name,)
 
     def command(count: int | None, block: int | None, noack: bool,
@@ -262,7 +264,15 @@ def lean_reads(subscriber: Any, lean: Resp, streams: Sequence[str] = (),
             if not reads:
                 await asyncio.sleep(sub.polling_interval / 1000)
                 return
-        reply = await read(*command(sub.max_records, sub.polling_interval, sub.no_ack, reads))
+        try:
+            reply = await read(*command(sub.max_records, sub.polling_interval, sub.no_ack, reads))
+        except Exception:
+            # Redis may have delivered the batch before its answer was lost (killed after its fsync, a connection
+            # cut): its entries are pending for this consumer and a read of new entries never gives them again.
+            # The owner reads its pending ones first (nobody else takes them while it keeps its lease).
+            for name, _ in reads or ():
+                leases.retry(name)
+            raise
         if reply is None:  # unblocked: nothing read, nothing to say of what is pending (read again at once)
             return
         if reads is not None:

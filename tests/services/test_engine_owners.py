@@ -195,3 +195,56 @@ async def test_a_clean_stop_releases_the_partitions_at_once(engines, players):
     await until(players, lambda c: c.get("engine-b") == 4, 10)
     assert time.monotonic() - stopped_at < 8  # not the 10-s lapse: released, taken at b's next round
     assert await players.lean.call("ZRANGE", keys.members(keys.ENGINE_GROUP), 0, -1) == [b"engine-b"]
+
+
+async def test_a_read_whose_answer_was_lost_is_read_again_from_the_owners_pending_entries(redis, redis_url):
+    """Redis delivered a batch, the entries now pending for this consumer, and the connection went before the
+    answer came (the store killed -9 after its fsync): the owner reads its pending entries again before anything
+    newer. They were left pending while it kept its lease, nobody to take them: `souk chaos` saw a projector that
+    never projected a game's last event, its entry pending for the 60 s of the checks."""
+    from faststream.redis import RedisBroker
+
+    from services.store.resp import Resp
+    from services.store.streams import batch_subscription
+
+    streams = [keys.commands(p) for p in keys.PARTITIONS]
+    for stream in streams:
+        await ensure_group(redis, stream, keys.ENGINE_GROUP)
+    lost: list = []
+
+    class AnswerLost(Resp):
+        async def call(self, *args):
+            reply = await super().call(*args)
+            if args[0] == "XREADGROUP" and any(entries for _, entries in reply or ()) and not lost:
+                lost.append(reply)
+                raise ConnectionError("Connection closed by server.")
+            return reply
+
+    got: list[bytes] = []
+
+    async def handle(entries):
+        await redis.xack(entries.stream, keys.ENGINE_GROUP, *[entry for entry, _ in entries])
+        got.extend(entry for entry, _ in entries)
+
+    leases = Leases(redis, keys.ENGINE_GROUP, "engine-x")
+    await leases.start()
+    lean = AnswerLost(redis_url)
+    broker = RedisBroker(redis_url, apply_types=False)
+    batch_subscription(broker, streams, keys.ENGINE_GROUP, "engine-x", handle, with_ids=True, acknowledges=True,
+                       lean=lean, leases=leases)
+    await broker.start()
+    try:
+        first = await redis.xadd(streams[0], {"c": b"first"})
+        deadline = time.monotonic() + 5
+        while not lost and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert lost, "the reader read nothing"
+        second = await redis.xadd(streams[0], {"c": b"second"})
+        while len(got) < 2 and time.monotonic() < deadline + 5:
+            await asyncio.sleep(0.02)
+    finally:
+        await broker.stop()
+        await leases.stop()
+        await lean.aclose()
+    assert got == [first, second]
+    assert (await redis.xpending(streams[0], keys.ENGINE_GROUP))["pending"] == 0
