@@ -7,8 +7,9 @@ from services.reliability.chaos import Config, run_chaos, summary
 
 
 def short_form(request, config: Config, name: str) -> dict:
-    """One chaos run for a test module, its figures printed as it ends (pytest's capture set aside, so that a CI
-    log shows them, the seed first: ``SOUK_CHAOS_SEED`` runs it again)."""
+    """One chaos run for a test module, its figures printed as it ends (pytest's capture set aside, the seed first:
+    ``SOUK_CHAOS_SEED`` runs it again). Under xdist a worker's print does not reach the log: a failing check
+    carries them in its report instead (tests/reliability/conftest.py)."""
     result = run(run_chaos(config))
     capture = request.config.pluginmanager.getplugin("capturemanager")
     with capture.global_and_fixture_disabled():
