@@ -46,6 +46,7 @@ import msgspec
 from redis import Redis
 
 from services.bench import BenchError
+from services.bench.http import frame_head
 from services.bench.peer import _median, ended, install, move_figures, peer_round
 from services.bench.pipeline import _token_hash
 from services.gateway.fanout import text_frame
@@ -157,20 +158,16 @@ class _ServerSocket(asyncio.Protocol):
                                  b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n")
             self.match, self.seat = name, int(seat)
             self.echo.joined(name, self.seat, self.transport)
-        while len(buffer) >= 6:
-            first, length, at = buffer[0], buffer[1] & 0x7F, 2
-            if length == 126:
-                if len(buffer) < 8:
-                    return
-                length, at = int.from_bytes(buffer[2:4], "big"), 4
-            elif length == 127:
+        while True:
+            if len(buffer) >= 2 and buffer[1] & 0x7F == 127:
                 self.transport.close()  # no move is that long
                 return
-            if len(buffer) < at + 4 + length:
+            if (head := frame_head(buffer)) is None:
                 return
-            mask = bytes(buffer[at:at + 4])
-            masked = bytes(buffer[at + 4:at + 4 + length])
-            del buffer[:at + 4 + length]
+            first, length, at = head
+            mask = bytes(buffer[at - 4:at])
+            masked = bytes(buffer[at:at + length])
+            del buffer[:at + length]
             key = (mask * (length // 4 + 1))[:length]
             payload = (int.from_bytes(masked, "big") ^ int.from_bytes(key, "big")).to_bytes(length, "big")
             opcode = first & 0x0F

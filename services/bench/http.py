@@ -114,6 +114,26 @@ class Http:
         self.reader = self.writer = None
 
 
+def frame_head(buffer: bytearray) -> tuple[int, int, int] | None:
+    """The WebSocket frame at the start of ``buffer``: its first byte (FIN and opcode), its payload's length and
+    where the payload starts (after the mask key when the frame is masked, as a client's are); None while the
+    buffer does not hold the whole frame yet."""
+    if len(buffer) < 2:
+        return None
+    length, at = buffer[1] & 0x7F, 2
+    if length == 126:
+        if len(buffer) < 4:
+            return None
+        length, at = int.from_bytes(buffer[2:4], "big"), 4
+    elif length == 127:
+        if len(buffer) < 10:
+            return None
+        length, at = int.from_bytes(buffer[2:10], "big"), 10
+    if buffer[1] & 0x80:
+        at += 4
+    return (buffer[0], length, at) if len(buffer) >= at + length else None
+
+
 class Socket(asyncio.Protocol):
     """A WebSocket that only reads: each text message goes to ``on_text(payload, arrival)`` with the monotonic time
     its last bytes arrived. Frames are parsed here (the server's are unmasked); pings are answered."""
@@ -161,18 +181,8 @@ class Socket(asyncio.Protocol):
                 return
             del buffer[:end + 4]
             self.upgraded.set_result(None)
-        while len(buffer) >= 2:
-            first, length, at = buffer[0], buffer[1] & 0x7F, 2
-            if length == 126:
-                if len(buffer) < 4:
-                    return
-                length, at = int.from_bytes(buffer[2:4], "big"), 4
-            elif length == 127:
-                if len(buffer) < 10:
-                    return
-                length, at = int.from_bytes(buffer[2:10], "big"), 10
-            if len(buffer) < at + length:
-                return
+        while (head := frame_head(buffer)) is not None:
+            first, length, at = head
             payload = bytes(buffer[at:at + length])
             del buffer[:at + length]
             opcode = first & 0x0F

@@ -9,8 +9,7 @@ import click
 
 from services.bench import BenchError
 from services.bench.floor import SIDES, format_table, run_floor_bench
-from services.bench.peer import DEFAULT_CACHE
-from services.cli.bench.peer import _matches
+from services.cli.bench.peer import beside_the_peer
 
 
 def _sides(ctx, param, value: str) -> tuple[str, ...]:
@@ -22,13 +21,7 @@ def _sides(ctx, param, value: str) -> tuple[str, ...]:
 
 
 @click.command("floor", context_settings={"show_default": True})
-@click.option("--matches", default="1,16,64", callback=_matches, metavar="N[,N...]",
-              help="concurrent 4-seat matches, each N run on both sides")
-@click.option("--seconds", type=click.FloatRange(0.5), default=8.0, help="measured time of each run")
-@click.option("--warmup", type=click.FloatRange(0), default=2.0, help="seconds played before measuring")
-@click.option("--rounds", type=click.IntRange(1), default=2, help="times each N runs on each side, interleaved")
-@click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE,
-              help="where boardgame.io is installed (npm ci the first time)")
+@beside_the_peer(seconds=8.0)
 @click.option("--peer-moves", type=click.IntRange(4), default=400, help="moves a boardgame.io match lasts")
 @click.option("--sides", default=",".join(SIDES), callback=_sides, metavar="SIDE[,SIDE...]",
               help="what runs beside the peer: echo, fused, fused+store")

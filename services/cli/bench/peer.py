@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -21,14 +22,30 @@ def _matches(ctx, param, value: str) -> tuple[int, ...]:
     return counts
 
 
+def beside_the_peer(seconds: float) -> Callable[[Callable], Callable]:
+    """The options of a bench run beside boardgame.io (``souk bench peer``, ``souk bench floor``): the N matches,
+    each run's measured ``seconds`` and warm-up, the interleaved rounds, where boardgame.io is installed."""
+    options = (
+        click.option("--matches", default="1,16,64", callback=_matches, metavar="N[,N...]",
+                     help="concurrent 4-seat matches (games), each N run on both sides"),
+        click.option("--seconds", type=click.FloatRange(0.5), default=seconds, help="measured time of each run"),
+        click.option("--warmup", type=click.FloatRange(0), default=2.0, help="seconds played before measuring"),
+        click.option("--rounds", type=click.IntRange(1), default=2,
+                     help="times each N runs on each side, interleaved"),
+        click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE,
+                     help="where boardgame.io is installed (npm ci the first time)"),
+    )
+
+    def apply(command: Callable) -> Callable:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
 @click.command("peer", context_settings={"show_default": True})
-@click.option("--matches", default="1,16,64", callback=_matches, metavar="N[,N...]",
-              help="concurrent 4-seat matches (games), each N run on both sides")
-@click.option("--seconds", type=click.FloatRange(0.5), default=10.0, help="measured time of each run")
-@click.option("--warmup", type=click.FloatRange(0), default=2.0, help="seconds played before measuring")
-@click.option("--rounds", type=click.IntRange(1), default=2, help="times each N runs on each side, interleaved")
-@click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE,
-              help="where boardgame.io is installed (npm ci the first time)")
+@beside_the_peer(seconds=10.0)
 @click.option("--target", type=click.Choice(["serve", "split"]), default="split",
               help="Souk as `souk serve` (one process) or `souk engine`, `souk projector`, `souk gateway`")
 @click.option("--peer-moves", type=click.IntRange(4), default=400,
