@@ -131,6 +131,13 @@ def reply_of(runs: dict[str, list[AcceptedRun]], env: CommandEnvelope) -> Reply 
     return None
 
 
+def answered(slot: Slot, env: CommandEnvelope, first: Reply) -> Append:
+    """The append of a resend answered as it was the first time: no events, no outcome recorded again, the answer
+    published to the resend's ``reply_to`` if the game is still where ``slot`` has it."""
+    return Append(env.game_id, slot.table.game, slot.table.version, (), "", encoder.encode(first),
+                  prev_hash=slot.head, head=slot.head, notify=env.reply_to)
+
+
 def accepted_reply(envelopes: Sequence[EventEnvelope], env: CommandEnvelope) -> Reply | None:
     """The reply ``env``'s command got when it was accepted, from the game's events (None: it was not)."""
     return reply_of(accepted_runs(envelopes), env)
@@ -317,10 +324,19 @@ class Engine:
                     await self.store.acknowledge(keys.commands(keys.partition(game_id)), self.acknowledge,
                                                  [raw_ids[index] for index, _ in items])
                 continue
+            accepted_here: dict[str, Reply] = {}  # by command key: this game's commands accepted in this batch
             for index, env in items:
                 logs.bind(game_id=game_id, seat=env.seat, command_id=env.command_id,
                           trace_id=trace_id(env.traceparent))
-                append, reply, slot = await self._decide(slot, env, entries[index])
+                first = accepted_here.get(command_key(env))
+                if first is not None:
+                    # the same command again in this batch (a resend): its answer, before the store holds it (the
+                    # end of the game it made drops accepted outcomes; its events are not in the stream yet)
+                    append, reply = answered(slot, env, first), first
+                else:
+                    append, reply, slot = await self._decide(slot, env, entries[index])
+                    if reply.status == "accepted" and append.command_key:
+                        accepted_here[append.command_key] = reply
                 decided.append((index, env, append, reply))
                 slots[index] = slot
                 if slot.table.exists:
@@ -361,13 +377,17 @@ class Engine:
         redo.sort()
         return redo
 
-    async def _accepted_reply(self, env: CommandEnvelope) -> Reply | None:
-        """The answer a command of this finished game got when it was accepted, rebuilt from its events: the
-        stream is read once per finished game (it changes no more), not once per late command."""
+    async def _accepted_reply(self, env: CommandEnvelope, version: int) -> Reply | None:
+        """The answer a command of this finished game (at ``version``) got when it was accepted, rebuilt from its
+        events: the stream is read once per finished game (it changes no more), not once per late command. A read
+        that does not hold the whole game (the batch that ended it is not appended yet) is not kept: a command it
+        accepted would be refused when resent."""
         runs = self.finished.get(env.game_id)
         if runs is None:
-            runs = accepted_runs(await self.store.read(env.game_id))
-            self.finished.put(env.game_id, runs)
+            envelopes = await self.store.read(env.game_id)
+            runs = accepted_runs(envelopes)
+            if len(envelopes) == version:
+                self.finished.put(env.game_id, runs)
         return reply_of(runs, env)
 
     async def _first_answer(self, env: CommandEnvelope, version: int) -> Reply | None:
@@ -391,11 +411,9 @@ class Engine:
             if table.status in FINISHED and table.exists:
                 # The outcomes of a finished game's accepted commands went with its last append: a resent one
                 # is answered from the stream, as it was the first time (the answer is sent, not recorded again).
-                first = await self._accepted_reply(env)
+                first = await self._accepted_reply(env, table.version)
                 if first is not None:
-                    append = Append(env.game_id, table.game, table.version, (), "", encoder.encode(first),
-                                    prev_hash=slot.head, head=slot.head, notify=env.reply_to)
-                    return append, first, slot
+                    return answered(slot, env, first), first, slot
             log.info("command_rejected", code=code)
             reply = Reply(env.command_id, env.game_id, "rejected", version=table.version, code=code,
                           message=message, seat=env.seat)
@@ -413,9 +431,7 @@ class Engine:
             # outcome left the store's window; it is never decided again
             first = await self._first_answer(env, table.version)
             if first is not None:
-                append = Append(env.game_id, table.game, table.version, (), "", encoder.encode(first),
-                                prev_hash=slot.head, head=slot.head, notify=env.reply_to)
-                return append, first, slot
+                return answered(slot, env, first), first, slot
 
         if entry is not None and env.seat is not None and slot.order.get(env.seat, entry) > entry:
             # Received before the seat's newest applied command (its engine died holding it, or it waited in a

@@ -395,3 +395,50 @@ async def test_a_command_resent_after_its_outcome_left_the_window_gets_its_first
     turn = (await engine.load("g1")).table.state.turn
     [new] = await engine.handle([cmd("g1", Add(1), seat=turn, token=th(turn), cid="add-new")])
     assert new.status == "accepted" and await store.version("g1") == version + 1
+
+
+async def seats_to_the_end(engine: Engine, game_id: str) -> list[int]:
+    """The seats of a tally game's moves (Add(3) each, one a batch) from its start to its end."""
+    seat, seats = await started(engine, game_id), []
+    while (await engine.load(game_id)).table.status != "over":
+        [reply] = await engine.handle([cmd(game_id, Add(3), seat=seat, token=th(seat), cid=f"m{len(seats)}")])
+        assert reply.status == "accepted"
+        seats.append(seat)
+        seat = 1 - seat
+    return seats
+
+
+async def the_last_batch(engine: Engine, *last: str) -> tuple[list[CommandEnvelope], list]:
+    """g1 played as g0 was up to its last two moves, then one batch: ``last``'s commands, each "x" (the move before
+    the last), "end" (the last, which ends the game), "late" (a command of x's seat after the end) or "x" again."""
+    seats = await seats_to_the_end(engine, "g0")
+    await started(engine, "g1")
+    for n, seat in enumerate(seats[:-2]):
+        [reply] = await engine.handle([cmd("g1", Add(3), seat=seat, token=th(seat), cid=f"m{n}")])
+        assert reply.status == "accepted"
+    made = {"x": (Add(3), seats[-2]), "end": (Add(3), seats[-1]), "late": (Add(1), seats[-2])}
+    envs = [cmd("g1", made[name][0], seat=made[name][1], token=th(made[name][1]), cid=name) for name in last]
+    return envs, await engine.handle(envs)
+
+
+async def test_a_command_accepted_in_the_batch_that_ended_the_game_gets_its_answer_again_when_resent(engine):
+    """A late command in the batch that ended the game read the finished game's stream before that batch was
+    appended, and the engine kept that read as the finished game's commands: a resend of a command accepted in
+    the batch was then refused game_over, and that refusal recorded, an answer taken back (CI's souk chaos)."""
+    envs, replies = await the_last_batch(engine, "x", "end", "late")
+    assert [(r.status, r.code) for r in replies] == [("accepted", ""), ("accepted", ""), ("rejected", "game_over")]
+    assert (await engine.load("g1")).table.status == "over"
+    [again] = await engine.handle([envs[0]])
+    assert again == replies[0]
+    fresh = Engine(engine.redis, engine.store)  # and from the stream alone
+    assert await fresh.handle([envs[0]]) == [replies[0]]
+
+
+async def test_a_command_resent_in_the_batch_that_accepted_it_and_ended_the_game_gets_its_first_answer(engine):
+    """The resend was decided after the end, on the finished game, and refused game_over: the game's end had
+    dropped the accepted outcomes, the stream did not hold the batch yet."""
+    envs, replies = await the_last_batch(engine, "x", "end", "x")
+    assert replies[0].status == replies[1].status == "accepted"
+    assert replies[2] == replies[0]
+    [again] = await engine.handle([envs[0]])
+    assert again == replies[0]
